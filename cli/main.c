@@ -1,0 +1,152 @@
+/*
+ * tally: entry point. Reads global options, finds the subcommand in the table and
+ * runs it. The table is the only list of commands; help and usage come from it.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "tally-config.h"
+
+int verbose;
+volatile sig_atomic_t exiting;
+
+static const struct cmd commands[] = {
+	{ "list", cmd_list, "List all symbolic event types" },
+};
+
+static const char usage_text[] =
+	"\n usage: tally [--version] [--help] [-v] COMMAND [ARGS]\n\n"
+	" The most commonly used tally commands are:\n";
+
+static void print_usage(FILE *f)
+{
+	fputs(usage_text, f);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "   %-11s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n See 'tally help COMMAND' for more information on a specific command.\n\n", f);
+}
+
+static const struct cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("tally: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tally: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_finish_output(FILE *f, const char *what)
+{
+	int err = 0;
+
+	if (fflush(f) != 0 || ferror(f))
+		err = errno ? errno : EIO;
+	if (f != stdout && f != stderr) {
+		if (fclose(f) != 0 && !err)
+			err = errno ? errno : EIO;
+	}
+	if (!err)
+		return 0;
+	if (err != EPIPE)
+		cli_error("writing %s failed: %s", what, strerror(err));
+	return 1;
+}
+
+void cli_usage(FILE *f, const char *usage)
+{
+	fputs(usage, f);
+}
+
+static int run_command(const struct cmd *c, int argc, char **argv)
+{
+	int ret = c->fn(argc, argv);
+
+	if (ret == 0 && cli_finish_output(stdout, "standard output"))
+		ret = 1;
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int i;
+
+	/* Numbers follow the user's locale like perf (thousands grouping in stat);
+	 * machine-readable modes switch to the C locale themselves. */
+	setlocale(LC_ALL, "");
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			print_usage(stdout);
+			return cli_finish_output(stdout, "standard output");
+		} else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+			printf("tally version %s\n", TALLY_VERSION);
+			return cli_finish_output(stdout, "standard output");
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose++;
+		} else {
+			cli_error("unknown option: %s", a);
+			print_usage(stderr);
+			return 129;
+		}
+	}
+	if (i >= argc) {
+		print_usage(stdout);
+		return 1;
+	}
+	if (!strcmp(argv[i], "version")) {
+		printf("tally version %s\n", TALLY_VERSION);
+		return cli_finish_output(stdout, "standard output");
+	}
+	if (!strcmp(argv[i], "help")) {
+		char *hargv[] = { NULL, "--help", NULL };
+
+		if (i + 1 >= argc) {
+			print_usage(stdout);
+			return cli_finish_output(stdout, "standard output");
+		}
+		c = find_command(argv[i + 1]);
+		if (!c) {
+			cli_error("'%s' is not a tally command. See 'tally --help'.", argv[i + 1]);
+			return 1;
+		}
+		hargv[0] = (char *)c->name;
+		return run_command(c, 2, hargv);
+	}
+	c = find_command(argv[i]);
+	if (!c) {
+		cli_error("'%s' is not a tally command. See 'tally --help'.", argv[i]);
+		return 1;
+	}
+	return run_command(c, argc - i, argv + i);
+}

@@ -1,0 +1,32 @@
+/*
+ * libtally: the user side of the Linux performance-counter subsystem.
+ *
+ * Include this umbrella header to get the whole public API. Conventions shared by
+ * every module:
+ *   - functions return 0 (or a count) on success and -errno on failure;
+ *   - constructors return the object through an out-parameter or return NULL and
+ *     report -errno through an `int *err` out-parameter;
+ *   - every tally_X__delete(NULL) is a no-op;
+ *   - the library never prints, exits or aborts; errors are for the caller to show.
+ */
+#ifndef TALLY_TALLY_H
+#define TALLY_TALLY_H
+
+#define TALLY_VERSION_MAJOR 0
+#define TALLY_VERSION_MINOR 1
+#define TALLY_VERSION_PATCH 0
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library's version string, e.g. "0.1.0". */
+const char *tally_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include <tally/cpumap.h>
+
+#endif

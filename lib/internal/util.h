@@ -1,0 +1,38 @@
+/*
+ * Small helpers shared inside libtally. Nothing here prints or exits.
+ */
+#ifndef TALLY_INTERNAL_UTIL_H
+#define TALLY_INTERNAL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TLY_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Read a small text file (sysfs, procfs) into buf, NUL-terminated, trailing newline
+ * stripped. Returns the length or -errno. */
+ssize_t tly_read_file_str(const char *path, char *buf, size_t len);
+/* Read a file holding one unsigned number (decimal or 0x hex). */
+int tly_read_file_u64(const char *path, uint64_t *val);
+/* Read a whole file into a malloc'd buffer (NUL-terminated); *len excludes the NUL. */
+int tly_read_file_all(const char *path, char **buf, size_t *len);
+
+/* Overflow-checked size arithmetic: 0 on success, -EOVERFLOW otherwise. */
+static inline int tly_mul_size(size_t a, size_t b, size_t *out)
+{
+	return __builtin_mul_overflow(a, b, out) ? -75 /* EOVERFLOW */ : 0;
+}
+
+/* Growable byte buffer. */
+struct tly_buf {
+	char *data;
+	size_t len, cap;
+};
+int tly_buf__reserve(struct tly_buf *b, size_t extra);
+int tly_buf__append(struct tly_buf *b, const void *data, size_t len);
+int tly_buf__printf(struct tly_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void tly_buf__release(struct tly_buf *b);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * Internal helpers: small file reads and a growable buffer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal/util.h"
+
+ssize_t tly_read_file_str(const char *path, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd;
+
+	if (!len)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len - 1) {
+		n = read(fd, buf + total, len - 1 - (size_t)total);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	buf[total] = '\0';
+	while (total > 0 && (buf[total - 1] == '\n' || buf[total - 1] == ' '))
+		buf[--total] = '\0';
+	return total;
+}
+
+int tly_read_file_u64(const char *path, uint64_t *val)
+{
+	char buf[64], *end;
+	ssize_t n = tly_read_file_str(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	errno = 0;
+	*val = strtoull(buf, &end, 0);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+int tly_read_file_all(const char *path, char **out, size_t *len)
+{
+	struct tly_buf b = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*out = NULL;
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+		int err = tly_buf__reserve(&b, 65536);
+
+		if (err) {
+			close(fd);
+			tly_buf__release(&b);
+			return err;
+		}
+		n = read(fd, b.data + b.len, b.cap - b.len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			close(fd);
+			tly_buf__release(&b);
+			return err;
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+	}
+	close(fd);
+	if (tly_buf__reserve(&b, 1)) {
+		tly_buf__release(&b);
+		return -ENOMEM;
+	}
+	b.data[b.len] = '\0';
+	*out = b.data;
+	if (len)
+		*len = b.len;
+	return 0;
+}
+
+int tly_buf__reserve(struct tly_buf *b, size_t extra)
+{
+	size_t need, ncap;
+	char *n;
+
+	if (__builtin_add_overflow(b->len, extra, &need))
+		return -ENOMEM;
+	need += 1;
+	if (need <= b->cap)
+		return 0;
+	ncap = b->cap ? b->cap : 256;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	n = realloc(b->data, ncap);
+	if (!n)
+		return -ENOMEM;
+	b->data = n;
+	b->cap = ncap;
+	return 0;
+}
+
+int tly_buf__append(struct tly_buf *b, const void *data, size_t len)
+{
+	int err = tly_buf__reserve(b, len);
+
+	if (err)
+		return err;
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int tly_buf__printf(struct tly_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n, err;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	err = tly_buf__reserve(b, (size_t)n);
+	if (err)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+void tly_buf__release(struct tly_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
