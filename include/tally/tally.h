@@ -28,5 +28,10 @@ const char *tally_version(void);
 #endif
 
 #include <tally/cpumap.h>
+#include <tally/counter.h>
+#include <tally/format.h>
+#include <tally/record.h>
+#include <tally/data.h>
+#include <tally/session.h>
 
 #endif

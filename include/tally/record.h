@@ -1,0 +1,125 @@
+/*
+ * Typed views of perf records, as the kernel writes them into the ring buffer and
+ * perf.data stores them. One decoder serves every reader (report, script, evlist,
+ * top, record's own post-processing): it never copies payloads, it points into the
+ * record, and it checks every length against the record's size.
+ */
+#ifndef TALLY_RECORD_H
+#define TALLY_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a decoder needs to know about the event a record belongs to. */
+struct tally_sample_layout {
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t sample_regs_user;	/* for PERF_SAMPLE_REGS_USER */
+	uint64_t sample_regs_intr;
+	uint64_t branch_sample_type;
+	bool sample_id_all;
+};
+
+/* Fill a layout from an attr. */
+void tally_sample_layout__from_attr(struct tally_sample_layout *l,
+				    const struct perf_event_attr *attr);
+
+/* The sample_id trailer of non-sample records (sample_id_all) / sample fields. */
+struct tally_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t id;
+	uint64_t stream_id;
+	uint32_t cpu, res;
+	uint64_t identifier;
+	bool has_tid, has_time, has_id, has_stream_id, has_cpu;
+};
+
+struct tally_read_value {
+	uint64_t value;
+	uint64_t id;
+	uint64_t lost;
+};
+
+/* A decoded PERF_RECORD_SAMPLE. Pointers point into the record. */
+struct tally_sample {
+	uint64_t type;			/* sample_type it was decoded with */
+	uint16_t misc;			/* header.misc: PERF_RECORD_MISC_USER/KERNEL/… */
+	uint64_t identifier;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t id;
+	uint64_t stream_id;
+	uint32_t cpu;
+	uint64_t period;
+	/* PERF_SAMPLE_READ */
+	struct {
+		uint64_t time_enabled, time_running;
+		uint64_t nr;			/* 1 unless PERF_FORMAT_GROUP */
+		const void *values;		/* nr entries, stride read_stride bytes */
+		size_t stride;
+	} read;
+	/* PERF_SAMPLE_CALLCHAIN: ips[nr], including PERF_CONTEXT_* markers */
+	uint64_t callchain_nr;
+	const uint64_t *callchain;
+	/* PERF_SAMPLE_RAW */
+	uint32_t raw_size;
+	const void *raw;
+	/* PERF_SAMPLE_BRANCH_STACK */
+	uint64_t branch_nr;
+	uint64_t branch_hw_idx;
+	const struct perf_branch_entry *branches;
+	/* PERF_SAMPLE_REGS_USER / REGS_INTR */
+	uint64_t user_regs_abi;
+	const uint64_t *user_regs;	/* popcount(sample_regs_user) values */
+	uint64_t intr_regs_abi;
+	const uint64_t *intr_regs;
+	/* PERF_SAMPLE_STACK_USER */
+	uint64_t user_stack_size;	/* bytes reserved in the record */
+	const void *user_stack;
+	uint64_t user_stack_dyn_size;	/* bytes actually valid */
+	uint64_t weight;		/* WEIGHT or WEIGHT_STRUCT (full u64) */
+	uint64_t data_src;
+	uint64_t transaction;
+	uint64_t phys_addr;
+	uint64_t cgroup;
+	uint64_t data_page_size;
+	uint64_t code_page_size;
+	uint32_t aux_size;
+	const void *aux;
+};
+
+/* Decode a PERF_RECORD_SAMPLE. hdr->size bytes at hdr must be readable.
+ * 0, or -EINVAL when the record is shorter than its fields say (never reads past it). */
+int tally_sample__parse(const struct tally_sample_layout *l,
+			const struct perf_event_header *hdr, struct tally_sample *out);
+
+/* Decode the sample_id trailer of a non-sample record (needs l->sample_id_all).
+ * 0, -ENOENT when the layout has no trailer, -EINVAL when it does not fit. */
+int tally_sample_id__parse(const struct tally_sample_layout *l,
+			   const struct perf_event_header *hdr, struct tally_sample_id *out);
+
+/* Size in bytes of the sample_id trailer for this layout (0 without sample_id_all). */
+size_t tally_sample_id__size(const struct tally_sample_layout *l);
+
+/* Where the event id sits, to find the attr of a record before decoding it:
+ * PERF_SAMPLE_IDENTIFIER makes it the first u64 of a sample / last u64 of a trailer.
+ * Returns 0 and sets *id, or -ENOENT if this layout carries no id. */
+int tally_record__peek_id(const struct tally_sample_layout *l,
+			  const struct perf_event_header *hdr, uint64_t *id);
+
+/* Name of a record type ("SAMPLE", "MMAP2", "FINISHED_ROUND", …) or NULL if unknown. */
+const char *tally_record__type_name(uint32_t type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,94 @@
+/*
+ * The session: threads, maps and dsos built from a stream of records, and the
+ * address -> symbol lookup that report, script and top share.
+ *
+ * Feed it every record in order (tally_session__process); it tracks COMM (incl.
+ * exec), FORK, EXIT, MMAP/MMAP2 (user, kernel, modules, vdso, anonymous, JIT maps),
+ * KSYMBOL, and resolves a (pid, tid, cpumode, ip) to thread, map, dso and symbol.
+ * Symbols come from elfutils (.symtab/.dynsym, separate debuginfo by build-id,
+ * ~/.debug), /proc/kallsyms for the kernel and /tmp/perf-PID.map for JITs; each dso's
+ * table is loaded lazily, once, and searched by binary search.
+ */
+#ifndef TALLY_SESSION_H
+#define TALLY_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tally_session;
+struct tally_thread;
+struct tally_map;
+struct tally_dso;
+
+struct tally_symbol {
+	uint64_t start;		/* dso-relative address (as in the ELF file) */
+	uint64_t size;
+	const char *name;
+};
+
+/* Where an address landed. Any pointer may be NULL ([unknown]). */
+struct tally_addr_loc {
+	struct tally_thread *thread;
+	struct tally_map *map;
+	struct tally_dso *dso;
+	const struct tally_symbol *sym;
+	uint64_t addr;		/* the ip looked up */
+	uint64_t dso_addr;	/* ip translated into the dso's address space (for sym+off) */
+	uint8_t cpumode;	/* PERF_RECORD_MISC_USER / KERNEL / GUEST_* / HYPERVISOR */
+};
+
+struct tally_session_opts {
+	const char *kallsyms;	/* default "/proc/kallsyms" */
+	const char *symfs;	/* prefix for dso paths (perf --symfs), or NULL */
+	const char *buildid_dir;/* default "$HOME/.debug" */
+	bool no_symbols;	/* resolve maps/dsos only */
+};
+
+int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts);
+void tally_session__delete(struct tally_session *s);
+
+/* Feed one side-band record (non-SAMPLE records; others are ignored).
+ */
+int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr);
+
+/* The thread for pid/tid, created if new (comm "[unknown]" or "pid:TID" like perf). */
+struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, pid_t tid);
+
+/* Resolve an address. cpumode is the sample's header.misc & PERF_RECORD_MISC_CPUMODE_MASK
+ * (for callchain entries, the PERF_CONTEXT_* marker in force). Returns 0, and fills
+ * *loc even when parts stay unknown. */
+int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+			   uint64_t ip, struct tally_addr_loc *loc);
+
+const char *tally_thread__comm(const struct tally_thread *t);
+pid_t tally_thread__pid(const struct tally_thread *t);
+pid_t tally_thread__tid(const struct tally_thread *t);
+
+/* Full path ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[kernel.kallsyms]", "[vdso]") and
+ * perf's short name (basename; kernel/vdso names unchanged). */
+const char *tally_dso__name(const struct tally_dso *d);
+const char *tally_dso__short_name(const struct tally_dso *d);
+bool tally_dso__is_kernel(const struct tally_dso *d);
+/* Build-id bytes if known. */
+size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id);
+/* Mark a dso as hit by a sample (for BUILD_ID) / iterate dsos. */
+void tally_dso__set_hit(struct tally_dso *d);
+bool tally_dso__hit(const struct tally_dso *d);
+typedef int (*tally_dso_fn)(void *arg, struct tally_dso *d);
+int tally_session__for_each_dso(struct tally_session *s, tally_dso_fn fn, void *arg);
+
+uint64_t tally_map__start(const struct tally_map *m);
+uint64_t tally_map__end(const struct tally_map *m);
+uint64_t tally_map__pgoff(const struct tally_map *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
