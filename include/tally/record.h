@@ -64,9 +64,12 @@ struct tally_sample {
 	struct {
 		uint64_t time_enabled, time_running;
 		uint64_t nr;			/* 1 unless PERF_FORMAT_GROUP */
-		const void *values;		/* nr entries, stride read_stride bytes */
+		const void *values;		/* GROUP: nr entries, stride bytes each;
+						 * NULL without GROUP (see `single`) */
 		size_t stride;
-	} read;
+		bool has_id, has_lost;		/* which fields the entries carry */
+		struct tally_read_value single;	/* the value without PERF_FORMAT_GROUP */
+	} read;	/* use tally_sample__read_value() rather than the raw fields */
 	/* PERF_SAMPLE_CALLCHAIN: ips[nr], including PERF_CONTEXT_* markers */
 	uint64_t callchain_nr;
 	const uint64_t *callchain;
@@ -101,6 +104,11 @@ struct tally_sample {
  * 0, or -EINVAL when the record is shorter than its fields say (never reads past it). */
 int tally_sample__parse(const struct tally_sample_layout *l,
 			const struct perf_event_header *hdr, struct tally_sample *out);
+
+/* Entry I (0 … read.nr-1) of a PERF_SAMPLE_READ group, or the single value.
+ * 0, or -ENOENT when the sample has no such entry. */
+int tally_sample__read_value(const struct tally_sample *s, uint64_t i,
+			     struct tally_read_value *v);
 
 /* Decode the sample_id trailer of a non-sample record (needs l->sample_id_all).
  * 0, -ENOENT when the layout has no trailer, -EINVAL when it does not fit. */
