@@ -33,5 +33,6 @@ const char *tally_version(void);
 #include <tally/record.h>
 #include <tally/data.h>
 #include <tally/session.h>
+#include <tally/selfmon.h>
 
 #endif

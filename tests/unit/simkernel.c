@@ -162,6 +162,7 @@ static int sim_ioctl(int fd, unsigned long req, unsigned long arg)
 		errno = EBADF;
 		return -1;
 	}
+	e->last_ioctl_arg = arg;
 	switch (req) {
 	case PERF_EVENT_IOC_ENABLE:
 		e->is_enabled = true;

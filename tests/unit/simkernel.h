@@ -35,6 +35,7 @@ struct sim_event {
 	bool is_enabled;
 	int nr_enable, nr_disable, nr_reset, nr_refresh;
 	uint64_t last_period;
+	unsigned long last_ioctl_arg;	/* arg of the last ioctl (e.g. PERF_IOC_FLAG_GROUP) */
 	void *page;		/* mmap'd area, if any */
 	size_t page_len;
 };
