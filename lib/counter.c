@@ -14,3 +14,365 @@ uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run)
 	r = (unsigned __int128)val * ena / run;
 	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
 }
+
+/* ---- counter sets ---------------------------------------------------------- */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <linux/perf_event.h>
+
+#include "tally/cpumap.h"
+#include "internal/sys.h"
+
+int tally_counters__new(const struct tally_cpumap *cpus, const struct tally_threadmap *threads,
+			struct tally_counters **out)
+{
+	struct tally_counters *set;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!cpus || !threads || !cpus->nr || !threads->nr)
+		return -EINVAL;
+	set = calloc(1, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	set->cpus = cpus;
+	set->threads = threads;
+	set->fail_event = set->fail_cpu_idx = set->fail_thread_idx = -1;
+	*out = set;
+	return 0;
+}
+
+size_t tally_counters__nr_pairs(const struct tally_counters *set)
+{
+	return set->cpus->nr * set->threads->nr;
+}
+
+size_t tally_counters__idx(const struct tally_counters *set, size_t cpu_idx, size_t thread_idx)
+{
+	return cpu_idx * set->threads->nr + thread_idx;
+}
+
+int tally_counters__add(struct tally_counters *set, const struct perf_event_attr *attr,
+			int leader, int *idx)
+{
+	struct tally_counter *ev, *c;
+	size_t np;
+
+	if (!set || !attr || leader < -1 || (leader >= 0 && (size_t)leader >= set->nr))
+		return -EINVAL;
+	if (leader >= 0 && set->ev[leader].leader != leader)
+		return -EINVAL;
+	ev = realloc(set->ev, (set->nr + 1) * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	set->ev = ev;
+	c = &ev[set->nr];
+	memset(c, 0, sizeof(*c));
+	np = tally_counters__nr_pairs(set);
+	c->attr = malloc(sizeof(*c->attr));
+	c->fd = malloc(np * sizeof(*c->fd));
+	c->id = calloc(np, sizeof(*c->id));
+	c->count = calloc(np, sizeof(*c->count));
+	if (!c->attr || !c->fd || !c->id || !c->count) {
+		free(c->attr);
+		free(c->fd);
+		free(c->id);
+		free(c->count);
+		return -ENOMEM;
+	}
+	*c->attr = *attr;
+	if (c->attr->size == 0)
+		c->attr->size = sizeof(*c->attr);
+	for (size_t i = 0; i < np; i++)
+		c->fd[i] = -1;
+	c->leader = leader >= 0 ? leader : (int)set->nr;
+	c->nr_members = leader >= 0 ? 0 : 1;
+	if (leader >= 0)
+		set->ev[leader].nr_members++;
+	if (idx)
+		*idx = (int)set->nr;
+	set->nr++;
+	return 0;
+}
+
+bool tally_counters__unsupported_err(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == ENOENT || err == EOPNOTSUPP || err == ENXIO || err == ENOSYS ||
+	       err == EINVAL || err == ENODEV;
+}
+
+static void close_event(struct tally_counters *set, struct tally_counter *c)
+{
+	size_t np = tally_counters__nr_pairs(set);
+
+	for (size_t i = 0; i < np; i++) {
+		if (c->fd[i] >= 0)
+			tly_sys__close(c->fd[i]);
+		c->fd[i] = -1;
+	}
+}
+
+void tally_counters__close(struct tally_counters *set)
+{
+	if (!set)
+		return;
+	/* Members before leaders, so no group is left headless mid-way. */
+	for (size_t i = set->nr; i-- > 0;)
+		close_event(set, &set->ev[i]);
+}
+
+static bool raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return false;
+	rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
+}
+
+static int open_one(struct tally_counters *set, struct tally_counter *c, size_t ci, size_t ti,
+		    int group_fd, unsigned long flags)
+{
+	pid_t pid = set->threads->tid[ti];
+	int cpu = set->cpus->cpu[ci];
+	int fd;
+
+	for (;;) {
+		fd = tly_sys__perf_event_open(c->attr, pid, cpu, group_fd, flags);
+		if (fd != -EMFILE || set->raised_nofile)
+			return fd;
+		set->raised_nofile = true;
+		if (!raise_nofile())
+			return fd;
+	}
+}
+
+int tally_counters__open(struct tally_counters *set, unsigned long flags)
+{
+	if (!set)
+		return -EINVAL;
+	flags |= PERF_FLAG_FD_CLOEXEC;
+	for (size_t e = 0; e < set->nr; e++) {
+		struct tally_counter *c = &set->ev[e];
+		struct tally_counter *lead = &set->ev[c->leader];
+		bool is_leader = c->leader == (int)e;
+
+		c->open_err = 0;
+		c->attr->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED |
+					PERF_FORMAT_TOTAL_TIME_RUNNING;
+		if (lead->nr_members > 1)
+			c->attr->read_format |= PERF_FORMAT_ID | PERF_FORMAT_GROUP;
+		if (!is_leader && lead->open_err) {
+			c->open_err = lead->open_err;
+			continue;
+		}
+		for (size_t ci = 0; ci < set->cpus->nr; ci++) {
+			for (size_t ti = 0; ti < set->threads->nr; ti++) {
+				size_t k = tally_counters__idx(set, ci, ti);
+				int gfd = is_leader ? -1 : lead->fd[k];
+				int fd;
+
+				if (!is_leader && gfd < 0)
+					continue;	/* the leader skipped this pair */
+				fd = open_one(set, c, ci, ti, gfd, flags);
+				if (fd >= 0) {
+					uint64_t id = 0;
+
+					c->fd[k] = fd;
+					if (c->attr->read_format & PERF_FORMAT_ID &&
+					    tly_sys__ioctl(fd, PERF_EVENT_IOC_ID,
+							   (unsigned long)&id) == 0)
+						c->id[k] = id;
+					continue;
+				}
+				/* A thread that exited between listing and opening is not
+				 * an error for multi-thread targets (perf skips it too). */
+				if (fd == -ESRCH && set->threads->nr > 1 &&
+				    set->threads->tid[ti] > 0)
+					continue;
+				if (tally_counters__unsupported_err(fd)) {
+					close_event(set, c);
+					c->open_err = fd;
+					goto next_event;
+				}
+				set->fail_event = (int)e;
+				set->fail_cpu_idx = (int)ci;
+				set->fail_thread_idx = (int)ti;
+				c->open_err = fd;
+				tally_counters__close(set);
+				return fd;
+			}
+		}
+next_event:;
+	}
+	return 0;
+}
+
+static int ioctl_all(struct tally_counters *set, unsigned long req)
+{
+	size_t np;
+	int err = 0;
+
+	if (!set)
+		return -EINVAL;
+	np = tally_counters__nr_pairs(set);
+	for (size_t e = 0; e < set->nr; e++)
+		for (size_t k = 0; k < np; k++) {
+			int fd = set->ev[e].fd[k], r;
+
+			if (fd < 0)
+				continue;
+			r = tly_sys__ioctl(fd, req, 0);
+			if (r < 0 && !err)
+				err = r;
+		}
+	return err;
+}
+
+int tally_counters__enable(struct tally_counters *set)
+{
+	return ioctl_all(set, PERF_EVENT_IOC_ENABLE);
+}
+
+int tally_counters__disable(struct tally_counters *set)
+{
+	return ioctl_all(set, PERF_EVENT_IOC_DISABLE);
+}
+
+int tally_counters__reset(struct tally_counters *set)
+{
+	return ioctl_all(set, PERF_EVENT_IOC_RESET);
+}
+
+static int read_group(struct tally_counters *set, size_t e, size_t k)
+{
+	struct tally_counter *lead = &set->ev[e];
+	uint64_t stackbuf[3 + 2 * 16], *buf = stackbuf;
+	size_t want = (3 + 2 * (size_t)lead->nr_members) * sizeof(uint64_t);
+	ssize_t n;
+	uint64_t nr, ena, run;
+	int ret = 0;
+
+	if (want > sizeof(stackbuf)) {
+		buf = malloc(want);
+		if (!buf)
+			return -ENOMEM;
+	}
+	n = tly_sys__read(lead->fd[k], buf, want);
+	if (n < 0) {
+		ret = (int)n;
+		goto out;
+	}
+	if (n < (ssize_t)(3 * sizeof(uint64_t))) {
+		ret = -EIO;
+		goto out;
+	}
+	nr = buf[0];
+	ena = buf[1];
+	run = buf[2];
+	if ((size_t)n < (3 + 2 * nr) * sizeof(uint64_t)) {
+		ret = -EIO;
+		goto out;
+	}
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t val = buf[3 + 2 * i], id = buf[4 + 2 * i];
+
+		for (size_t m = e; m < set->nr; m++) {
+			struct tally_counter *c = &set->ev[m];
+
+			if (c->leader != (int)e || c->fd[k] < 0 || c->id[k] != id)
+				continue;
+			c->count[k].val = val;
+			c->count[k].ena = ena;
+			c->count[k].run = run;
+			break;
+		}
+	}
+out:
+	if (buf != stackbuf)
+		free(buf);
+	return ret;
+}
+
+static int read_single(struct tally_counter *c, size_t k)
+{
+	uint64_t buf[4];
+	ssize_t n = tly_sys__read(c->fd[k], buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	if (n < (ssize_t)(3 * sizeof(uint64_t)))
+		return -EIO;
+	c->count[k].val = buf[0];
+	c->count[k].ena = buf[1];
+	c->count[k].run = buf[2];
+	return 0;
+}
+
+int tally_counters__read(struct tally_counters *set)
+{
+	size_t np;
+
+	if (!set)
+		return -EINVAL;
+	np = tally_counters__nr_pairs(set);
+	for (size_t e = 0; e < set->nr; e++) {
+		struct tally_counter *c = &set->ev[e];
+
+		for (size_t k = 0; k < np; k++) {
+			int r;
+
+			if (c->fd[k] < 0) {
+				memset(&c->count[k], 0, sizeof(c->count[k]));
+				continue;
+			}
+			if (!(c->attr->read_format & PERF_FORMAT_GROUP))
+				r = read_single(c, k);
+			else if (c->leader == (int)e)
+				r = read_group(set, e, k);
+			else
+				continue;	/* filled by the leader's group read */
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+struct tally_count tally_counters__sum(const struct tally_counters *set, size_t i)
+{
+	struct tally_count s = { 0, 0, 0 };
+	size_t np;
+
+	if (!set || i >= set->nr)
+		return s;
+	np = tally_counters__nr_pairs(set);
+	for (size_t k = 0; k < np; k++) {
+		s.val += set->ev[i].count[k].val;
+		s.ena += set->ev[i].count[k].ena;
+		s.run += set->ev[i].count[k].run;
+	}
+	return s;
+}
+
+void tally_counters__delete(struct tally_counters *set)
+{
+	if (!set)
+		return;
+	tally_counters__close(set);
+	for (size_t i = 0; i < set->nr; i++) {
+		free(set->ev[i].attr);
+		free(set->ev[i].fd);
+		free(set->ev[i].id);
+		free(set->ev[i].count);
+	}
+	free(set->ev);
+	free(set);
+}

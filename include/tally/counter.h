@@ -9,6 +9,7 @@
 #define TALLY_COUNTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -25,6 +26,81 @@ struct tally_count {
 /* val * ena / run without overflow (exact for any 64-bit inputs, saturating at
  * UINT64_MAX). run == 0 returns 0; run >= ena returns val unchanged. */
 uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run);
+
+/*
+ * A counter set: events opened on every (cpu, thread) pair of a cpu map and a thread
+ * map, perf stat style. Events may form groups (a leader and members opened with the
+ * leader's fd as group_fd); a group with members is read in one read() with
+ * PERF_FORMAT_GROUP|PERF_FORMAT_ID, and the values are matched to members by id.
+ * Every event is read with TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING so multiplexed
+ * counts can be scaled.
+ *
+ * The fields below are read-only for callers; index per-pair arrays with
+ * tally_counters__idx(set, cpu_idx, thread_idx).
+ */
+struct tally_cpumap;
+struct tally_threadmap;
+struct perf_event_attr;
+
+struct tally_counter {
+	struct perf_event_attr *attr;	/* as opened (read_format filled in by open) */
+	int leader;		/* index of the group leader (itself for a leader/single) */
+	int nr_members;		/* leaders: events in the group including itself */
+	int open_err;		/* 0, or the -errno that made this event unsupported */
+	int *fd;		/* per pair; -1 where not open */
+	uint64_t *id;		/* per pair: the kernel's event id */
+	struct tally_count *count;	/* per pair: the last reading */
+	void *priv;		/* the caller's */
+};
+
+struct tally_counters {
+	const struct tally_cpumap *cpus;	/* borrowed: must outlive the set */
+	const struct tally_threadmap *threads;	/* borrowed */
+	size_t nr;			/* events */
+	struct tally_counter *ev;
+	/* Where open failed fatally (tally_counters__open returned an error). */
+	int fail_event, fail_cpu_idx, fail_thread_idx;
+	/* RLIMIT_NOFILE was raised to make room (once). */
+	bool raised_nofile;
+};
+
+/* A new, empty set over cpus x threads (use a cpumap of {-1} for per-task counting,
+ * a threadmap of {-1} for per-CPU counting). 0 or -ENOMEM/-EINVAL. */
+int tally_counters__new(const struct tally_cpumap *cpus, const struct tally_threadmap *threads,
+			struct tally_counters **out);
+/* Add an event (attr is copied). leader: index of an already added leader to join its
+ * group, or -1 to start a new group/single event. The new index goes to *idx if
+ * non-NULL. 0, -EINVAL (bad leader) or -ENOMEM. */
+int tally_counters__add(struct tally_counters *set, const struct perf_event_attr *attr,
+			int leader, int *idx);
+
+/* Errnos that mean "this event is not supported here" (perf stat shows <not supported>
+ * and carries on): ENOENT, EOPNOTSUPP, ENXIO, ENOSYS, EINVAL, ENODEV. */
+bool tally_counters__unsupported_err(int err);
+
+/* Open every event on every pair (read_format gets TOTAL_TIME_ENABLED|RUNNING, and
+ * GROUP|ID for every event of a group with members). An event failing with an "unsupported" errno is
+ * closed everywhere and marked with open_err (members of a group whose leader is
+ * unsupported are marked too); open continues. EMFILE raises RLIMIT_NOFILE to its hard
+ * limit once and retries. Any other failure closes everything, records where it
+ * happened in fail_* and returns -errno. flags: perf_event_open flags (FD_CLOEXEC is
+ * always added). */
+int tally_counters__open(struct tally_counters *set, unsigned long flags);
+/* ENABLE / DISABLE / RESET every open fd. 0 or the first -errno. */
+int tally_counters__enable(struct tally_counters *set);
+int tally_counters__disable(struct tally_counters *set);
+int tally_counters__reset(struct tally_counters *set);
+/* Read every open event into its count[] (group leaders in one read). 0 or -errno. */
+int tally_counters__read(struct tally_counters *set);
+/* Index of the (cpu_idx, thread_idx) pair in per-pair arrays. */
+size_t tally_counters__idx(const struct tally_counters *set, size_t cpu_idx, size_t thread_idx);
+/* Number of pairs (cpus x threads). */
+size_t tally_counters__nr_pairs(const struct tally_counters *set);
+/* Sum of event i's counts over all pairs (val, ena, run each summed). */
+struct tally_count tally_counters__sum(const struct tally_counters *set, size_t i);
+/* Close all fds (the set can be opened again). */
+void tally_counters__close(struct tally_counters *set);
+void tally_counters__delete(struct tally_counters *set);
 
 #ifdef __cplusplus
 }

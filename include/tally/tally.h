@@ -29,6 +29,7 @@ const char *tally_version(void);
 
 #include <tally/cpumap.h>
 #include <tally/counter.h>
+#include <tally/topology.h>
 #include <tally/format.h>
 #include <tally/record.h>
 #include <tally/data.h>

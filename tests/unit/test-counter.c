@@ -1,0 +1,268 @@
+/*
+ * Counter sets over the simulated kernel: groups read with GROUP|ID, multiplexing
+ * scaled, <not counted> (run == 0), unsupported events, fatal open errors, EMFILE.
+ * Plus one real software-event run when the kernel allows it.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <cmocka.h>
+
+#include "internal/sys.h"
+#include "simkernel.h"
+#include "tally/counter.h"
+#include "tally/cpumap.h"
+
+static struct perf_event_attr hw(uint64_t config)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .size = sizeof(a),
+				     .config = config };
+	return a;
+}
+
+static struct perf_event_attr sw(uint64_t config)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = config };
+	return a;
+}
+
+static void scale_overflow_safe(void **state)
+{
+	(void)state;
+	assert_int_equal(tally_scale(100, 300, 200), 150);
+	assert_int_equal(tally_scale(100, 300, 0), 0);
+	assert_int_equal(tally_scale(100, 300, 300), 100);
+	/* val * ena overflows 64 bits: must still be exact. */
+	assert_true(tally_scale(UINT64_MAX / 2, 4, 3) ==
+		    (uint64_t)((unsigned __int128)(UINT64_MAX / 2) * 4 / 3));
+	assert_true(tally_scale(UINT64_MAX, 3, 1) == UINT64_MAX);
+}
+
+static void group_read_and_multiplexing(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = hw(PERF_COUNT_HW_CPU_CYCLES), b = hw(PERF_COUNT_HW_INSTRUCTIONS);
+	struct sim_kernel *k;
+	int lead, mem;
+
+	(void)state;
+	k = sim_install();
+	assert_int_equal(tally_cpumap__parse("0-1", &cpus, NULL), 0);
+	assert_int_equal(tally_threadmap__single(-1, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	a.disabled = 1;
+	assert_int_equal(tally_counters__add(set, &a, -1, &lead), 0);
+	assert_int_equal(tally_counters__add(set, &b, lead, &mem), 0);
+	assert_int_equal(tally_counters__add(set, &b, mem, NULL), -EINVAL);	/* not a leader */
+	assert_int_equal(set->ev[lead].nr_members, 2);
+	assert_int_equal(tally_counters__open(set, 0), 0);
+	assert_int_equal(k->nr_opened, 4);
+
+	/* open order: the leader on cpu0 and cpu1, then the member on each (group_fd =
+	 * the leader on the same CPU) */
+	for (int n = 0; n < 2; n++) {
+		struct sim_event *l = sim_event_nth(n), *m = sim_event_nth(n + 2);
+
+		assert_int_equal(l->group_fd, -1);
+		assert_int_equal(m->group_fd, l->fd);
+		assert_int_equal(l->cpu, n);
+		assert_int_equal(m->cpu, n);
+		assert_int_equal(l->pid, -1);
+		assert_true(l->flags & PERF_FLAG_FD_CLOEXEC);
+		assert_int_equal(l->attr.read_format,
+				 PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+				 PERF_FORMAT_ID | PERF_FORMAT_GROUP);
+		assert_int_equal(m->attr.read_format, l->attr.read_format);
+		/* multiplexed: ran 2/3 of the time */
+		l->count = 1000 + 2 * n; l->enabled = 300; l->running = 200;
+		m->count = 2000 + 2 * n;
+	}
+	assert_int_equal(tally_counters__enable(set), 0);
+	assert_true(sim_event_nth(0)->is_enabled);
+	assert_int_equal(tally_counters__read(set), 0);
+	assert_int_equal(set->ev[lead].count[0].val, 1000);
+	assert_int_equal(set->ev[mem].count[0].val, 2000);
+	assert_int_equal(set->ev[lead].count[1].val, 1002);
+	assert_int_equal(set->ev[mem].count[1].val, 2002);
+	assert_int_equal(set->ev[mem].count[1].ena, 300);
+	assert_int_equal(set->ev[mem].count[1].run, 200);
+
+	struct tally_count s = tally_counters__sum(set, (size_t)mem);
+
+	assert_int_equal(s.val, 4002);
+	assert_int_equal(tally_scale(s.val, s.ena, s.run), 6003);
+	assert_int_equal(tally_counters__disable(set), 0);
+	assert_false(sim_event_nth(0)->is_enabled);
+
+	tally_counters__delete(set);
+	for (int n = 0; n < 4; n++)
+		assert_null(sim_event_by_fd(1000 + n));
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
+static void not_counted_and_unsupported(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = sw(PERF_COUNT_SW_TASK_CLOCK), c = hw(PERF_COUNT_HW_CPU_CYCLES);
+	struct perf_event_attr d = hw(PERF_COUNT_HW_INSTRUCTIONS);
+	struct sim_kernel *k;
+	int ia, ic, id;
+
+	(void)state;
+	k = sim_install();
+	k->has_hw_pmu = false;	/* like this VM */
+	assert_int_equal(tally_cpumap__any(&cpus), 0);
+	assert_int_equal(tally_threadmap__single(1234, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, &ia), 0);
+	assert_int_equal(tally_counters__add(set, &c, -1, &ic), 0);
+	assert_int_equal(tally_counters__add(set, &d, ic, &id), 0);
+	assert_int_equal(tally_counters__open(set, 0), 0);
+	assert_int_equal(set->ev[ia].open_err, 0);
+	assert_int_equal(set->ev[ic].open_err, -ENOENT);
+	assert_int_equal(set->ev[id].open_err, -ENOENT);	/* leader unsupported */
+	assert_int_equal(set->ev[ic].fd[0], -1);
+	assert_int_equal(k->nr_opened, 1);
+	assert_int_equal(sim_event_nth(0)->pid, 1234);
+	assert_int_equal(sim_event_nth(0)->attr.read_format,
+			 PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING);
+	/* never scheduled: run == 0 → the caller prints <not counted> */
+	sim_event_nth(0)->count = 0;
+	sim_event_nth(0)->enabled = 500;
+	sim_event_nth(0)->running = 0;
+	assert_int_equal(tally_counters__read(set), 0);
+	assert_int_equal(set->ev[ia].count[0].run, 0);
+	assert_int_equal(set->ev[ia].count[0].ena, 500);
+	assert_int_equal(set->ev[ic].count[0].val, 0);
+	assert_true(tally_counters__unsupported_err(-EOPNOTSUPP));
+	assert_false(tally_counters__unsupported_err(-EACCES));
+	tally_counters__delete(set);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
+static void fatal_error_closes_everything(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = sw(PERF_COUNT_SW_TASK_CLOCK), b = sw(PERF_COUNT_SW_PAGE_FAULTS);
+	struct sim_kernel *k;
+
+	(void)state;
+	k = sim_install();
+	sim_fail_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false, EACCES);
+	assert_int_equal(tally_cpumap__parse("0-2", &cpus, NULL), 0);
+	assert_int_equal(tally_threadmap__single(-1, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, NULL), 0);
+	assert_int_equal(tally_counters__add(set, &b, -1, NULL), 0);
+	assert_int_equal(tally_counters__open(set, 0), -EACCES);
+	assert_int_equal(set->fail_event, 1);
+	assert_int_equal(set->fail_cpu_idx, 0);
+	assert_int_equal(k->nr_opened, 3);	/* task-clock on 3 CPUs, then the failure */
+	for (int n = 0; n < 3; n++)
+		assert_false(sim_event_nth(n)->used);
+	tally_counters__delete(set);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
+static void emfile_raises_limit_once(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = sw(PERF_COUNT_SW_TASK_CLOCK);
+	struct sim_kernel *k;
+	struct rlimit rl, low;
+
+	(void)state;
+	/* Make sure there is room to raise the soft limit. */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	low = rl;
+	if (low.rlim_cur >= low.rlim_max)
+		low.rlim_cur = low.rlim_max > 64 ? 64 : low.rlim_max - 1;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	k = sim_install();
+	sim_fail_open(PERF_TYPE_SOFTWARE, 0, true, EMFILE);
+	assert_int_equal(tally_cpumap__any(&cpus), 0);
+	assert_int_equal(tally_threadmap__single(0, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, NULL), 0);
+	assert_int_equal(tally_counters__open(set, 0), -EMFILE);
+	assert_true(set->raised_nofile);
+	assert_int_equal(k->nr_open_calls, 2);	/* tried, raised the limit, retried */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_true(low.rlim_cur == low.rlim_max);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	tally_counters__delete(set);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
+static void real_kernel_software_count(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = sw(PERF_COUNT_SW_TASK_CLOCK), b = sw(PERF_COUNT_SW_PAGE_FAULTS);
+	int r, lead;
+
+	(void)state;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	b.exclude_kernel = 1;
+	assert_int_equal(tally_cpumap__any(&cpus), 0);
+	assert_int_equal(tally_threadmap__single(0, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, &lead), 0);
+	assert_int_equal(tally_counters__add(set, &b, lead, NULL), 0);
+	r = tally_counters__open(set, 0);
+	if (r == -EACCES || r == -EPERM || r == -ENOSYS) {
+		tally_counters__delete(set);
+		tally_cpumap__delete(cpus);
+		tally_threadmap__delete(thr);
+		skip();
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(tally_counters__enable(set), 0);
+	for (volatile int i = 0; i < 2000000; i++)
+		;
+	assert_int_equal(tally_counters__disable(set), 0);
+	assert_int_equal(tally_counters__read(set), 0);
+	assert_true(set->ev[0].count[0].val > 0);
+	assert_true(set->ev[0].count[0].ena >= set->ev[0].count[0].run);
+	assert_int_equal(set->ev[1].count[0].ena, set->ev[0].count[0].ena);
+	tally_counters__delete(set);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(scale_overflow_safe),
+		cmocka_unit_test(group_read_and_multiplexing),
+		cmocka_unit_test(not_counted_and_unsupported),
+		cmocka_unit_test(fatal_error_closes_everything),
+		cmocka_unit_test(emfile_raises_limit_once),
+		cmocka_unit_test(real_kernel_software_count),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
