@@ -54,12 +54,22 @@ struct tally_data_open_opts {
 int tally_data__open(struct tally_data **out, const char *path,
 		     const struct tally_data_open_opts *opts, struct tally_data_error *err);
 void tally_data__delete(struct tally_data *d);
+/* Read perf.data (file or pipe layout) from a memory buffer, which must stay valid and
+ * unchanged until tally_data__delete (nothing is copied). For fuzzers and tests. */
+int tally_data__open_mem(struct tally_data **out, const void *buf, size_t len,
+			 struct tally_data_error *err);
+/* The path given to open ("-" for standard input, "(memory)" for open_mem). */
+const char *tally_data__path(const struct tally_data *d);
 
 bool tally_data__is_pipe(const struct tally_data *d);
 size_t tally_data__nr_events(const struct tally_data *d);
 const struct tally_data_event *tally_data__event(const struct tally_data *d, size_t idx);
-/* Index of the event a record belongs to (by id), or -1. */
+/* Index of the event a record belongs to (by id), or -1. With one event it is always 0;
+ * a non-sample record that carries no id is given event 0 (perf decodes its trailer
+ * with the first event too); user records (type >= 64) get -1. */
 int tally_data__event_of(const struct tally_data *d, const struct perf_event_header *hdr);
+/* Index of the event with sample id ID, or -1. */
+int tally_data__event_of_id(const struct tally_data *d, uint64_t id);
 
 /* Raw payload of header feature FEAT (enum tally_feature) if present. */
 bool tally_data__has_feature(const struct tally_data *d, int feat);
