@@ -34,6 +34,8 @@ const char *tally_version(void);
 #include <tally/record.h>
 #include <tally/data.h>
 #include <tally/session.h>
+#include <tally/ring.h>
+#include <tally/writer.h>
 #include <tally/selfmon.h>
 
 #endif
