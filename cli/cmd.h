@@ -24,6 +24,7 @@ extern int verbose;
 extern volatile sig_atomic_t exiting;
 
 int cmd_list(int argc, char **argv);
+int cmd_evlist(int argc, char **argv);
 
 /* "tally: <message>\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

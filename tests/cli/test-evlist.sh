@@ -1,0 +1,66 @@
+# tally evlist: event names and attrs of perf.data files, compared field for field
+# with perf 6.1's `perf evlist` (when perf is installed) and with the checked-in fixtures.
+. "$(dirname "$0")/lib.sh"
+
+FIX=$TALLY_TOP/tests/data/perf
+HOT=$TALLY_BUILD/workloads/hot
+
+# Without perf: the fixtures' names are known.
+out=$("$TALLY" evlist -i "$FIX/multi.data")
+check "evlist names from EVENT_DESC" test "$out" = "$(printf 'cpu-clock\ntask-clock\nsched:sched_switch')"
+out=$("$TALLY" evlist -g -i "$FIX/group.data")
+check "evlist -g shows the group" test "$out" = "{cpu-clock,task-clock}"
+out=$("$TALLY" evlist -F -i "$FIX/plain.data")
+check "evlist -F shows sample_freq" test "$out" = "cpu-clock:pppH: sample_freq=1000"
+out=$("$TALLY" evlist -i - <"$FIX/pipe.data")
+check "evlist reads a pipe stream from stdin" test "$out" = "cpu-clock:pppH"
+out=$(cat "$FIX/pipe.data" | "$TALLY" evlist -v -i -)
+check "evlist -v from a real pipe" grep -q '^cpu-clock:pppH: type: 1, size: 128, { sample_period, sample_freq }: 1000, sample_type: IP|TID|TIME|ID|PERIOD, ' <<<"$out"
+
+"$TALLY" evlist -i nosuch.data 2>err; rc=$?
+check "missing file: nonzero exit" test $rc -ne 0
+check "missing file: message names the file" grep -q 'nosuch.data' err
+head -c 100 "$FIX/plain.data" >cut.data
+"$TALLY" evlist -i cut.data 2>err; rc=$?
+check "header cut short: error with an offset" eval 'test $rc -ne 0 && grep -q "offset" err'
+printf 'garbage that is not perf data at all' >bad.data
+"$TALLY" evlist -i bad.data 2>err; rc=$?
+check "not perf.data: clear error" eval 'test $rc -ne 0 && grep -q "not a perf.data file" err'
+"$TALLY" evlist --bogus 2>/dev/null; rc=$?
+check "unknown option: nonzero exit" test $rc -ne 0
+
+have_perf || { skip "evlist vs perf evlist (perf absent)"; exit 0; }
+
+# Every fixture, every mode, byte for byte (perf's tip line aside).
+same=1
+for f in "$FIX"/*.data; do
+	for o in "" -v -g -F; do
+		if ! diff <(perf evlist $o -i "$f" 2>/dev/null | grep -v '^# Tip') \
+			  <("$TALLY" evlist $o -i "$f") >diff.out; then
+			same=0; echo "# $(basename "$f") $o"; sed 's/^/# /' diff.out
+		fi
+	done
+done
+check "evlist matches perf evlist on the fixtures (plain, -v, -g, -F)" test $same = 1
+
+# Fresh recordings with attrs the fixtures lack: modifiers, periods, breakpoints, -a.
+rec() { local n=$1; shift; perf record -q -o "$n.data" "$@" -- "$HOT" 0.05 >/dev/null 2>&1; }
+rec mods -e cpu-clock:u -e task-clock:k -e page-faults:uk
+rec period -c 20000 -e cpu-clock
+rec bp -e mem:0x1000:rw -e context-switches
+perf record -q -e cpu-clock -e dummy -o - -- "$HOT" 0.05 >pipe1.data 2>/dev/null
+rec clk -k mono -e cpu-clock
+rec dwarf --call-graph dwarf,512 -F 100
+rec grp2 -e '{cpu-clock,task-clock,page-faults}' -e major-faults
+same=1 n=0
+for f in mods period bp pipe1 clk dwarf grp2; do
+	[ -s $f.data ] || continue
+	n=$((n + 1))
+	for o in "" -v -g -F; do
+		if ! diff <(perf evlist $o -i $f.data 2>/dev/null | grep -v '^# Tip') \
+			  <("$TALLY" evlist $o -i $f.data) >diff.out; then
+			same=0; echo "# $f $o"; sed 's/^/# /' diff.out
+		fi
+	done
+done
+check "evlist matches perf evlist on $n fresh recordings" test $same = 1 -a $n -ge 5
