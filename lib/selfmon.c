@@ -45,6 +45,7 @@
 
 struct tally_selfmon {
 	int fd;
+	bool page_borrowed;		/* page belongs to a self-sampling ring */
 	unsigned int flags;
 	enum tly_arch arch;
 	struct perf_event_mmap_page *page;
@@ -481,7 +482,7 @@ void tally_selfmon__delete(struct tally_selfmon *c)
 {
 	if (!c)
 		return;
-	if (c->page)
+	if (c->page && !c->page_borrowed)
 		tly_sys__munmap(c->page, c->page_len);
 	tly_sys__close(c->fd);
 	if (c->leader && c->leader->nr_members > 1)
@@ -688,4 +689,97 @@ int tally_selfmon__time_conv(const struct tally_selfmon *c, struct tally_time_co
 	if (!c->page)
 		return -ENODATA;
 	return tally_userpage_time_conv(c->page, conv);
+}
+
+/* ---- self-sampling --------------------------------------------------------- */
+
+struct tally_selfsample {
+	struct tally_selfmon *c;
+	struct tally_ring *ring;
+	struct tally_sample_layout layout;
+};
+
+int tally_selfsample__open(struct tally_selfsample **out, const struct perf_event_attr *attr,
+			   size_t data_pages)
+{
+	struct tally_selfsample *s;
+	struct perf_event_attr a;
+	int err;
+
+	if (!out || !attr)
+		return -EINVAL;
+	*out = NULL;
+	if (!attr->sample_period || !data_pages || (data_pages & (data_pages - 1)))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	a = *attr;
+	err = tally_selfmon__open(&s->c, &a, 0, -1, NULL, TALLY_SELF_NO_MMAP);
+	if (err)
+		goto fail;
+	err = tally_ring__mmap(&s->ring, s->c->fd, data_pages, true);
+	if (err)
+		goto fail;
+	/* The ring's first page is the event's user page: the fast path and the time
+	 * conversion use it as they would a page of their own. */
+	s->c->page = tally_ring__meta(s->ring);
+	s->c->page_borrowed = true;
+	if (s->c->fixed == TALLY_SELF_PATH_NO_PAGE)
+		s->c->fixed = TALLY_SELF_PATH_FAST;
+	s->c->last = s->c->fixed;
+	/* decode with what the kernel was given (read_format is set by the library) */
+	a.read_format = READ_FORMAT;
+	tally_sample_layout__from_attr(&s->layout, &a);
+	*out = s;
+	return 0;
+fail:
+	tally_selfsample__delete(s);
+	return err;
+}
+
+void tally_selfsample__delete(struct tally_selfsample *s)
+{
+	if (!s)
+		return;
+	tally_ring__delete(s->ring);
+	if (s->c)
+		s->c->page = NULL;
+	tally_selfmon__delete(s->c);
+	free(s);
+}
+
+struct tally_selfmon *tally_selfsample__counter(struct tally_selfsample *s)
+{
+	return s ? s->c : NULL;
+}
+
+struct tally_ring *tally_selfsample__ring(struct tally_selfsample *s)
+{
+	return s ? s->ring : NULL;
+}
+
+int tally_selfsample__next(struct tally_selfsample *s, struct tally_sample *out)
+{
+	const struct perf_event_header *rec;
+	int ret;
+
+	if (!s || !out)
+		return -EINVAL;
+	tally_ring__consume(s->ring);
+	for (;;) {
+		ret = tally_ring__read(s->ring, &rec);
+		if (ret == 0)
+			return 0;
+		if (ret < 0) {
+			tally_ring__skip_all(s->ring);
+			return ret;
+		}
+		if (rec->type != PERF_RECORD_SAMPLE)
+			continue;
+		ret = tally_sample__parse(&s->layout, rec, out);
+		if (ret < 0)
+			return ret;
+		return 1;
+	}
 }

@@ -27,6 +27,8 @@
 #include <linux/perf_event.h>
 
 #include <tally/counter.h>
+#include <tally/record.h>
+#include <tally/ring.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -159,6 +161,38 @@ uint64_t tally_time_conv__to_perf(const struct tally_time_conv *conv, uint64_t c
 uint64_t tally_time_conv__to_cycles(const struct tally_time_conv *conv, uint64_t ts);
 /* Read the hardware timestamp counter now (rdtsc / cntvct_el0; 0 elsewhere). */
 uint64_t tally_read_timestamp_counter(void);
+
+/*
+ * Self-sampling: a sampling event on the calling thread and its ring buffer, read by
+ * the process itself (e.g. between phases, or from a loop that polls the fd).
+ */
+struct tally_selfsample;
+
+/*
+ * Open @attr -- a sampling event: sample_period or sample_freq, sample_type as
+ * wanted -- on the calling thread (any CPU) and map its ring of @data_pages pages
+ * (a power of two) after the user page. The attr is copied; `disabled` is honoured
+ * (enable through tally_selfsample__counter). 0 or -errno; -EPERM from the mmap
+ * usually means the locked-memory limit (ulimit -l, perf_event_mlock_kb).
+ */
+int tally_selfsample__open(struct tally_selfsample **out, const struct perf_event_attr *attr,
+			   size_t data_pages);
+/* Unmap and close. NULL is a no-op. */
+void tally_selfsample__delete(struct tally_selfsample *s);
+/* The event as a tally_selfmon: enable/disable/reset, read its count, set a signal,
+ * refresh, change the period, time conversion from its user page. Owned by @s. */
+struct tally_selfmon *tally_selfsample__counter(struct tally_selfsample *s);
+/* The ring (statistics: samples, lost, throttling). Owned by @s. */
+struct tally_ring *tally_selfsample__ring(struct tally_selfsample *s);
+/*
+ * The next PERF_RECORD_SAMPLE, decoded with the event's sample_type: returns 1 and
+ * fills @out (pointers into the ring, valid until the next call), 0 when the ring
+ * holds no further complete sample, or -errno (-EBADMSG: the ring held a damaged
+ * record and was reset). Other records (LOST, THROTTLE, ...) are skipped and show up
+ * in the ring's statistics. Each call first hands the space read so far back to the
+ * kernel.
+ */
+int tally_selfsample__next(struct tally_selfsample *s, struct tally_sample *out);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,25 @@ else
 	ok "selfmon: no zero counts for events that did not open"
 fi
 
+# examples/selfsample: the process samples itself and attributes its own IPs; burn_a
+# does three times burn_b's work, so it must get more samples.
+ss="$TALLY_BUILD/examples/selfsample"
+sout=$("$ss" 150 2>&1)
+rc=$?
+sa=$(printf '%s\n' "$sout" | awk '$3 == "burn_a" {print $2}')
+sb=$(printf '%s\n' "$sout" | awk '$3 == "burn_b" {print $2}')
+if [ $rc -eq 0 ] && [ -n "$sa" ] && [ -n "$sb" ] && [ "$sa" -gt "$sb" ] && [ "$sb" -gt 0 ]; then
+	ok "selfmon: examples/selfsample attributes its samples (burn_a $sa > burn_b $sb)"
+else
+	fail "selfmon: examples/selfsample attributes its samples (rc=$rc)"
+	printf '%s\n' "$sout" | sed 's/^/# /'
+fi
+if printf '%s\n' "$sout" | grep -Eq '^ring: [0-9]+ records, [0-9]+ lost'; then
+	ok "selfmon: examples/selfsample reports the ring's statistics"
+else
+	fail "selfmon: examples/selfsample reports the ring's statistics"
+fi
+
 # The public headers from C++ (extern "C" everywhere).
 if command -v g++ >/dev/null 2>&1; then
 	san=
