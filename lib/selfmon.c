@@ -53,7 +53,7 @@ struct tally_selfmon {
 	enum tally_self_path fixed;	/* reason the fast path is never possible, or FAST */
 	enum tally_self_path last;
 	uint64_t id;
-	struct tally_selfmon *leader;	/* NULL for a leader */
+	struct tally_selfmon *leader;	/* NULL for a leader; only used during open */
 	size_t nr_members;		/* leader: members including itself */
 	uint64_t *gbuf;			/* leader with GROUP: read buffer */
 	size_t gbuf_words;
@@ -113,6 +113,9 @@ const char *tally_self_path_str(enum tally_self_path path)
 		return "read(): no user-space counter access on this architecture";
 	case TALLY_SELF_PATH_BUSY:
 		return "read(): the user page kept changing during the read";
+	case TALLY_SELF_PATH_INHERIT:
+		return "read(): an inherited counter also counts child tasks, which only "
+			"read() can sum";
 	case TALLY_SELF_PATH_USER_ACCESS_OFF:
 		return "read(): user-space counter access is off "
 			"(/proc/sys/kernel/perf_user_access is 0; as root: "
@@ -419,6 +422,8 @@ int tally_selfmon__open(struct tally_selfmon **out, const struct perf_event_attr
 
 	if (!self)
 		c->fixed = TALLY_SELF_PATH_NOT_SELF;
+	else if (a.inherit)
+		c->fixed = TALLY_SELF_PATH_INHERIT;
 	else if (c->arch != TLY_ARCH_X86 && c->arch != TLY_ARCH_ARM64)
 		c->fixed = TALLY_SELF_PATH_ARCH;
 	else if (never_indexed(&a))
@@ -484,9 +489,10 @@ void tally_selfmon__delete(struct tally_selfmon *c)
 		return;
 	if (c->page && !c->page_borrowed)
 		tly_sys__munmap(c->page, c->page_len);
+	/* Members may outlive their leader (the kernel allows closing in any order), so
+	 * nothing here touches c->leader; the leader's buffer stays sized for the most
+	 * members it ever had. */
 	tly_sys__close(c->fd);
-	if (c->leader && c->leader->nr_members > 1)
-		c->leader->nr_members--;
 	free(c->gbuf);
 	free(c);
 }

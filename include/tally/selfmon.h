@@ -58,6 +58,7 @@ enum tally_self_path {
 	TALLY_SELF_PATH_ARCH,		/* no user-space counter access on this architecture */
 	TALLY_SELF_PATH_BUSY,		/* the page's seqlock never settled */
 	TALLY_SELF_PATH_USER_ACCESS_OFF,/* arm64: /proc/sys/kernel/perf_user_access is 0 */
+	TALLY_SELF_PATH_INHERIT,	/* attr.inherit: read() sums the children, the page cannot */
 };
 
 /* A one-line explanation of @path, with what to do about it where something can be. */

@@ -434,6 +434,14 @@ static void not_self_never_rdpmc(void **state)
 	assert_null(tally_selfmon__page(c));
 	assert_int_equal(tally_selfmon__fast_path(c), TALLY_SELF_PATH_NO_PAGE);
 	tally_selfmon__delete(c);
+	/* inherited: read() sums the children, the page only has this thread */
+	a.inherit = 1;
+	assert_int_equal(tally_selfmon__open(&c, &a, 0, -1, NULL, 0), 0);
+	page_fast(sim_event_nth(3)->page);
+	assert_int_equal(tally_selfmon__read(c, &n), 0);
+	assert_int_equal(tally_selfmon__last_path(c), TALLY_SELF_PATH_INHERIT);
+	assert_int_equal(k->nr_read_pmc, 0);
+	tally_selfmon__delete(c);
 }
 
 static void software_event_never_indexed(void **state)
@@ -547,9 +555,10 @@ static void group_read_and_control(void **state)
 	assert_int_equal(tally_selfmon__set_period(lead, 123456), 0);
 	assert_int_equal(e0->last_period, 123456);
 
+	/* members may outlive their leader */
+	tally_selfmon__delete(lead);
 	tally_selfmon__delete(m2);
 	tally_selfmon__delete(m1);
-	tally_selfmon__delete(lead);
 }
 
 static void arm64_open_requests_user_access(void **state)
