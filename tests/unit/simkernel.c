@@ -57,6 +57,11 @@ static int sim_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_
 			return -1;
 		}
 	}
+	if (sim.fail_config1_mask &&
+	    (attr->config1 & sim.fail_config1_mask) == sim.fail_config1_mask) {
+		errno = sim.fail_config1_err;
+		return -1;
+	}
 	if (!sim.has_hw_pmu && (attr->type == PERF_TYPE_HARDWARE ||
 				attr->type == PERF_TYPE_HW_CACHE || attr->type == PERF_TYPE_RAW)) {
 		errno = ENOENT;

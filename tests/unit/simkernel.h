@@ -60,6 +60,10 @@ struct sim_kernel {
 	/* Called on every read_pmc, e.g. to bump the page's lock mid-read. */
 	void (*on_read_pmc)(struct sim_kernel *k, unsigned int counter);
 	int nr_read_pmc;
+	/* Opens whose attr.config1 has all bits of fail_config1_mask set fail with
+	 * fail_config1_err (e.g. arm64 hardware without 64-bit counters: config1 bit 0). */
+	uint64_t fail_config1_mask;
+	int fail_config1_err;
 };
 
 /* Install a fresh simulated kernel and return it (a static singleton). */

@@ -575,12 +575,30 @@ static void arm64_open_requests_user_access(void **state)
 	close(fd);
 	tly_selfmon__set_arch(TLY_ARCH_ARM64, path);
 	assert_int_equal(tally_selfmon__open(&c, &a, 0, -1, NULL, 0), 0);
-	assert_int_equal(sim_event_nth(0)->attr.config1, 3);	/* rdpmc + long */
+	assert_int_equal(sim_event_by_fd(tally_selfmon__fd(c))->attr.config1, 3);	/* rdpmc + long */
 	tally_selfmon__delete(c);
+
+	/* no 64-bit counters: the long bit is refused, a 32-bit user counter is used */
+	k->fail_config1_mask = 1;
+	k->fail_config1_err = EOPNOTSUPP;
+	assert_int_equal(tally_selfmon__open(&c, &a, 0, -1, NULL, 0), 0);
+	assert_int_equal(sim_event_by_fd(tally_selfmon__fd(c))->attr.config1, 2);
+	tally_selfmon__delete(c);
+	/* user access refused altogether: open without it, and say so */
+	k->fail_config1_mask = 2;
+	assert_int_equal(tally_selfmon__open(&c, &a, 0, -1, NULL, 0), 0);
+	assert_int_equal(sim_event_by_fd(tally_selfmon__fd(c))->attr.config1, 0);
+	assert_int_equal(tally_selfmon__fast_path(c), TALLY_SELF_PATH_NO_RDPMC);
+	tally_selfmon__delete(c);
+	/* other errors are not retried */
+	k->fail_config1_mask = 2;
+	k->fail_config1_err = EACCES;
+	assert_int_equal(tally_selfmon__open(&c, &a, 0, -1, NULL, 0), -EACCES);
+	k->fail_config1_mask = 0;
 
 	/* attached events never ask for user access */
 	assert_int_equal(tally_selfmon__open(&c, &a, 99, -1, NULL, 0), 0);
-	assert_int_equal(sim_event_nth(1)->attr.config1, 0);
+	assert_int_equal(sim_event_by_fd(tally_selfmon__fd(c))->attr.config1, 0);
 	tally_selfmon__delete(c);
 
 	/* sysctl off: no config1 bits, and the reason says how to turn it on */
@@ -589,7 +607,7 @@ static void arm64_open_requests_user_access(void **state)
 	assert_int_equal(write(fd, "0\n", 2), 2);
 	close(fd);
 	assert_int_equal(tally_selfmon__open(&c, &a, 0, -1, NULL, 0), 0);
-	assert_int_equal(sim_event_nth(2)->attr.config1, 0);
+	assert_int_equal(sim_event_by_fd(tally_selfmon__fd(c))->attr.config1, 0);
 	assert_int_equal(tally_selfmon__fast_path(c), TALLY_SELF_PATH_USER_ACCESS_OFF);
 	assert_non_null(strstr(tally_self_path_str(TALLY_SELF_PATH_USER_ACCESS_OFF),
 			       "perf_user_access"));
