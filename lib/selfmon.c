@@ -326,7 +326,7 @@ uint64_t tally_time_conv__to_cycles(const struct tally_time_conv *conv, uint64_t
 	uint64_t t = ts - conv->time_zero;
 	unsigned __int128 q;
 
-	if (!conv->time_mult)
+	if (!conv->time_mult || conv->time_shift >= 64)
 		return 0;
 	/* floor(t * 2^shift / mult): the exact inverse of to_perf, rounded down. */
 	q = ((unsigned __int128)t << conv->time_shift) / conv->time_mult;

@@ -635,6 +635,11 @@ static void time_conversion(void **state)
 	assert_true(back <= cyc && cyc - back <= 1);
 	assert_true(tally_time_conv__to_perf(&conv, back) <= ts);
 	assert_true(ts - tally_time_conv__to_perf(&conv, back) <= 2);
+	/* a shift no kernel publishes is refused rather than shifted out of range */
+	conv.time_shift = 200;
+	assert_int_equal(tally_time_conv__to_cycles(&conv, ts), 0);
+	assert_int_equal(tally_time_conv__to_perf(&conv, cyc), conv.time_zero);
+	conv.time_shift = 31;
 	/* a 1 GHz counter (mult 2^31, shift 31) round-trips exactly */
 	conv.time_mult = 1u << 31;
 	assert_int_equal(tally_time_conv__to_cycles(&conv,
