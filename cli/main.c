@@ -18,6 +18,7 @@ volatile sig_atomic_t exiting;
 
 static const struct cmd commands[] = {
 	{ "list", cmd_list, "List all symbolic event types" },
+	{ "stat", cmd_stat, "Run a command and gather performance counter statistics" },
 	{ "evlist", cmd_evlist, "List the event names in a perf.data file" },
 };
 

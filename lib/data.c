@@ -299,11 +299,13 @@ static size_t get_string(const uint8_t *p, size_t avail, const char **s, size_t 
 static int parse_event_desc(struct tally_data *d)
 {
 	struct feat *f = &d->feats[TALLY_FEAT_EVENT_DESC];
-	const uint8_t *p = f->buf, *end = f->buf + f->len;
+	const uint8_t *p, *end;
 	uint32_t nr, asz;
 
 	if (!f->present || f->len < 8)
 		return 0;
+	p = f->buf;
+	end = f->buf + f->len;
 	memcpy(&nr, p, 4);
 	memcpy(&asz, p + 4, 4);
 	p += 8;
@@ -338,11 +340,13 @@ static int parse_event_desc(struct tally_data *d)
 static void parse_group_desc(struct tally_data *d)
 {
 	struct feat *f = &d->feats[TALLY_FEAT_GROUP_DESC];
-	const uint8_t *p = f->buf, *end = f->buf + f->len;
+	const uint8_t *p, *end;
 	uint32_t nr;
 
 	if (!f->present || f->len < 4)
 		return;
+	p = f->buf;
+	end = f->buf + f->len;
 	memcpy(&nr, p, 4);
 	p += 4;
 	for (uint32_t i = 0; i < nr; i++) {
@@ -539,7 +543,7 @@ static int stream_size(const uint8_t *rec, const struct perf_event_header *hdr, 
 		       uint64_t *sz)
 {
 	*sz = hdr->size;
-	if (hdr->type == TALLY_RECORD_HEADER_TRACING_DATA && hdr->size >= 12) {
+	if (hdr->type == TALLY_RECORD_HEADER_TRACING_DATA && hdr->size >= 12 && avail >= 12) {
 		uint32_t extra;
 		memcpy(&extra, rec + 8, 4);
 		*sz += extra;

@@ -28,7 +28,9 @@ struct tally_map;
 struct tally_dso;
 
 struct tally_symbol {
-	uint64_t start;		/* dso-relative address (as in the ELF file) */
+	uint64_t start;		/* in the dso's address space, as dso_addr below: the file
+				 * offset for ELF files (perf's map_ip), absolute for the
+				 * kernel, modules and JIT maps */
 	uint64_t size;
 	const char *name;
 };
@@ -40,7 +42,9 @@ struct tally_addr_loc {
 	struct tally_dso *dso;
 	const struct tally_symbol *sym;
 	uint64_t addr;		/* the ip looked up */
-	uint64_t dso_addr;	/* ip translated into the dso's address space (for sym+off) */
+	uint64_t dso_addr;	/* ip in the dso's address space: ip - map start + pgoff for
+				 * files (what perf prints), ip for the kernel and JIT maps;
+				 * sym+off is dso_addr - sym->start */
 	uint8_t cpumode;	/* PERF_RECORD_MISC_USER / KERNEL / GUEST_* / HYPERVISOR */
 };
 
@@ -58,7 +62,12 @@ void tally_session__delete(struct tally_session *s);
  */
 int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr);
 
-/* The thread for pid/tid, created if new (comm "[unknown]" or "pid:TID" like perf). */
+/* Give dsos the build-ids of a BUILD_ID header feature (tally_data__feature(d,
+ * TALLY_FEAT_BUILD_ID, …)); call before processing records. 0 or -errno. */
+int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len);
+
+/* The thread for pid/tid, created if new. A thread with no COMM yet is named ":TID"
+ * like perf; tid 0 is "swapper". */
 struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, pid_t tid);
 
 /* Resolve an address. cpumode is the sample's header.misc & PERF_RECORD_MISC_CPUMODE_MASK

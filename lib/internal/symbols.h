@@ -1,0 +1,42 @@
+/*
+ * Symbol tables inside libtally: one per dso, loaded once, sorted once, searched by
+ * binary search. Names live in one string pool per table.
+ */
+#ifndef TALLY_INTERNAL_SYMBOLS_H
+#define TALLY_INTERNAL_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tally/session.h>
+
+struct tly_symtab {
+	struct tally_symbol *syms;
+	size_t nr, cap;
+	char *pool;
+	size_t pool_len, pool_cap;
+	/* ELF PT_LOAD segments, to turn a file offset into the address symbols use */
+	struct { uint64_t offset, vaddr, filesz; } *segs;
+	size_t nr_segs;
+	/* per-symbol binding used while choosing among aliases (freed after sorting) */
+	uint8_t *bind;
+};
+
+void tly_symtab__release(struct tly_symtab *t);
+/* Append a symbol (name copied to the pool). bind: 2 global, 1 weak, 0 local. */
+int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const char *name,
+		    size_t len, int bind);
+/* Sort, pick one symbol per address, give zero-size symbols the room up to the next. */
+void tly_symtab__finish(struct tly_symtab *t);
+const struct tally_symbol *tly_symtab__find(const struct tly_symtab *t, uint64_t addr);
+/* File offset -> ELF address through the PT_LOAD segments (identity without them). */
+uint64_t tly_symtab__offset_to_addr(const struct tly_symtab *t, uint64_t off);
+
+/* Loaders: 0, or -errno (nothing loaded). */
+int tly_symtab__load_elf(struct tly_symtab *t, const char *path, const char *debug_path);
+int tly_symtab__load_elf_mem(struct tly_symtab *t, const void *buf, size_t len);
+int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path);
+int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path);
+/* Build-id note of an ELF file: bytes written to id (up to 20), or -errno. */
+int tly_elf_build_id(const char *path, uint8_t *id, size_t len);
+
+#endif

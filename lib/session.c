@@ -1,0 +1,816 @@
+/*
+ * The session: threads (hash by tid), processes with their maps (sorted arrays,
+ * binary search), the kernel's maps, and dsos (hash by name) whose symbol tables are
+ * loaded lazily, once, on the first lookup that lands in them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <tally/format.h>
+#include <tally/session.h>
+#include "internal/symbols.h"
+
+struct tally_dso {
+	char *name;
+	const char *short_name;
+	struct tally_dso *next;		/* hash chain */
+	struct tally_dso *all_next;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	bool kernel;			/* [kernel.kallsyms] or a module: absolute addresses */
+	bool absolute;			/* symbols use absolute addresses (kernel, JIT maps) */
+	bool no_symbols;		/* //anon, [heap], [stack], … */
+	bool loaded;
+	bool hit;
+	struct tly_symtab syms;
+};
+
+struct tally_map {
+	uint64_t start, end, pgoff;
+	struct tally_dso *dso;
+	struct tally_map *all_next;	/* every map ever made, freed with the session */
+};
+
+struct maps {
+	struct tally_map **v;
+	size_t nr, cap;
+};
+
+struct proc {
+	pid_t pid;
+	struct proc *next;
+	struct maps maps;
+};
+
+struct tally_thread {
+	pid_t pid, tid;
+	struct tally_thread *next;
+	struct tally_thread *all_next;
+	char *comm;
+	struct proc *proc;
+	bool exited;
+};
+
+struct build_id_entry {
+	char *name;
+	uint8_t id[20];
+	size_t len;
+	struct build_id_entry *next;
+};
+
+#define NBUCKETS 4096
+
+struct tally_session {
+	struct tally_session_opts opts;
+	char *kallsyms, *symfs, *buildid_dir;
+	struct tally_thread *threads[NBUCKETS], *all_threads;
+	struct proc *procs[NBUCKETS];
+	struct tally_dso *dsos[NBUCKETS], *all_dsos;
+	struct tally_map *all_maps;
+	struct maps kmaps;
+	struct tally_dso *kernel_dso;
+	struct build_id_entry *build_ids;
+	bool kallsyms_loaded;
+	struct tly_symtab ksyms;	/* /proc/kallsyms, shared by the kernel and modules */
+};
+
+static size_t hash_u(uint64_t v)
+{
+	return (size_t)((v * 0x9e3779b97f4a7c15ULL) >> 40) & (NBUCKETS - 1);
+}
+
+static size_t hash_s(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
+	return (size_t)(h >> 20) & (NBUCKETS - 1);
+}
+
+int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts)
+{
+	struct tally_session *s = calloc(1, sizeof(*s));
+	const char *home = getenv("HOME");
+	char buf[4096];
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	if (opts)
+		s->opts = *opts;
+	snprintf(buf, sizeof(buf), "%s/.debug", home ? home : "/root");
+	s->kallsyms = strdup(s->opts.kallsyms ? s->opts.kallsyms : "/proc/kallsyms");
+	s->symfs = s->opts.symfs ? strdup(s->opts.symfs) : NULL;
+	s->buildid_dir = strdup(s->opts.buildid_dir ? s->opts.buildid_dir : buf);
+	if (!s->kallsyms || !s->buildid_dir || (s->opts.symfs && !s->symfs)) {
+		tally_session__delete(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void tally_session__delete(struct tally_session *s)
+{
+	if (!s)
+		return;
+	for (struct tally_thread *t = s->all_threads, *n; t; t = n) {
+		n = t->all_next;
+		free(t->comm);
+		free(t);
+	}
+	for (size_t i = 0; i < NBUCKETS; i++) {
+		for (struct proc *p = s->procs[i], *n; p; p = n) {
+			n = p->next;
+			free(p->maps.v);
+			free(p);
+		}
+	}
+	for (struct tally_map *m = s->all_maps, *n; m; m = n) {
+		n = m->all_next;
+		free(m);
+	}
+	for (struct tally_dso *d = s->all_dsos, *n; d; d = n) {
+		n = d->all_next;
+		tly_symtab__release(&d->syms);
+		free(d->name);
+		free(d);
+	}
+	for (struct build_id_entry *b = s->build_ids, *n; b; b = n) {
+		n = b->next;
+		free(b->name);
+		free(b);
+	}
+	free(s->kmaps.v);
+	tly_symtab__release(&s->ksyms);
+	free(s->kallsyms);
+	free(s->symfs);
+	free(s->buildid_dir);
+	free(s);
+}
+
+/* ---- dsos ------------------------------------------------------------------ */
+
+static bool is_anon(const char *name)
+{
+	return !strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) ||
+	       !strncmp(name, "/anon_hugepage", 14) || !strncmp(name, "/memfd:", 7) ||
+	       !strncmp(name, "[anon", 5);
+}
+
+static struct tally_dso *dso_findnew(struct tally_session *s, const char *name)
+{
+	size_t h = hash_s(name);
+	struct tally_dso *d;
+
+	for (d = s->dsos[h]; d; d = d->next)
+		if (!strcmp(d->name, name))
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->name = strdup(name))) {
+		free(d);
+		return NULL;
+	}
+	const char *slash = strrchr(d->name, '/');
+	d->short_name = d->name[0] == '[' || !slash ? d->name : slash + 1;
+	if (d->name[0] == '[' && strcmp(d->name, "[vdso]") && strcmp(d->name, "[vsyscall]"))
+		d->no_symbols = strcmp(d->name, "[kernel.kallsyms]") != 0;
+	if (!strncmp(d->name, "/tmp/perf-", 10))
+		d->absolute = true;
+	for (struct build_id_entry *b = s->build_ids; b; b = b->next) {
+		if (!strcmp(b->name, name)) {
+			memcpy(d->build_id, b->id, b->len);
+			d->build_id_len = b->len;
+		}
+	}
+	d->next = s->dsos[h];
+	s->dsos[h] = d;
+	d->all_next = s->all_dsos;
+	s->all_dsos = d;
+	return d;
+}
+
+static void hex(char *out, const uint8_t *id, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = 0;
+}
+
+static bool file_matches(const char *path, const struct tally_dso *d)
+{
+	uint8_t id[20];
+	int n;
+	if (access(path, R_OK))
+		return false;
+	if (!d->build_id_len)
+		return true;
+	n = tly_elf_build_id(path, id, sizeof(id));
+	return n < 0 || ((size_t)n == d->build_id_len && !memcmp(id, d->build_id, (size_t)n));
+}
+
+/* The file to read a dso's symbols from: symfs, the build-id cache, the path itself,
+ * or the path seen from the process's mount namespace. */
+static bool find_binary(struct tally_session *s, struct tally_dso *d, pid_t pid,
+			char *path, size_t len, char *debug, size_t dlen)
+{
+	char idhex[41];
+
+	debug[0] = 0;
+	if (!d->build_id_len && !s->symfs) {
+		/* no id in the file: the binary's own note finds its debuginfo */
+		int n = tly_elf_build_id(d->name, d->build_id, sizeof(d->build_id));
+		if (n > 0)
+			d->build_id_len = (size_t)n;
+	}
+	if (d->build_id_len) {
+		hex(idhex, d->build_id, d->build_id_len);
+		snprintf(debug, dlen, "/usr/lib/debug/.build-id/%.2s/%s.debug", idhex, idhex + 2);
+		if (access(debug, R_OK))
+			debug[0] = 0;
+	}
+	if (s->symfs) {
+		snprintf(path, len, "%s%s", s->symfs, d->name);
+		return file_matches(path, d);
+	}
+	snprintf(path, len, "%s", d->name);
+	if (file_matches(path, d))
+		return true;
+	if (d->build_id_len) {
+		snprintf(path, len, "%s/.build-id/%.2s/%s/elf", s->buildid_dir, idhex, idhex + 2);
+		if (!access(path, R_OK))
+			return true;
+		snprintf(path, len, "%s%s/%s/elf", s->buildid_dir, d->name, idhex);
+		if (!access(path, R_OK))
+			return true;
+	}
+	if (pid > 0) {
+		snprintf(path, len, "/proc/%d/root%s", (int)pid, d->name);
+		if (file_matches(path, d))
+			return true;
+	}
+	return false;
+}
+
+static void load_vdso(struct tally_dso *d)
+{
+	/* The vdso of the kernel we run on; the one in the file is the same when the file
+	 * was recorded here. Its ELF image has its own section headers. */
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f;
+	char line[256];
+	size_t size = 0;
+
+	if (!base || !(f = fopen("/proc/self/maps", "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &a, &b) == 2 && a == base)
+			size = b - a;
+	}
+	fclose(f);
+	if (size)
+		tly_symtab__load_elf_mem(&d->syms, (const void *)base, size);
+}
+
+static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
+{
+	char path[4096], debug[4096];
+
+	d->loaded = true;
+	if (s->opts.no_symbols || d->no_symbols)
+		return;
+	if (d->kernel)
+		return;	/* kernel and modules use the session's kallsyms table */
+	if (!strcmp(d->name, "[vdso]")) {
+		load_vdso(d);
+		return;
+	}
+	if (d->absolute) {
+		tly_symtab__load_perfmap(&d->syms, d->name);
+		return;
+	}
+	if (find_binary(s, d, pid, path, sizeof(path), debug, sizeof(debug)))
+		tly_symtab__load_elf(&d->syms, path, debug[0] ? debug : NULL);
+}
+
+/* ---- maps ------------------------------------------------------------------ */
+
+static int maps_insert(struct maps *ms, struct tally_map *m, struct tally_session *s)
+{
+	size_t lo = 0, hi = ms->nr;
+
+	/* find the first map ending after m starts */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ms->v[mid]->end <= m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* cut the overlapped parts out of older maps (a new mapping replaces them) */
+	size_t i = lo;
+	while (i < ms->nr && ms->v[i]->start < m->end) {
+		struct tally_map *o = ms->v[i];
+		bool left = o->start < m->start, right = o->end > m->end;
+		if (left && right) {
+			struct tally_map *r = malloc(sizeof(*r));
+			if (!r)
+				return -ENOMEM;
+			*r = *o;
+			r->pgoff = o->pgoff + (m->end - o->start);
+			r->start = m->end;
+			r->all_next = s->all_maps;
+			s->all_maps = r;
+			o->end = m->start;
+			/* insert r after o */
+			if (ms->nr + 2 > ms->cap) {
+				size_t ncap = ms->cap ? ms->cap * 2 : 16;
+				struct tally_map **nv = realloc(ms->v, ncap * sizeof(*nv));
+				if (!nv)
+					return -ENOMEM;
+				ms->v = nv;
+				ms->cap = ncap;
+			}
+			memmove(&ms->v[i + 2], &ms->v[i + 1], (ms->nr - i - 1) * sizeof(*ms->v));
+			ms->v[i + 1] = r;
+			ms->nr++;
+			i++;
+			break;
+		} else if (left) {
+			o->end = m->start;
+			i++;
+		} else if (right) {
+			o->pgoff += m->end - o->start;
+			o->start = m->end;
+			break;
+		} else {
+			memmove(&ms->v[i], &ms->v[i + 1], (ms->nr - i - 1) * sizeof(*ms->v));
+			ms->nr--;
+		}
+	}
+	/* insertion point: after every map starting before m */
+	lo = 0;
+	hi = ms->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ms->v[mid]->start < m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (ms->nr + 1 > ms->cap) {
+		size_t ncap = ms->cap ? ms->cap * 2 : 16;
+		struct tally_map **nv = realloc(ms->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		ms->v = nv;
+		ms->cap = ncap;
+	}
+	memmove(&ms->v[lo + 1], &ms->v[lo], (ms->nr - lo) * sizeof(*ms->v));
+	ms->v[lo] = m;
+	ms->nr++;
+	return 0;
+}
+
+static struct tally_map *maps_find(const struct maps *ms, uint64_t ip)
+{
+	size_t lo = 0, hi = ms->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ms->v[mid]->start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ip < ms->v[lo - 1]->end)
+		return ms->v[lo - 1];
+	return NULL;
+}
+
+static struct tally_map *map_new(struct tally_session *s, uint64_t start, uint64_t len,
+				 uint64_t pgoff, struct tally_dso *dso)
+{
+	struct tally_map *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->start = start;
+	m->end = start + len < start ? UINT64_MAX : start + len;
+	m->pgoff = pgoff;
+	m->dso = dso;
+	m->all_next = s->all_maps;
+	s->all_maps = m;
+	return m;
+}
+
+/* ---- threads --------------------------------------------------------------- */
+
+static struct proc *proc_findnew(struct tally_session *s, pid_t pid)
+{
+	size_t h = hash_u((uint64_t)(uint32_t)pid);
+	struct proc *p;
+	for (p = s->procs[h]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = s->procs[h];
+	s->procs[h] = p;
+	return p;
+}
+
+static struct tally_thread *thread_find(struct tally_session *s, pid_t tid)
+{
+	for (struct tally_thread *t = s->threads[hash_u((uint64_t)(uint32_t)tid)]; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static int set_comm(struct tally_thread *t, const char *comm, size_t len)
+{
+	char *c = strndup(comm, len);
+	if (!c)
+		return -ENOMEM;
+	free(t->comm);
+	t->comm = c;
+	return 0;
+}
+
+static struct tally_thread *thread_new(struct tally_session *s, pid_t pid, pid_t tid)
+{
+	struct tally_thread *t = calloc(1, sizeof(*t));
+	char buf[32];
+	size_t h = hash_u((uint64_t)(uint32_t)tid);
+
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	t->proc = proc_findnew(s, pid);
+	if (tid == 0)
+		snprintf(buf, sizeof(buf), "swapper");
+	else
+		snprintf(buf, sizeof(buf), ":%d", (int)tid);
+	if (!t->proc || set_comm(t, buf, strlen(buf))) {
+		free(t);
+		return NULL;
+	}
+	t->next = s->threads[h];
+	s->threads[h] = t;
+	t->all_next = s->all_threads;
+	s->all_threads = t;
+	return t;
+}
+
+struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, pid_t tid)
+{
+	struct tally_thread *t = thread_find(s, tid);
+	if (t && pid != -1 && t->pid != pid && t->pid == -1) {
+		t->pid = pid;	/* learned the process of a thread first seen without it */
+		t->proc = proc_findnew(s, pid);
+	}
+	if (t)
+		return t;
+	return thread_new(s, pid == -1 ? tid : pid, tid);
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, uint64_t len,
+			uint64_t pgoff, const char *name, uint16_t misc, const uint8_t *bid,
+			size_t bid_len)
+{
+	uint8_t cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+	struct tally_dso *dso;
+	struct tally_map *m;
+	char jit[64];
+
+	if (kernel && (int32_t)pid == -1) {
+		const char *dname = name;
+		bool is_kernel = !strncmp(name, "[kernel.kallsyms]", 17) || !strncmp(name, "[guest.kernel", 13);
+		char mod[256];
+		if (is_kernel) {
+			dname = "[kernel.kallsyms]";
+		} else {
+			/* modules: perf shows "[name]" for /lib/modules/…/name.ko(.xz) */
+			const char *b = strrchr(name, '/');
+			b = b ? b + 1 : name;
+			size_t n = strcspn(b, ".");
+			if (b[0] == '[')
+				snprintf(mod, sizeof(mod), "%s", b);
+			else
+				snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
+			for (char *c = mod; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			dname = mod;
+		}
+		dso = dso_findnew(s, dname);
+		if (!dso)
+			return -ENOMEM;
+		dso->kernel = dso->absolute = true;
+		dso->no_symbols = false;
+		if (is_kernel) {
+			s->kernel_dso = dso;
+			if (len == 0 || start + len < start)
+				len = UINT64_MAX - start;
+		}
+		m = map_new(s, start, len, start, dso);
+		if (!m)
+			return -ENOMEM;
+		return maps_insert(&s->kmaps, m, s);
+	}
+
+	if (is_anon(name)) {
+		snprintf(jit, sizeof(jit), "/tmp/perf-%u.map", pid);
+		name = jit;
+	}
+	dso = dso_findnew(s, name);
+	if (!dso)
+		return -ENOMEM;
+	if (bid_len && !dso->build_id_len) {
+		memcpy(dso->build_id, bid, bid_len);
+		dso->build_id_len = bid_len;
+	}
+	struct tally_thread *t = tally_session__thread(s, (pid_t)pid, (pid_t)pid);
+	if (!t)
+		return -ENOMEM;
+	m = map_new(s, start, len, dso->absolute ? start : pgoff, dso);
+	if (!m)
+		return -ENOMEM;
+	return maps_insert(&t->proc->maps, m, s);
+}
+
+static size_t str_len(const char *p, const char *end)
+{
+	return p < end ? strnlen(p, (size_t)(end - p)) : 0;
+}
+
+int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+	const char *end = (const char *)hdr + hdr->size;
+	uint32_t u[4];
+
+	switch (hdr->type) {
+	case PERF_RECORD_COMM: {
+		if (hdr->size < 16)
+			return -EINVAL;
+		memcpy(u, p, 8);
+		const char *comm = (const char *)p + 8;
+		struct tally_thread *t = tally_session__thread(s, (pid_t)u[0], (pid_t)u[1]);
+		if (!t)
+			return -ENOMEM;
+		return set_comm(t, comm, str_len(comm, end));
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		if (hdr->size < 8 + 16)
+			return -EINVAL;
+		memcpy(u, p, 16);	/* pid, ppid, tid, ptid */
+		if (hdr->type == PERF_RECORD_EXIT) {
+			struct tally_thread *t = thread_find(s, (pid_t)u[2]);
+			if (t)
+				t->exited = true;
+			return 0;
+		}
+		struct tally_thread *parent = tally_session__thread(s, (pid_t)u[1], (pid_t)u[3]);
+		struct tally_thread *child = thread_find(s, (pid_t)u[2]);
+		if (!parent)
+			return -ENOMEM;
+		if (child && child->exited) {
+			child->exited = false;	/* tid reused */
+		}
+		if (!child) {
+			child = thread_new(s, (pid_t)u[0], (pid_t)u[2]);
+			if (!child)
+				return -ENOMEM;
+		}
+		if (set_comm(child, parent->comm, strlen(parent->comm)))
+			return -ENOMEM;
+		/* a new process starts with a copy of its parent's maps */
+		if (u[0] != u[1] && child->proc != parent->proc && child->proc->maps.nr == 0) {
+			struct maps *src = &parent->proc->maps, *dst = &child->proc->maps;
+			for (size_t i = 0; i < src->nr; i++) {
+				struct tally_map *m = map_new(s, 0, 0, 0, NULL);
+				if (!m)
+					return -ENOMEM;
+				struct tally_map *keep = m->all_next;
+				*m = *src->v[i];
+				m->all_next = keep;
+				if (maps_insert(dst, m, s))
+					return -ENOMEM;
+			}
+		}
+		return 0;
+	}
+	case PERF_RECORD_MMAP: {
+		struct { uint32_t pid, tid; uint64_t start, len, pgoff; } mm;
+		if (hdr->size < 8 + sizeof(mm) + 1)
+			return -EINVAL;
+		memcpy(&mm, p, sizeof(mm));
+		const char *name = (const char *)p + sizeof(mm);
+		char buf[4096];
+		snprintf(buf, sizeof(buf), "%.*s", (int)str_len(name, end), name);
+		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, NULL, 0);
+	}
+	case PERF_RECORD_MMAP2: {
+		struct { uint32_t pid, tid; uint64_t start, len, pgoff;
+			 uint8_t idpart[24]; uint32_t prot, flags; } mm;
+		if (hdr->size < 8 + sizeof(mm) + 1)
+			return -EINVAL;
+		memcpy(&mm, p, sizeof(mm));
+		const char *name = (const char *)p + sizeof(mm);
+		char buf[4096];
+		size_t bl = 0;
+		snprintf(buf, sizeof(buf), "%.*s", (int)str_len(name, end), name);
+		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			bl = mm.idpart[0] <= 20 ? mm.idpart[0] : 20;
+		}
+		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc,
+				    mm.idpart + 4, bl);
+	}
+	default:
+		return 0;
+	}
+}
+
+int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len)
+{
+	const uint8_t *p = buf, *end = p + len;
+
+	while ((size_t)(end - p) >= 8 + 4 + 24) {
+		struct perf_event_header h;
+		memcpy(&h, p, sizeof(h));
+		if (h.size < 8 + 4 + 24 || h.size > (size_t)(end - p))
+			return -EINVAL;
+		struct build_id_entry *b = calloc(1, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		const char *name = (const char *)p + 8 + 4 + 24;
+		b->name = strndup(name, h.size - (8 + 4 + 24));
+		if (!b->name) {
+			free(b);
+			return -ENOMEM;
+		}
+		b->len = 20;
+		if (h.misc & (1 << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */)
+			b->len = p[12 + 20] <= 20 ? p[12 + 20] : 20;
+		memcpy(b->id, p + 12, b->len);
+		if (!strcmp(b->name, "[kernel.kallsyms]") || b->name[0] != '[' || 1) {
+			b->next = s->build_ids;
+			s->build_ids = b;
+		}
+		/* dsos already made from MMAP records before the ids were known */
+		struct tally_dso *d;
+		for (d = s->dsos[hash_s(b->name)]; d; d = d->next) {
+			if (!strcmp(d->name, b->name) && !d->build_id_len) {
+				memcpy(d->build_id, b->id, b->len);
+				d->build_id_len = b->len;
+			}
+		}
+		p += h.size;
+	}
+	return 0;
+}
+
+/* ---- resolving ------------------------------------------------------------- */
+
+static void kallsyms_load(struct tally_session *s)
+{
+	if (s->kallsyms_loaded)
+		return;
+	s->kallsyms_loaded = true;
+	if (!s->opts.no_symbols)
+		tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
+}
+
+int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+			   uint64_t ip, struct tally_addr_loc *loc)
+{
+	struct tally_map *m = NULL;
+
+	memset(loc, 0, sizeof(*loc));
+	loc->addr = ip;
+	loc->dso_addr = ip;
+	loc->cpumode = cpumode;
+	loc->thread = tally_session__thread(s, pid, tid);
+	if (!loc->thread)
+		return -ENOMEM;
+
+	if (cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL) {
+		m = maps_find(&s->kmaps, ip);
+		if (!m && !s->kmaps.nr && !s->opts.no_symbols) {
+			/* no kernel MMAP in the file: kallsyms still names kernel addresses */
+			if (!s->kernel_dso) {
+				s->kernel_dso = dso_findnew(s, "[kernel.kallsyms]");
+				if (!s->kernel_dso)
+					return -ENOMEM;
+				s->kernel_dso->kernel = s->kernel_dso->absolute = true;
+				s->kernel_dso->no_symbols = false;
+			}
+			loc->dso = s->kernel_dso;
+		}
+	} else if (cpumode == PERF_RECORD_MISC_USER || cpumode == PERF_RECORD_MISC_GUEST_USER) {
+		m = maps_find(&loc->thread->proc->maps, ip);
+	}
+	if (m) {
+		loc->map = m;
+		loc->dso = m->dso;
+		loc->dso_addr = ip - m->start + m->pgoff;
+	}
+	if (!loc->dso)
+		return 0;
+	if (loc->dso->kernel) {
+		kallsyms_load(s);
+		loc->dso_addr = ip;
+		loc->sym = tly_symtab__find(&s->ksyms, ip);
+		return 0;
+	}
+	if (!loc->dso->loaded)
+		dso_load(s, loc->dso, loc->thread->pid);
+	loc->sym = tly_symtab__find(&loc->dso->syms, loc->dso_addr);
+	return 0;
+}
+
+/* ---- accessors ------------------------------------------------------------- */
+
+const char *tally_thread__comm(const struct tally_thread *t)
+{
+	return t->comm;
+}
+
+pid_t tally_thread__pid(const struct tally_thread *t)
+{
+	return t->pid;
+}
+
+pid_t tally_thread__tid(const struct tally_thread *t)
+{
+	return t->tid;
+}
+
+const char *tally_dso__name(const struct tally_dso *d)
+{
+	return d->name;
+}
+
+const char *tally_dso__short_name(const struct tally_dso *d)
+{
+	return d->short_name;
+}
+
+bool tally_dso__is_kernel(const struct tally_dso *d)
+{
+	return d->kernel;
+}
+
+size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id)
+{
+	*id = d->build_id;
+	return d->build_id_len;
+}
+
+void tally_dso__set_hit(struct tally_dso *d)
+{
+	d->hit = true;
+}
+
+bool tally_dso__hit(const struct tally_dso *d)
+{
+	return d->hit;
+}
+
+int tally_session__for_each_dso(struct tally_session *s, tally_dso_fn fn, void *arg)
+{
+	for (struct tally_dso *d = s->all_dsos; d; d = d->all_next) {
+		int ret = fn(arg, d);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+uint64_t tally_map__start(const struct tally_map *m)
+{
+	return m->start;
+}
+
+uint64_t tally_map__end(const struct tally_map *m)
+{
+	return m->end;
+}
+
+uint64_t tally_map__pgoff(const struct tally_map *m)
+{
+	return m->pgoff;
+}

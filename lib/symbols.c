@@ -1,0 +1,422 @@
+/*
+ * Symbol tables: ELF files through libelf (.symtab, else .dynsym; a separate debug
+ * file's .symtab when there is one), /proc/kallsyms, and perf's JIT map files
+ * (/tmp/perf-PID.map: "START SIZE name" in hex). Each table is sorted once and
+ * searched by binary search; names are kept in one pool.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal/symbols.h"
+
+void tly_symtab__release(struct tly_symtab *t)
+{
+	free(t->syms);
+	free(t->pool);
+	free(t->segs);
+	free(t->bind);
+	memset(t, 0, sizeof(*t));
+}
+
+int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const char *name,
+		    size_t len, int bind)
+{
+	if (t->nr == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256;
+		struct tally_symbol *ns = realloc(t->syms, ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		t->syms = ns;
+		uint8_t *nb = realloc(t->bind, ncap);
+		if (!nb)
+			return -ENOMEM;
+		t->bind = nb;
+		t->cap = ncap;
+	}
+	if (t->pool_len + len + 1 > t->pool_cap) {
+		size_t ncap = t->pool_cap ? t->pool_cap * 2 : 4096;
+		while (ncap < t->pool_len + len + 1)
+			ncap *= 2;
+		char *np = realloc(t->pool, ncap);
+		if (!np)
+			return -ENOMEM;
+		t->pool = np;
+		t->pool_cap = ncap;
+	}
+	memcpy(t->pool + t->pool_len, name, len);
+	t->pool[t->pool_len + len] = 0;
+	/* names are pool offsets until finish() turns them into pointers */
+	t->syms[t->nr] = (struct tally_symbol){ .start = start, .size = size,
+						.name = (const char *)(uintptr_t)t->pool_len };
+	t->bind[t->nr] = (uint8_t)bind;
+	t->pool_len += len + 1;
+	t->nr++;
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct tally_symbol *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+struct sym_tmp { struct tally_symbol s; uint8_t b; uint32_t idx; };
+
+static int sym_cmp_stable(const void *a, const void *b)
+{
+	const struct sym_tmp *x = a, *y = b;
+	if (x->s.start != y->s.start)
+		return x->s.start < y->s.start ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Among symbols at the same address, the one perf would show: with a size, not weak,
+ * global, fewer leading underscores, then the longer name. bind 3 means "keep the last
+ * one" (kallsyms, where perf shows the last alias listed). */
+static bool better(const struct tally_symbol *a, int ba, const struct tally_symbol *b, int bb)
+{
+	if (ba == 3 || bb == 3)
+		return true;
+	if (!!a->size != !!b->size)
+		return a->size != 0;
+	if ((ba == 1) != (bb == 1))
+		return bb == 1;
+	if ((ba == 2) != (bb == 2))
+		return ba == 2;
+	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
+	if (ua != ub)
+		return ua < ub;
+	return strlen(a->name) > strlen(b->name);
+}
+
+void tly_symtab__finish(struct tly_symtab *t)
+{
+	size_t out = 0;
+
+	if (!t->nr) {
+		free(t->bind);
+		t->bind = NULL;
+		return;
+	}
+	/* keep binding with each symbol through the sort: pack it into the size's top byte
+	 * temporarily is unsafe, so sort an index instead */
+	struct sym_tmp *tmp = malloc(t->nr * sizeof(*tmp));
+	if (tmp) {
+		for (size_t i = 0; i < t->nr; i++) {
+			tmp[i].s = t->syms[i];
+			tmp[i].s.name = t->pool + (uintptr_t)t->syms[i].name;
+			tmp[i].b = t->bind[i];
+			tmp[i].idx = (uint32_t)i;
+		}
+		/* stable: equal addresses keep their order in the table */
+		qsort(tmp, t->nr, sizeof(*tmp), sym_cmp_stable);
+		for (size_t i = 0; i < t->nr; i++) {
+			if (out && t->syms[out - 1].start == tmp[i].s.start) {
+				if (better(&tmp[i].s, tmp[i].b, &t->syms[out - 1], t->bind[out - 1])) {
+					t->syms[out - 1] = tmp[i].s;
+					t->bind[out - 1] = tmp[i].b;
+				}
+				continue;
+			}
+			t->syms[out] = tmp[i].s;
+			t->bind[out] = tmp[i].b;
+			out++;
+		}
+		free(tmp);
+	} else {
+		for (size_t i = 0; i < t->nr; i++)
+			t->syms[i].name = t->pool + (uintptr_t)t->syms[i].name;
+		qsort(t->syms, t->nr, sizeof(*t->syms), sym_cmp);
+		out = t->nr;
+	}
+	t->nr = out;
+	/* zero-size symbols reach up to the next one */
+	for (size_t i = 0; i < t->nr; i++) {
+		if (t->syms[i].size)
+			continue;
+		if (i + 1 < t->nr)
+			t->syms[i].size = t->syms[i + 1].start - t->syms[i].start;
+		else
+			t->syms[i].size = 0x1000 - (t->syms[i].start & 0xfff);
+	}
+	free(t->bind);
+	t->bind = NULL;
+}
+
+const struct tally_symbol *tly_symtab__find(const struct tly_symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo-1 is the last symbol starting at or below addr; a big one before it may
+	 * still cover addr (nested symbols), so look back a little */
+	for (size_t i = lo, n = 0; i > 0 && n < 4; i--, n++) {
+		const struct tally_symbol *s = &t->syms[i - 1];
+		if (addr - s->start < s->size)
+			return s;
+	}
+	return NULL;
+}
+
+uint64_t tly_symtab__offset_to_addr(const struct tly_symtab *t, uint64_t off)
+{
+	for (size_t i = 0; i < t->nr_segs; i++) {
+		if (off >= t->segs[i].offset && off - t->segs[i].offset < t->segs[i].filesz)
+			return off - t->segs[i].offset + t->segs[i].vaddr;
+	}
+	return off;
+}
+
+static int load_segments(struct tly_symtab *t, Elf *e)
+{
+	size_t n;
+	if (elf_getphdrnum(e, &n))
+		return 0;
+	t->segs = calloc(n ? n : 1, sizeof(*t->segs));
+	if (!t->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->segs[t->nr_segs].offset = ph.p_offset;
+		t->segs[t->nr_segs].vaddr = ph.p_vaddr;
+		t->segs[t->nr_segs].filesz = ph.p_filesz;
+		t->nr_segs++;
+	}
+	return 0;
+}
+
+/* Symbols are kept as file offsets, the address space of samples (ip - map start +
+ * pgoff), as perf does: the same for PIE and fixed-address executables. */
+static uint64_t vaddr_to_offset(const struct tly_symtab *t, uint64_t vaddr)
+{
+	for (size_t i = 0; i < t->nr_segs; i++) {
+		if (vaddr >= t->segs[i].vaddr && vaddr - t->segs[i].vaddr < t->segs[i].filesz)
+			return vaddr - t->segs[i].vaddr + t->segs[i].offset;
+	}
+	return vaddr;
+}
+
+/* Function symbols of one symbol table section; returns how many were added. */
+static long load_section(struct tly_symtab *t, Elf *e, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	long added = 0;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		int type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_name)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		int b = GELF_ST_BIND(sym.st_info);
+		if (tly_symtab__add(t, vaddr_to_offset(t, sym.st_value), sym.st_size, name, strlen(name),
+				    b == STB_GLOBAL ? 2 : b == STB_WEAK ? 1 : 0))
+			return -ENOMEM;
+		added++;
+	}
+	return added;
+}
+
+static long load_symbols(struct tly_symtab *t, Elf *e, bool dynsym_too)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr sh, dsh;
+	long n = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			long r = load_section(t, e, scn, &sh);
+			if (r < 0)
+				return r;
+			n += r;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dsh = sh;
+		}
+	}
+	if (!n && dyn && dynsym_too)
+		n = load_section(t, e, dyn, &dsh);
+	return n;
+}
+
+static Elf *elf_open(const char *path, int *fd)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	Elf *e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return e;
+}
+
+int tly_symtab__load_elf(struct tly_symtab *t, const char *path, const char *debug_path)
+{
+	int fd, dfd = -1;
+	Elf *e, *de = NULL;
+	long n = 0;
+
+	elf_version(EV_CURRENT);
+	e = elf_open(path, &fd);
+	if (!e)
+		return -ENOENT;
+	if (load_segments(t, e)) {
+		elf_end(e);
+		close(fd);
+		return -ENOMEM;
+	}
+	if (debug_path && (de = elf_open(debug_path, &dfd)))
+		n = load_symbols(t, de, false);
+	if (n == 0)
+		n = load_symbols(t, e, true);
+	if (de) {
+		elf_end(de);
+		close(dfd);
+	}
+	elf_end(e);
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	tly_symtab__finish(t);
+	return 0;
+}
+
+int tly_symtab__load_elf_mem(struct tly_symtab *t, const void *buf, size_t len)
+{
+	elf_version(EV_CURRENT);
+	Elf *e = elf_memory((char *)buf, len);
+	long n;
+	if (!e)
+		return -EINVAL;
+	if (load_segments(t, e)) {
+		elf_end(e);
+		return -ENOMEM;
+	}
+	n = load_symbols(t, e, true);
+	elf_end(e);
+	if (n < 0)
+		return (int)n;
+	tly_symtab__finish(t);
+	return 0;
+}
+
+int tly_elf_build_id(const char *path, uint8_t *id, size_t len)
+{
+	int fd, ret = -ENOENT;
+	Elf *e = elf_open(path, &fd);
+	Elf_Scn *scn = NULL;
+
+	elf_version(EV_CURRENT);
+	if (!e)
+		return -ENOENT;
+	while (ret < 0 && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + noff, "GNU", 4)) {
+				size_t n = nh.n_descsz < len ? nh.n_descsz : len;
+				memcpy(id, (char *)data->d_buf + doff, n);
+				ret = (int)n;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return ret;
+}
+
+int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char line[512];
+	int ret = 0;
+	bool nonzero = false;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (addr)
+			nonzero = true;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		ret = tly_symtab__add(t, addr, 0, name, strlen(name), 3);
+		if (ret)
+			break;
+	}
+	fclose(f);
+	if (!ret && !nonzero) {
+		tly_symtab__release(t);
+		return -EPERM;	/* kptr_restrict: every address reads as 0 */
+	}
+	tly_symtab__finish(t);
+	return ret;
+}
+
+int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		unsigned long long start, size;
+		int pos = 0;
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (sscanf(line, "%llx %llx %n", &start, &size, &pos) != 2 || !pos)
+			continue;
+		ret = tly_symtab__add(t, start, size, line + pos, strlen(line + pos), 2);
+		if (ret)
+			break;
+	}
+	free(line);
+	fclose(f);
+	tly_symtab__finish(t);
+	return ret;
+}
