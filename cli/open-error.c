@@ -98,34 +98,39 @@ static void permission(struct msg *m, const char *name, int err, const struct cl
 	else if (ctx && ctx->pid > 0)
 		what = "counting another process (-p/-t)";
 
-	put(m, "no permission to open event '%s' (%s): %s is not allowed", name,
-	    strerror(err), what);
-	if (level > -100)
-		put(m, " with kernel.perf_event_paranoid = %d", level);
-	put(m, " for a process without %s.\n", capname);
+	put(m, "no permission to open event '%s' (%s) for %s.\n", name, strerror(err), what);
+	if (has == 1)
+		put(m, "  This process has %s, so the kernel's paranoid level is not the cause:"
+		       " an LSM (SELinux, AppArmor), a seccomp filter or a container refuses"
+		       " perf_event_open.\n", capname);
+	else if (level > -100)
+		put(m, "  kernel.perf_event_paranoid is %d and this process does not have %s%s.\n",
+		    level, capname, perfmon ? "" : " (this kernel is older than 5.8, which"
+						   " introduced CAP_PERFMON)");
+	else
+		put(m, "  This process does not have %s.\n", capname);
 	put(m, "  perf_event_paranoid levels (/proc/sys/kernel/perf_event_paranoid):\n"
 	       "    -1  everything allowed, including raw tracepoints\n"
 	       "     0  CPU-wide (-a, -C) counting and kernel profiling; no raw tracepoints\n"
 	       "     1  your own processes, user and kernel space; no CPU-wide counting\n"
 	       "     2  your own processes, user space only (:u)\n"
 	       "     3  nothing for unprivileged users (Debian/Android kernels)\n");
-	if (has == 1)
-		put(m, "  This process has %s, so the refusal comes from elsewhere (an LSM such as"
-		       " SELinux, a seccomp filter or a container).\n", capname);
-	else
-		put(m, "  This process does not have %s%s.\n", capname,
-		    perfmon ? " (kernel >= 5.8)" : " (this kernel is older than 5.8, which"
-						   " introduced CAP_PERFMON)");
 	put(m, "  To allow it: run as root, or grant the capability to the binary, e.g.\n"
 	       "    sudo setcap %s=ep $(command -v tally)\n"
 	       "  or lower the level: sudo sysctl -w kernel.perf_event_paranoid=%d\n",
 	    perfmon ? "cap_perfmon" : "cap_sys_admin",
 	    ctx && (ctx->system_wide || ctx->cpu >= 0) ? 0 : 1);
-	if (level <= 2)
+	if (level == 2 || level == -100)
 		put(m, "  What works now: counting your own processes (tally stat -- CMD,"
 		       " -p/-t on your own tasks) in user space only, e.g. -e %s:u%s.",
 		    name, ctx && ctx->exclude_kernel ? " (already :u, so the target or the CPU"
 						       " selection is what is refused)" : "");
+	else if (level == 1)
+		put(m, "  What works now: counting your own processes, user and kernel space"
+		       " (tally stat -- CMD, -p/-t on your own tasks); not -a/-C.");
+	else if (level <= 0)
+		put(m, "  At level %d the paranoid setting allows this; check the process's"
+		       " credentials and security policy.", level);
 	else
 		put(m, "  At level %d nothing works without the capability.", level);
 }

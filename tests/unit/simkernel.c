@@ -92,6 +92,8 @@ static int sim_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_
 	e->id = 100 + (uint64_t)sim.nr_opened;
 	e->is_enabled = !attr->disabled;
 	order[sim.nr_opened++] = i;
+	if (sim.on_open)
+		sim.on_open(&sim, e);
 	return e->fd;
 }
 

@@ -60,6 +60,9 @@ struct sim_kernel {
 	/* Called on every read_pmc, e.g. to bump the page's lock mid-read. */
 	void (*on_read_pmc)(struct sim_kernel *k, unsigned int counter);
 	int nr_read_pmc;
+	/* Called after every successful open, e.g. to give the new event its count,
+	 * time_enabled and time_running (tests that drive a whole command). */
+	void (*on_open)(struct sim_kernel *k, struct sim_event *e);
 	/* Opens whose attr.config1 has all bits of fail_config1_mask set fail with
 	 * fail_config1_err (e.g. arm64 hardware without 64-bit counters: config1 bit 0). */
 	uint64_t fail_config1_mask;

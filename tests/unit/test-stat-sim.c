@@ -1,0 +1,283 @@
+/*
+ * tally stat end to end over the simulated kernel: the hardware paths this VM cannot
+ * exercise (groups read with GROUP|ID, multiplexing shown as "  (66.67%)" with
+ * scaled values, <not counted>, <not supported>, derived metrics such as insn per
+ * cycle and GHz) and the open-error messages. Links the stat command's sources and
+ * calls cmd_stat() in-process with the sys seam pointing at the simulator.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cmd.h"
+#include "open-error.h"
+#include "simkernel.h"
+
+/* What cli/main.c provides to commands. */
+int verbose;
+volatile sig_atomic_t exiting;
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tally: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+int cli_finish_output(FILE *f, const char *what)
+{
+	int bad = fflush(f) != 0 || ferror(f);
+
+	(void)what;
+	if (f != stdout && f != stderr)
+		bad |= fclose(f) != 0;
+	return bad;
+}
+
+void cli_usage(FILE *f, const char *usage)
+{
+	fputs(usage, f);
+}
+
+/* Counts the simulated kernel hands out: per (type, config). */
+static void give_counts(struct sim_kernel *k, struct sim_event *e)
+{
+	(void)k;
+	e->enabled = 3000000;
+	e->running = 3000000;
+	if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config == PERF_COUNT_SW_TASK_CLOCK) {
+		e->count = 2000000;	/* 2 msec */
+	} else if (e->attr.type == PERF_TYPE_HARDWARE) {
+		switch (e->attr.config) {
+		case PERF_COUNT_HW_CPU_CYCLES:
+			e->count = 4000000;
+			e->running = 2000000;	/* multiplexed: ran 2/3 of the time */
+			break;
+		case PERF_COUNT_HW_INSTRUCTIONS:
+			e->count = 8000000;
+			e->running = 2000000;
+			break;
+		case PERF_COUNT_HW_BRANCH_INSTRUCTIONS:
+			e->count = 0;
+			e->running = 0;		/* never scheduled: <not counted> */
+			break;
+		default:
+			e->count = 1000;
+		}
+	} else {
+		e->count = 7;
+	}
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static int run_stat(const char *out, const char **args, int nargs)
+{
+	char *argv[32];
+	int argc = 0;
+
+	argv[argc++] = "stat";
+	argv[argc++] = "-o";
+	argv[argc++] = (char *)out;
+	for (int i = 0; i < nargs; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc] = NULL;
+	exiting = 0;
+	return cmd_stat(argc, argv);
+}
+
+static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
+{
+	const char *p = strstr(text, needle), *s, *e;
+
+	if (!p)
+		return NULL;
+	for (s = p; s > text && s[-1] != '\n'; s--)
+		;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	snprintf(buf, len, "%.*s", (int)(e - s), s);
+	return buf;
+}
+
+static void csv_group_multiplexing_not_counted(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX", line[512];
+	const char *args[] = { "-a", "-C", "0", "-x", ",", "--timeout", "10", "-e",
+			       "{cycles,instructions},task-clock,branches" };
+	struct sim_kernel *k;
+	char *text;
+	int fd, n = 0;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	k = sim_install();
+	k->on_open = give_counts;
+	assert_int_equal(run_stat(path, args, 9), 0);
+	/* group: cycles leader, instructions member reading through it */
+	for (int i = 0; i < k->nr_opened; i++) {
+		struct sim_event *e = sim_event_nth(i);
+
+		if (e->attr.type == PERF_TYPE_HARDWARE && e->attr.config == PERF_COUNT_HW_INSTRUCTIONS) {
+			assert_true(e->group_fd >= 0);
+			assert_true(e->attr.read_format & PERF_FORMAT_GROUP);
+			assert_true(e->attr.read_format & PERF_FORMAT_ID);
+			assert_int_equal(e->attr.disabled, 0);
+			n++;
+		}
+		if (e->attr.type == PERF_TYPE_HARDWARE && e->attr.config == PERF_COUNT_HW_CPU_CYCLES) {
+			assert_int_equal(e->group_fd, -1);
+			assert_int_equal(e->attr.disabled, 1);
+			assert_int_equal(e->cpu, 0);
+			assert_int_equal(e->pid, -1);
+			assert_true(e->nr_enable >= 1);
+		}
+	}
+	assert_int_equal(n, 1);
+	sim_uninstall();
+	text = slurp(path);
+	/* scaled: 4,000,000 * 3/2; pcnt-running 66.67; GHz = 6e6 cycles / 2e6 ns */
+	assert_non_null(line_with(text, ",cycles,", line, sizeof(line)));
+	assert_string_equal(line, "6000000,,cycles,2000000,66.67,3.000,GHz");
+	assert_non_null(line_with(text, ",instructions,", line, sizeof(line)));
+	assert_string_equal(line, "12000000,,instructions,2000000,66.67,2.00,insn per cycle");
+	assert_non_null(line_with(text, ",task-clock,", line, sizeof(line)));
+	assert_non_null(strstr(line, "2.00,msec,task-clock,3000000,100.00,"));
+	assert_non_null(line_with(text, ",branches,", line, sizeof(line)));
+	assert_string_equal(line, "<not counted>,,branches,0,0.00,,");	/* run 0 of ena */
+	free(text);
+	unlink(path);
+}
+
+static void human_multiplexing_and_unsupported(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX", line[512], want[512];
+	const char *args[] = { "-a", "-C", "0", "--timeout", "10", "-e",
+			       "{cycles,instructions},branch-misses,branches" };
+	struct sim_kernel *k;
+	char *text;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	k = sim_install();
+	k->on_open = give_counts;
+	sim_fail_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, false, EOPNOTSUPP);
+	assert_int_equal(run_stat(path, args, 7), 0);
+	sim_uninstall();
+	text = slurp(path);
+	assert_non_null(strstr(text, " Performance counter stats for 'CPU(s) 0':\n\n"));
+	assert_non_null(line_with(text, " cycles ", line, sizeof(line)));
+	/* value %18 + unit (4) + name %-32, no clock → no GHz (35 blank metric columns),
+	 * then the multiplexing ratio */
+	snprintf(want, sizeof(want), "%18s %-4s %-32s%35s  (66.67%%)", "6000000", "", "cycles", "");
+	assert_string_equal(line, want);
+	assert_non_null(line_with(text, " instructions ", line, sizeof(line)));
+	snprintf(want, sizeof(want), "%18s %-4s %-32s # %7.2f  %-23s  (66.67%%)", "12000000", "",
+		 "instructions", 2.0, "insn per cycle");
+	assert_string_equal(line, want);
+	assert_non_null(line_with(text, " branch-misses", line, sizeof(line)));
+	snprintf(want, sizeof(want), "%18s %-4s %-25s%35s", "<not supported>", "", "branch-misses", "");
+	assert_string_equal(line, want);
+	assert_non_null(line_with(text, " branches", line, sizeof(line)));
+	snprintf(want, sizeof(want), "%18s %-4s %-25s%35s  (0.00%%)", "<not counted>", "", "branches", "");
+	assert_string_equal(line, want);
+	assert_non_null(strstr(text, " seconds time elapsed\n\n"));
+	free(text);
+	unlink(path);
+}
+
+static void open_error_messages(void **state)
+{
+	char buf[2048];
+	struct cli_open_ctx sys = { true, 0, -1, false }, proc = { false, -1, 4242, false };
+
+	(void)state;
+	cli_open_error_text(buf, sizeof(buf), "cycles", -EACCES, &sys);
+	assert_non_null(strstr(buf, "perf_event_paranoid"));
+	assert_non_null(strstr(buf, "system-wide counting (-a)"));
+	assert_non_null(strstr(buf, "CAP_PERFMON"));
+	assert_non_null(strstr(buf, "setcap cap_perfmon=ep"));
+	assert_non_null(strstr(buf, ":u"));
+	assert_non_null(strstr(buf, "sysctl -w kernel.perf_event_paranoid=0"));
+	cli_open_error_text(buf, sizeof(buf), "cycles", -ENOENT, NULL);
+	assert_non_null(strstr(buf, "not supported"));
+	assert_non_null(strstr(buf, "cpu-clock"));
+	cli_open_error_text(buf, sizeof(buf), "task-clock", -ESRCH, &proc);
+	assert_non_null(strstr(buf, "process 4242"));
+	cli_open_error_text(buf, sizeof(buf), "task-clock", -EMFILE, NULL);
+	assert_non_null(strstr(buf, "RLIMIT_NOFILE"));
+	cli_open_error_text(buf, sizeof(buf), "mem:0x1000", -ENOSPC, NULL);
+	assert_non_null(strstr(buf, "breakpoint"));
+	/* truncation is safe */
+	cli_open_error_text(buf, 16, "cycles", -EACCES, &sys);
+	assert_int_equal(strlen(buf), 15);
+}
+
+static void permission_error_exits_nonzero(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX";
+	const char *args[] = { "-a", "--timeout", "10", "-e", "task-clock" };
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	sim_install();
+	sim_fail_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false, EACCES);
+	assert_int_equal(run_stat(path, args, 5), 1);
+	sim_uninstall();
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(csv_group_multiplexing_not_counted),
+		cmocka_unit_test(human_multiplexing_and_unsupported),
+		cmocka_unit_test(open_error_messages),
+		cmocka_unit_test(permission_error_exits_nonzero),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
