@@ -25,6 +25,8 @@ extern volatile sig_atomic_t exiting;
 
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_script(int argc, char **argv);
 int cmd_evlist(int argc, char **argv);
 
 /* "tally: <message>\n" on stderr. */

@@ -19,6 +19,8 @@ volatile sig_atomic_t exiting;
 static const struct cmd commands[] = {
 	{ "list", cmd_list, "List all symbolic event types" },
 	{ "stat", cmd_stat, "Run a command and gather performance counter statistics" },
+	{ "report", cmd_report, "Read perf.data and display the profile" },
+	{ "script", cmd_script, "Read perf.data and display every sample as text" },
 	{ "evlist", cmd_evlist, "List the event names in a perf.data file" },
 };
 

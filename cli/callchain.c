@@ -1,0 +1,403 @@
+/*
+ * Call-chain trees: building (a trie of frames) and perf 6.1's stdio renderings.
+ * The layout rules (12-column margin, "|", "---", "--NN.NN%--", 11-column levels, the
+ * single-chain shortcut) were read off perf 6.1's output; see callchain.h for how the
+ * trie maps onto perf's runs of frames.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tally/session.h>
+
+#include "callchain.h"
+
+void cc_root_init(struct cc_node *root)
+{
+	memset(root, 0, sizeof(*root));
+}
+
+static void node_free(struct cc_node *n)
+{
+	for (size_t i = 0; i < n->nr_kids; i++) {
+		node_free(n->kids[i]);
+		free(n->kids[i]);
+	}
+	free(n->kids);
+}
+
+void cc_root_free(struct cc_node *root)
+{
+	if (!root)
+		return;
+	node_free(root);
+	cc_root_init(root);
+}
+
+static bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
+{
+	if (a->sym || b->sym)
+		return a->sym == b->sym;
+	return a->dso == b->dso && a->ip == b->ip;
+}
+
+int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uint64_t period)
+{
+	struct cc_node *cur = root;
+
+	root->cumul += period;
+	root->count++;
+	for (size_t i = 0; i < n; i++) {
+		struct cc_node *next = NULL;
+
+		for (size_t k = 0; k < cur->nr_kids; k++) {
+			if (frame_eq(&cur->kids[k]->f, &frames[i])) {
+				next = cur->kids[k];
+				break;
+			}
+		}
+		if (!next) {
+			if (cur->nr_kids == cur->cap_kids) {
+				size_t cap = cur->cap_kids ? cur->cap_kids * 2 : 2;
+				struct cc_node **k = realloc(cur->kids, cap * sizeof(*k));
+
+				if (!k)
+					return -ENOMEM;
+				cur->kids = k;
+				cur->cap_kids = cap;
+			}
+			next = calloc(1, sizeof(*next));
+			if (!next)
+				return -ENOMEM;
+			next->f = frames[i];
+			cur->kids[cur->nr_kids++] = next;
+		}
+		next->cumul += period;
+		next->count++;
+		cur = next;
+	}
+	cur->hits += period;
+	return 0;
+}
+
+const char *cc_frame_name(const struct cc_frame *f, char *buf, size_t len)
+{
+	if (f->sym && f->sym->name)
+		return f->sym->name;
+	snprintf(buf, len, "%#" PRIx64, f->ip);
+	return buf;
+}
+
+/* A run: perf's radix node, from head down single-child hit-less nodes to end. */
+struct run {
+	struct cc_node *head, *end;
+};
+
+static struct cc_node *run_end(struct cc_node *n)
+{
+	while (n->hits == 0 && n->nr_kids == 1)
+		n = n->kids[0];
+	return n;
+}
+
+/* The runs below node (children of its run end), sorted by weight, pruned. */
+static struct run *sorted_runs(struct cc_node *end, uint64_t min_hit, size_t *nr)
+{
+	struct run *r = NULL;
+	size_t n = 0;
+
+	*nr = 0;
+	if (!end->nr_kids)
+		return NULL;
+	r = calloc(end->nr_kids, sizeof(*r));
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < end->nr_kids; i++) {
+		struct cc_node *k = end->kids[i];
+
+		if (k->cumul < min_hit || k->cumul == 0)
+			continue;
+		r[n].head = k;
+		r[n].end = run_end(k);
+		n++;
+	}
+	/* stable: insertion sort keeps first-seen order among equal weights */
+	for (size_t i = 1; i < n; i++) {
+		struct run t = r[i];
+		size_t j = i;
+
+		while (j > 0 && r[j - 1].head->cumul < t.head->cumul) {
+			r[j] = r[j - 1];
+			j--;
+		}
+		r[j] = t;
+	}
+	*nr = n;
+	return r;
+}
+
+struct printer {
+	FILE *fp;
+	const struct cc_print_opts *o;
+	int err;
+};
+
+static void margin(struct printer *p, int left)
+{
+	fprintf(p->fp, "            %*s", left, "");
+}
+
+static void print_value(struct printer *p, uint64_t v, uint64_t total)
+{
+	double pct = total ? 100.0 * (double)v / (double)total : 0.0;
+
+	fprintf(p->fp, "%.2f%%", pct);
+}
+
+static void graph_line(struct printer *p, int depth, unsigned long mask, int left)
+{
+	margin(p, left);
+	for (int i = 0; i < depth; i++)
+		fputs(mask & (1ul << i) ? "|          " : "           ", p->fp);
+	fputc('\n', p->fp);
+}
+
+static void graph_frame(struct printer *p, uint64_t value, const char *name, int depth,
+			unsigned long mask, int period, uint64_t total, int left)
+{
+	margin(p, left);
+	for (int i = 0; i < depth; i++) {
+		fputc(mask & (1ul << i) ? '|' : ' ', p->fp);
+		if (!period && i == depth - 1) {
+			fputs("--", p->fp);
+			print_value(p, value, total);
+			fputs("--", p->fp);
+		} else {
+			fputs("          ", p->fp);
+		}
+	}
+	fputs(name, p->fp);
+	fputc('\n', p->fp);
+}
+
+static uint64_t min_hit_for(const struct printer *p, uint64_t total)
+{
+	return (uint64_t)((double)total * (p->o->min_percent / 100.0));
+}
+
+static void graph_level(struct printer *p, struct cc_node *end, uint64_t total, int depth,
+			unsigned long depth_mask, int left)
+{
+	bool rel = p->o->mode == CC_FRACTAL;
+	uint64_t min_hit = rel ? min_hit_for(p, end->cumul - end->hits)
+			       : min_hit_for(p, p->o->total);
+	unsigned long new_mask = depth_mask;
+	uint64_t remaining = total;
+	size_t nr;
+	struct run *runs;
+	char buf[64];
+
+	if (depth >= (int)(sizeof(unsigned long) * 8) - 1)
+		return;
+	runs = sorted_runs(end, min_hit, &nr);
+	if (!runs && end->nr_kids) {
+		p->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct cc_node *n = runs[i].head;
+		int idx = 0;
+
+		remaining -= n->cumul;
+		if (i + 1 == nr && (!rel || !remaining))
+			new_mask &= ~(1ul << (depth - 1));
+		graph_line(p, depth, depth_mask, left);
+		for (;;) {
+			graph_frame(p, runs[i].head->cumul, cc_frame_name(&n->f, buf, sizeof(buf)),
+				    depth, new_mask, idx++, total, left);
+			if (n == runs[i].end)
+				break;
+			n = n->kids[0];
+		}
+		graph_level(p, runs[i].end,
+			    rel ? runs[i].end->cumul - runs[i].end->hits : total, depth + 1,
+			    new_mask | (1ul << depth), left);
+	}
+	if (rel && remaining && remaining != total && nr) {
+		new_mask &= ~(1ul << (depth - 1));
+		graph_frame(p, remaining, "[...]", depth, new_mask, 0, total, left);
+	}
+	free(runs);
+}
+
+static void print_graph(struct printer *p, struct cc_node *root)
+{
+	const struct cc_print_opts *o = p->o;
+	uint64_t total = o->mode == CC_FRACTAL ? o->parent : o->total;
+	uint64_t min_hit = o->mode == CC_FRACTAL ? min_hit_for(p, root->cumul - root->hits)
+						 : min_hit_for(p, o->total);
+	struct cc_node *start = root;
+	bool printed_any = false;
+	int left = 0;
+	size_t nr;
+	struct run *runs = sorted_runs(root, min_hit, &nr);
+	char buf[64];
+
+	if (!runs && root->nr_kids) {
+		p->err = -ENOMEM;
+		return;
+	}
+	if (nr == 1 && runs[0].head->cumul == o->parent) {
+		struct cc_node *n = runs[0].head;
+		bool printed = false;
+		int i = 0;
+
+		for (;;) {
+			if (!(i++ == 0 && o->skip_first)) {
+				if (!printed) {
+					margin(p, left);
+					fputs("|\n", p->fp);
+					margin(p, left);
+					fputs("---", p->fp);
+					left += 3;
+					printed = true;
+				} else {
+					margin(p, left);
+				}
+				fprintf(p->fp, "%s\n", cc_frame_name(&n->f, buf, sizeof(buf)));
+				printed_any = true;
+			}
+			if (n == runs[0].end)
+				break;
+			n = n->kids[0];
+		}
+		start = runs[0].end;
+	}
+	free(runs);
+	{
+		/* did the levels print anything? compare the run list they will see */
+		size_t nr2;
+		uint64_t mh = o->mode == CC_FRACTAL ? min_hit_for(p, start->cumul - start->hits)
+						    : min_hit_for(p, o->total);
+		struct run *r2 = sorted_runs(start, mh, &nr2);
+
+		free(r2);
+		if (nr2)
+			printed_any = true;
+	}
+	graph_level(p, start, total, 1, 1, left);
+	if (printed_any)
+		fputc('\n', p->fp);
+}
+
+/* Flat and folded: every node where chains end, heaviest first, with its full path. */
+struct leaf {
+	struct cc_node *node;
+	struct cc_node **path;
+	size_t depth;
+};
+
+struct leaves {
+	struct leaf *v;
+	size_t nr, cap;
+	uint64_t min_hit;
+	struct cc_node *stack[512];
+	int err;
+};
+
+static void collect(struct leaves *l, struct cc_node *n, size_t depth)
+{
+	if (depth >= sizeof(l->stack) / sizeof(l->stack[0]))
+		return;
+	if (depth > 0)
+		l->stack[depth - 1] = n;
+	if (depth > 0 && n->hits && n->hits >= l->min_hit) {
+		if (l->nr == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 16;
+			struct leaf *v = realloc(l->v, cap * sizeof(*v));
+
+			if (!v) {
+				l->err = -ENOMEM;
+				return;
+			}
+			l->v = v;
+			l->cap = cap;
+		}
+		l->v[l->nr].node = n;
+		l->v[l->nr].depth = depth;
+		l->v[l->nr].path = malloc(depth * sizeof(struct cc_node *));
+		if (!l->v[l->nr].path) {
+			l->err = -ENOMEM;
+			return;
+		}
+		memcpy(l->v[l->nr].path, l->stack, depth * sizeof(struct cc_node *));
+		l->nr++;
+	}
+	for (size_t i = 0; i < n->nr_kids && !l->err; i++)
+		collect(l, n->kids[i], depth + 1);
+}
+
+static void print_flat(struct printer *p, struct cc_node *root)
+{
+	struct leaves l = { .min_hit = min_hit_for(p, p->o->total) };
+	char buf[64];
+
+	collect(&l, root, 0);
+	if (l.err)
+		p->err = l.err;
+	for (size_t i = 1; i < l.nr; i++) {
+		struct leaf t = l.v[i];
+		size_t j = i;
+
+		while (j > 0 && l.v[j - 1].node->hits < t.node->hits) {
+			l.v[j] = l.v[j - 1];
+			j--;
+		}
+		l.v[j] = t;
+	}
+	for (size_t i = 0; i < l.nr; i++) {
+		struct leaf *lf = &l.v[i];
+
+		if (p->o->print_limit && i >= p->o->print_limit)
+			break;
+		if (p->o->mode == CC_FLAT) {
+			fputs("           ", p->fp);
+			print_value(p, lf->node->cumul, p->o->total);
+			fputc('\n', p->fp);
+			for (size_t d = 0; d < lf->depth; d++)
+				fprintf(p->fp, "                %s\n",
+					cc_frame_name(&lf->path[d]->f, buf, sizeof(buf)));
+			fputc('\n', p->fp);
+		} else {
+			print_value(p, lf->node->hits, p->o->total);
+			fputc(' ', p->fp);
+			for (size_t d = 0; d < lf->depth; d++)
+				fprintf(p->fp, "%s%s", d ? ";" : "",
+					cc_frame_name(&lf->path[d]->f, buf, sizeof(buf)));
+			fputc('\n', p->fp);
+		}
+	}
+	for (size_t i = 0; i < l.nr; i++)
+		free(l.v[i].path);
+	free(l.v);
+}
+
+int cc_print(FILE *fp, struct cc_node *root, const struct cc_print_opts *o)
+{
+	struct printer p = { .fp = fp, .o = o };
+
+	switch (o->mode) {
+	case CC_GRAPH:
+	case CC_FRACTAL:
+		print_graph(&p, root);
+		break;
+	case CC_FLAT:
+	case CC_FOLDED:
+		print_flat(&p, root);
+		break;
+	case CC_NONE:
+		break;
+	}
+	return p.err;
+}

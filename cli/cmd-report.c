@@ -1,0 +1,989 @@
+/*
+ * tally report: read a perf.data (perf's or tally's), attribute every sample to
+ * comm/dso/symbol (or other sort keys), and print perf 6.1's --stdio report: a section
+ * per event, self or children overheads, and call-chain graphs.
+ *
+ * Reading is one pass over the file in time order: side-band records go to the
+ * session (threads, maps), samples are resolved and added to the event's histogram.
+ * Symbol lookups are cached by the session per dso, so the pass is linear.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <tally/cpumap.h>
+#include <tally/data.h>
+#include <tally/format.h>
+#include <tally/record.h>
+#include <tally/session.h>
+
+#include "cmd.h"
+#include "hist.h"
+#include "report-common.h"
+
+struct report_opts {
+	const char *input;
+	const char *sort;
+	const char *fields;
+	int children;		/* -1 default, 0 no, 1 yes */
+	enum cc_mode cc_mode;
+	bool cc_set;
+	int cc_order;		/* -1 default, 0 callee, 1 caller */
+	double cc_min_percent;
+	unsigned cc_print_limit;
+	double percent_limit;
+	bool show_nr_samples;
+	bool show_total_period;
+	bool quiet;
+	bool header;
+	bool header_only;
+	bool stats;
+	bool dump_raw;
+	bool relative;
+	bool force;
+	unsigned max_stack;
+	char **comms, **dsos, **syms;
+	size_t nr_comms, nr_dsos, nr_syms;
+	char **pids, **tids;
+	struct tally_cpumap *cpus;
+	const char *kallsyms, *symfs;
+};
+
+struct ev_state {
+	struct hists hists;
+	uint64_t nr_samples_seen;
+};
+
+struct report {
+	struct report_opts *o;
+	struct tally_data *data;
+	struct tally_session *session;
+	struct ev_state *ev;
+	size_t nr_ev;
+	bool children;
+	bool use_chains;	/* build call-chain trees */
+	bool caller;		/* chain order */
+	uint64_t lost_samples;
+	uint64_t type_counts[128];
+	uint64_t nr_records;
+	struct frames frames;
+	struct hist_entry **seen;
+	size_t seen_cap;
+	struct cc_frame *ccf;
+	size_t ccf_cap;
+	int err;
+};
+
+static const char usage[] =
+	"\n usage: tally report [<options>]\n\n"
+	"    -i, --input <file>    input file name (default perf.data, - for stdin)\n"
+	"    -s, --sort <key[,key...]>  sort by comm, pid, tid, dso, sym, cpu\n"
+	"    -F, --fields <field[,...]> output fields: overhead, overhead_children, sample, period + sort keys\n"
+	"        --children        accumulate callees into callers (default with call chains)\n"
+	"        --no-children     do not accumulate\n"
+	"    -g, --call-graph <graph|flat|folded|fractal|none[,threshold[,limit]][,caller|callee]>\n"
+	"    -G, --inverted        caller-based call graph\n"
+	"        --max-stack <n>   use at most n frames of each call chain\n"
+	"        --percent-limit <n>  hide entries below n percent\n"
+	"    -n, --show-nr-samples show the number of samples\n"
+	"        --show-total-period  show the period column\n"
+	"    -c, --comms <comm[,...]>   only these comms\n"
+	"    -d, --dsos <dso[,...]>     only these dsos\n"
+	"    -S, --symbols <sym[,...]>  only these symbols\n"
+	"        --pid <pid[,...]>      only these processes\n"
+	"        --tid <tid[,...]>      only these threads\n"
+	"    -C, --cpu <cpu-list>       only these cpus\n"
+	"        --percentage <relative|absolute>\n"
+	"    -q, --quiet           only the entries\n"
+	"        --header          print the perf.data header first\n"
+	"        --header-only     print only the header\n"
+	"        --stats           print record counts\n"
+	"    -D, --dump-raw-trace  dump every record\n"
+	"    -f, --force           don't complain about file ownership\n"
+	"        --stdio           text output (the only one for now)\n"
+	"    -k, --vmlinux/--kallsyms <file>  kernel symbols\n"
+	"        --symfs <dir>     look for binaries under dir\n";
+
+enum {
+	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_SHOW_PERIOD, OPT_PID,
+	OPT_TID, OPT_PERCENTAGE, OPT_HEADER, OPT_HEADER_ONLY, OPT_STATS, OPT_STDIO, OPT_TUI,
+	OPT_KALLSYMS, OPT_SYMFS, OPT_MAX_STACK,
+};
+
+static const struct option long_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "fields", required_argument, NULL, 'F' },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+	{ "call-graph", optional_argument, NULL, 'g' },
+	{ "inverted", no_argument, NULL, 'G' },
+	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "show-nr-samples", no_argument, NULL, 'n' },
+	{ "show-total-period", no_argument, NULL, OPT_SHOW_PERIOD },
+	{ "comms", required_argument, NULL, 'c' },
+	{ "comm", required_argument, NULL, 'c' },
+	{ "dsos", required_argument, NULL, 'd' },
+	{ "dso", required_argument, NULL, 'd' },
+	{ "symbols", required_argument, NULL, 'S' },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "percentage", required_argument, NULL, OPT_PERCENTAGE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "dump-raw-trace", no_argument, NULL, 'D' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "stdio", no_argument, NULL, OPT_STDIO },
+	{ "tui", no_argument, NULL, OPT_TUI },
+	{ "gtk", no_argument, NULL, OPT_TUI },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Is this word a -g parameter (so "-g none" works like perf's optional argument)? */
+static bool is_cc_param(const char *s)
+{
+	static const char *const words[] = { "graph", "flat", "folded", "fractal", "none",
+					     "caller", "callee", "fp", "dwarf", "lbr",
+					     "function", "address", "percent", "period",
+					     "count" };
+	char first[32];
+	size_t n = strcspn(s, ",");
+
+	if (!*s || s[0] == '-')
+		return false;
+	if ((s[0] >= '0' && s[0] <= '9') || s[0] == '.')
+		return true;
+	if (n >= sizeof(first))
+		return false;
+	memcpy(first, s, n);
+	first[n] = 0;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(first, words[i]))
+			return true;
+	return false;
+}
+
+static int parse_cc(struct report_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int nums = 0, ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	o->cc_set = true;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+
+		if (!strcmp(tok, "graph"))
+			o->cc_mode = CC_GRAPH;
+		else if (!strcmp(tok, "fractal"))
+			o->cc_mode = CC_FRACTAL;
+		else if (!strcmp(tok, "flat"))
+			o->cc_mode = CC_FLAT;
+		else if (!strcmp(tok, "folded"))
+			o->cc_mode = CC_FOLDED;
+		else if (!strcmp(tok, "none"))
+			o->cc_mode = CC_NONE;
+		else if (!strcmp(tok, "caller"))
+			o->cc_order = 1;
+		else if (!strcmp(tok, "callee"))
+			o->cc_order = 0;
+		else if (!strcmp(tok, "function") || !strcmp(tok, "percent") ||
+			 !strcmp(tok, "fp") || !strcmp(tok, "address"))
+			;
+		else {
+			double v = strtod(tok, &end);
+
+			if (*end || end == tok || v < 0) {
+				cli_error("-g: unknown call graph parameter '%s' (use graph, flat, "
+					  "folded, fractal, none, a threshold, caller or callee)", tok);
+				ret = -EINVAL;
+				break;
+			}
+			if (nums++ == 0)
+				o->cc_min_percent = v;
+			else
+				o->cc_print_limit = (unsigned)v;
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_opts(struct report_opts *o, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:s:F:g::Gnc:d:S:C:qDfvhk:", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o->input = optarg;
+			break;
+		case 's':
+			o->sort = optarg;
+			break;
+		case 'F':
+			o->fields = optarg;
+			break;
+		case OPT_CHILDREN:
+			o->children = 1;
+			break;
+		case OPT_NO_CHILDREN:
+			o->children = 0;
+			break;
+		case 'g':
+			if (!optarg && optind < argc && is_cc_param(argv[optind]))
+				optarg = argv[optind++];
+			if (optarg) {
+				if (parse_cc(o, optarg))
+					return -1;
+			} else {
+				o->cc_set = true;
+				o->cc_mode = CC_GRAPH;
+			}
+			break;
+		case 'G':
+			o->cc_order = 1;
+			break;
+		case OPT_MAX_STACK:
+			o->max_stack = (unsigned)atoi(optarg);
+			break;
+		case OPT_PERCENT_LIMIT: {
+			char *end;
+
+			o->percent_limit = strtod(optarg, &end);
+			if (*end || end == optarg) {
+				cli_error("--percent-limit: '%s' is not a number", optarg);
+				return -1;
+			}
+			break;
+		}
+		case 'n':
+			o->show_nr_samples = true;
+			break;
+		case OPT_SHOW_PERIOD:
+			o->show_total_period = true;
+			break;
+		case 'c':
+			strlist_free(o->comms);
+			o->comms = strlist_parse(optarg, &o->nr_comms);
+			break;
+		case 'd':
+			strlist_free(o->dsos);
+			o->dsos = strlist_parse(optarg, &o->nr_dsos);
+			break;
+		case 'S':
+			strlist_free(o->syms);
+			o->syms = strlist_parse(optarg, &o->nr_syms);
+			break;
+		case OPT_PID:
+			strlist_free(o->pids);
+			o->pids = strlist_parse(optarg, NULL);
+			break;
+		case OPT_TID:
+			strlist_free(o->tids);
+			o->tids = strlist_parse(optarg, NULL);
+			break;
+		case 'C': {
+			size_t bad = 0;
+
+			tally_cpumap__delete(o->cpus);
+			o->cpus = NULL;
+			if (tally_cpumap__parse(optarg, &o->cpus, &bad)) {
+				cli_error("--cpu: bad cpu list '%s' at character %zu", optarg, bad + 1);
+				return -1;
+			}
+			break;
+		}
+		case OPT_PERCENTAGE:
+			if (!strcmp(optarg, "relative"))
+				o->relative = true;
+			else if (!strcmp(optarg, "absolute"))
+				o->relative = false;
+			else {
+				cli_error("--percentage: use 'relative' or 'absolute', not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case OPT_HEADER:
+			o->header = true;
+			break;
+		case OPT_HEADER_ONLY:
+			o->header_only = true;
+			break;
+		case OPT_STATS:
+			o->stats = true;
+			break;
+		case 'D':
+			o->dump_raw = true;
+			break;
+		case 'f':
+			o->force = true;
+			break;
+		case OPT_STDIO:
+		case OPT_TUI:
+			break;
+		case 'k':
+		case OPT_KALLSYMS:
+			o->kallsyms = optarg;
+			break;
+		case OPT_SYMFS:
+			o->symfs = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			cli_usage(stdout, usage);
+			return 1;
+		default:
+			cli_usage(stderr, usage);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		cli_error("report: unexpected argument '%s' (use -i to name the input file)",
+			  argv[optind]);
+		return -1;
+	}
+	if ((o->comms == NULL) != (o->nr_comms == 0) && o->comms == NULL) {
+		cli_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static bool list_has_num(char *const *l, long v)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		if (strtol(l[i], NULL, 10) == v)
+			return true;
+	return false;
+}
+
+static void chain_buf(struct report *r, size_t n)
+{
+	if (n > r->ccf_cap) {
+		struct cc_frame *f = realloc(r->ccf, n * sizeof(*f));
+		struct hist_entry **s = realloc(r->seen, n * sizeof(*s) + sizeof(*s));
+
+		if (f)
+			r->ccf = f;
+		if (s)
+			r->seen = s;
+		if (f && s)
+			r->ccf_cap = n;
+		else
+			r->err = -ENOMEM;
+	}
+}
+
+static void fill_entry(struct report *r, struct hists *h, struct hist_entry *t,
+		       const struct tally_addr_loc *loc, bool self)
+{
+	(void)r;
+	(void)h;
+	t->dso = loc->dso;
+	t->dso_name = loc->dso ? tally_dso__short_name(loc->dso) : "[unknown]";
+	t->sym = loc->sym;
+	t->ip = self && loc->map ? loc->dso_addr : loc->addr;
+	t->level = cpumode_level(loc->cpumode);
+}
+
+static int add_sample(struct report *r, int evidx, const struct perf_event_header *hdr)
+{
+	const struct tally_data_event *ev = tally_data__event(r->data, (size_t)evidx);
+	struct ev_state *es = &r->ev[evidx];
+	struct hists *h = &es->hists;
+	struct tally_sample smp;
+	struct tally_addr_loc loc;
+	struct tally_thread *th;
+	struct hist_entry tmpl = { 0 }, *self;
+	uint64_t period;
+	const char *comm;
+	int ret;
+
+	ret = tally_sample__parse(&ev->layout, hdr, &smp);
+	if (ret)
+		return 0;	/* a damaged sample is skipped, like perf does */
+	period = sample_period(&smp, &ev->attr);
+	h->total_period += period;
+	h->nr_samples++;
+
+	th = tally_session__thread(r->session, (pid_t)smp.pid, (pid_t)smp.tid);
+	comm = th ? tally_thread__comm(th) : "[unknown]";
+	if (r->o->comms && !strlist_has(r->o->comms, comm))
+		return 0;
+	if (r->o->pids && !list_has_num(r->o->pids, (long)(int32_t)smp.pid))
+		return 0;
+	if (r->o->tids && !list_has_num(r->o->tids, (long)(int32_t)smp.tid))
+		return 0;
+	if (r->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
+			   tally_cpumap__idx(r->o->cpus, (int)smp.cpu) < 0))
+		return 0;
+	tally_session__resolve(r->session, (pid_t)smp.pid, (pid_t)smp.tid,
+			       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+	loc.cpumode = smp.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	if (r->o->dsos && !(loc.dso && (strlist_has(r->o->dsos, tally_dso__short_name(loc.dso)) ||
+					strlist_has(r->o->dsos, tally_dso__name(loc.dso)))))
+		return 0;
+	if (r->o->syms && !(loc.sym && loc.sym->name && strlist_has(r->o->syms, loc.sym->name)))
+		return 0;
+	if (loc.dso)
+		tally_dso__set_hit(loc.dso);
+	h->filtered_period += period;
+	h->nr_filtered_samples++;
+
+	tmpl.comm = hists__comm(h, comm);
+	if (!tmpl.comm)
+		return -ENOMEM;
+	tmpl.pid = (int32_t)smp.pid;
+	tmpl.tid = (int32_t)smp.tid;
+	tmpl.cpu = smp.type & PERF_SAMPLE_CPU ? (int32_t)smp.cpu : -1;
+	fill_entry(r, h, &tmpl, &loc, true);
+	self = hists__findnew(h, &tmpl);
+	if (!self)
+		return -ENOMEM;
+	self->period += period;
+	self->nr_samples++;
+	self->period_acc += period;
+	self->nr_samples_acc++;
+
+	if (!r->use_chains || !(smp.type & PERF_SAMPLE_CALLCHAIN))
+		return 0;
+	if (frames__resolve(&r->frames, r->session, &smp, r->o->max_stack))
+		return -ENOMEM;
+	chain_buf(r, r->frames.nr + 1);
+	if (r->err)
+		return r->err;
+	{
+		size_t n = r->frames.nr, nseen = 0;
+
+		/* display order: callee (leaf first) or caller (root first) */
+		for (size_t i = 0; i < n; i++) {
+			const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
+
+			r->ccf[i].dso = l->dso;
+			r->ccf[i].sym = l->sym;
+			r->ccf[i].ip = l->addr;
+		}
+		if (cc_append(&self->chain, r->ccf, n, period))
+			return -ENOMEM;
+		if (!r->children)
+			return 0;
+		r->seen[nseen++] = self;
+		for (size_t i = 0; i < n; i++) {
+			const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
+			struct hist_entry *e;
+			bool dup = false;
+
+			fill_entry(r, h, &tmpl, l, false);
+			e = hists__findnew(h, &tmpl);
+			if (!e)
+				return -ENOMEM;
+			for (size_t k = 0; k < nseen; k++)
+				if (r->seen[k] == e)
+					dup = true;
+			if (dup)
+				continue;
+			r->seen[nseen++] = e;
+			e->period_acc += period;
+			e->nr_samples_acc++;
+			if (cc_append(&e->chain, r->ccf + i, n - i, period))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void hexdump(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	printf(".\n. ... raw event: size %zu bytes\n", len);
+	for (size_t i = 0; i < len; i += 16) {
+		printf(".  %04zx: ", i);
+		for (size_t j = 0; j < 16; j++) {
+			if (i + j < len)
+				printf(" %02x", p[i + j]);
+			else
+				printf("   ");
+		}
+		printf("  ");
+		for (size_t j = 0; j < 16; j++) {
+			if (i + j < len)
+				putchar(p[i + j] >= 32 && p[i + j] < 127 ? p[i + j] : '.');
+			else
+				putchar(' ');
+		}
+		putchar('\n');
+	}
+}
+
+static void dump_record(struct report *r, const struct perf_event_header *hdr,
+			const struct tally_record_ctx *ctx)
+{
+	const char *name = tally_record__type_name(hdr->type);
+	const struct tally_data_event *ev = ctx->evidx >= 0 ?
+		tally_data__event(r->data, (size_t)ctx->evidx) : NULL;
+	struct tally_sample_id sid = { 0 };
+	uint64_t t = 0;
+
+	printf("\n%#" PRIx64 "@%s [%#x]: event: %u\n", ctx->file_offset, r->o->input,
+	       hdr->size, hdr->type);
+	hexdump(hdr, hdr->size);
+	if (ev && hdr->type != PERF_RECORD_SAMPLE && hdr->type < 64 &&
+	    !tally_sample_id__parse(&ev->layout, hdr, &sid) && sid.has_time)
+		t = sid.time;
+	if (hdr->type == PERF_RECORD_SAMPLE && ev) {
+		struct tally_sample s;
+
+		if (tally_sample__parse(&ev->layout, hdr, &s) == 0) {
+			printf("\n%" PRIu64 " %#" PRIx64 " [%#x]: PERF_RECORD_SAMPLE(IP, %#x): "
+			       "%u/%u: %#" PRIx64 " period: %" PRIu64 " addr: %#" PRIx64 "\n",
+			       s.time, ctx->file_offset, hdr->size, hdr->misc, s.pid, s.tid,
+			       s.ip, s.period, s.addr);
+			if (s.type & PERF_SAMPLE_CALLCHAIN) {
+				printf("... FP chain: nr:%" PRIu64 "\n", s.callchain_nr);
+				for (uint64_t i = 0; i < s.callchain_nr; i++)
+					printf(".....  %2" PRIu64 ": %016" PRIx64 "\n", i,
+					       s.callchain[i]);
+			}
+			return;
+		}
+	}
+	printf("\n%" PRIu64 " %#" PRIx64 " [%#x]: PERF_RECORD_%s", t, ctx->file_offset,
+	       hdr->size, name ? name : "UNKNOWN");
+	if (hdr->type == PERF_RECORD_COMM && hdr->size >= 16) {
+		const uint32_t *pt = (const void *)(hdr + 1);
+
+		printf("%s: %.*s:%u/%u", hdr->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
+		       (int)(hdr->size - 16), (const char *)(pt + 2), pt[0], pt[1]);
+	} else if ((hdr->type == PERF_RECORD_FORK || hdr->type == PERF_RECORD_EXIT) &&
+		   hdr->size >= 32) {
+		const uint32_t *pt = (const void *)(hdr + 1);
+
+		printf("(%u:%u):(%u:%u)", pt[0], pt[2], pt[1], pt[3]);
+	}
+	putchar('\n');
+}
+
+static int on_record(void *arg, const struct perf_event_header *hdr,
+		     const struct tally_record_ctx *ctx)
+{
+	struct report *r = arg;
+	int evidx = ctx->evidx;
+
+	if (exiting)
+		return -EINTR;
+	r->nr_records++;
+	if (hdr->type < 128)
+		r->type_counts[hdr->type]++;
+	if (r->o->dump_raw)
+		dump_record(r, hdr, ctx);
+	if (hdr->type != PERF_RECORD_SAMPLE) {
+		if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16)
+			r->lost_samples += *(const uint64_t *)(hdr + 1);
+		return tally_session__process(r->session, hdr) == -ENOMEM ? -ENOMEM : 0;
+	}
+	if (evidx < 0 && r->nr_ev == 1)
+		evidx = 0;
+	if (evidx < 0 || (size_t)evidx >= r->nr_ev)
+		return 0;
+	r->ev[evidx].nr_samples_seen++;
+	if (r->o->dump_raw)
+		return 0;
+	return add_sample(r, evidx, hdr);
+}
+
+static void print_string_feat(struct report *r, int feat, const char *label)
+{
+	const char *s = tally_data__feature_string(r->data, feat);
+
+	if (s)
+		printf("# %s : %s\n", label, s);
+}
+
+static void print_header(struct report *r)
+{
+	const struct tally_file_header *fh = tally_data__header(r->data);
+	const void *buf;
+	size_t len;
+	struct stat st;
+
+	printf("# ========\n");
+	if (!tally_data__is_pipe(r->data) && stat(r->o->input, &st) == 0) {
+		char tb[64];
+
+		ctime_r(&st.st_mtime, tb);
+		tb[strcspn(tb, "\n")] = 0;
+		printf("# captured on    : %s\n", tb);
+	}
+	if (!tally_data__is_pipe(r->data)) {
+		printf("# header version : 1\n");
+		printf("# data offset    : %" PRIu64 "\n", fh->data.offset);
+		printf("# data size      : %" PRIu64 "\n", fh->data.size);
+		printf("# feat offset    : %" PRIu64 "\n", fh->data.offset + fh->data.size);
+	}
+	print_string_feat(r, TALLY_FEAT_HOSTNAME, "hostname");
+	print_string_feat(r, TALLY_FEAT_OSRELEASE, "os release");
+	print_string_feat(r, TALLY_FEAT_VERSION, "perf version");
+	print_string_feat(r, TALLY_FEAT_ARCH, "arch");
+	if (tally_data__feature(r->data, TALLY_FEAT_NRCPUS, &buf, &len) == 0 && len >= 8) {
+		const uint32_t *n = buf;
+
+		printf("# nrcpus online : %u\n# nrcpus avail : %u\n", n[1], n[0]);
+	}
+	print_string_feat(r, TALLY_FEAT_CPUDESC, "cpudesc");
+	print_string_feat(r, TALLY_FEAT_CPUID, "cpuid");
+	if (tally_data__feature(r->data, TALLY_FEAT_TOTAL_MEM, &buf, &len) == 0 && len >= 8)
+		printf("# total memory : %" PRIu64 " kB\n", *(const uint64_t *)buf);
+	if (tally_data__feature(r->data, TALLY_FEAT_CMDLINE, &buf, &len) == 0 && len >= 4) {
+		const unsigned char *p = buf, *end = p + len;
+		uint32_t nr;
+
+		memcpy(&nr, p, 4);
+		p += 4;
+		printf("# cmdline : ");
+		for (uint32_t i = 0; i < nr && p + 4 <= end; i++) {
+			uint32_t l;
+
+			memcpy(&l, p, 4);
+			p += 4;
+			if (l > (size_t)(end - p))
+				break;
+			printf("%.*s ", (int)strnlen((const char *)p, l), (const char *)p);
+			p += l;
+		}
+		putchar('\n');
+	}
+	for (size_t i = 0; i < tally_data__nr_events(r->data); i++) {
+		const struct tally_data_event *ev = tally_data__event(r->data, i);
+
+		printf("# event : name = %s, , id = {", ev->name ? ev->name : "");
+		for (size_t k = 0; k < ev->nr_ids; k++)
+			printf("%s %" PRIu64, k ? "," : "", ev->ids[k]);
+		printf(" }, type = %u, size = %u", ev->attr.type, ev->disk_attr_size);
+		if (ev->attr.config)
+			printf(", config = %#llx", (unsigned long long)ev->attr.config);
+		printf(", { sample_period, sample_freq } = %llu\n",
+		       (unsigned long long)ev->attr.sample_period);
+	}
+	if (tally_data__feature(r->data, TALLY_FEAT_SAMPLE_TIME, &buf, &len) == 0 && len >= 16) {
+		const uint64_t *t = buf;
+
+		printf("# time of first sample : %" PRIu64 ".%06" PRIu64 "\n", t[0] / 1000000000,
+		       t[0] % 1000000000 / 1000);
+		printf("# time of last sample : %" PRIu64 ".%06" PRIu64 "\n", t[1] / 1000000000,
+		       t[1] % 1000000000 / 1000);
+		printf("# sample duration : %10.3f ms\n", (double)(t[1] - t[0]) / 1e6);
+	}
+	if (tally_data__feature(r->data, TALLY_FEAT_COMPRESSED, &buf, &len) == 0 && len >= 16) {
+		const uint32_t *c = buf;
+
+		printf("# compressed : %s, level = %u, ratio = %u\n", c[1] == 1 ? "Zstd" : "Unknown",
+		       c[2], c[3]);
+	}
+	printf("# ========\n#\n");
+}
+
+static void print_stats(struct report *r)
+{
+	printf("\nAggregated stats:\n");
+	printf("%16s events: %10" PRIu64 "\n", "TOTAL", r->nr_records);
+	for (unsigned t = 0; t < 128; t++) {
+		const char *name = tally_record__type_name(t);
+
+		if (!r->type_counts[t])
+			continue;
+		printf("%16s events: %10" PRIu64 "  (%4.1f%%)\n", name ? name : "UNKNOWN",
+		       r->type_counts[t], 100.0 * (double)r->type_counts[t] / (double)r->nr_records);
+	}
+	for (size_t i = 0; i < r->nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(r->data, i);
+
+		printf("%s stats:\n", ev->name ? ev->name : "unknown");
+		printf("%16s events: %10" PRIu64 "\n", "SAMPLE", r->ev[i].nr_samples_seen);
+	}
+}
+
+/* Columns and sort keys from -s / -F / -n and the children mode. */
+static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
+			 enum hist_col *cols, size_t *nr_cols)
+{
+	const char *sort = r->o->sort ? r->o->sort : "comm,dso,sym";
+	char **l;
+	size_t n;
+
+	*nr_keys = *nr_cols = 0;
+	if (r->o->fields) {
+		l = strlist_parse(r->o->fields, &n);
+		if (!l)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			int c = hist_col_parse(l[i]);
+
+			if (c < 0) {
+				cli_error("-F: unknown field '%s' (use overhead, overhead_children, "
+					  "sample, period, comm, pid, tid, dso, sym, cpu)", l[i]);
+				strlist_free(l);
+				return -EINVAL;
+			}
+			if (*nr_cols < HC_NR * 2)
+				cols[(*nr_cols)++] = (enum hist_col)c;
+			if (hist_col_is_key((enum hist_col)c) && !r->o->sort && *nr_keys < HC_NR)
+				keys[(*nr_keys)++] = (enum hist_col)c;
+		}
+		strlist_free(l);
+		if (!r->o->sort)
+			return 0;
+	}
+	l = strlist_parse(sort, &n);
+	if (!l)
+		return -ENOMEM;
+	if (!r->o->fields) {
+		if (r->children)
+			cols[(*nr_cols)++] = HC_CHILDREN;
+		cols[(*nr_cols)++] = HC_OVERHEAD;
+		if (r->o->show_nr_samples)
+			cols[(*nr_cols)++] = HC_SAMPLE;
+		if (r->o->show_total_period)
+			cols[(*nr_cols)++] = HC_PERIOD;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int c = hist_col_parse(l[i]);
+
+		if (c < 0 || !hist_col_is_key((enum hist_col)c)) {
+			cli_error("--sort: unknown key '%s' (use comm, pid, tid, dso, sym, cpu)", l[i]);
+			strlist_free(l);
+			return -EINVAL;
+		}
+		if (*nr_keys < HC_NR)
+			keys[(*nr_keys)++] = (enum hist_col)c;
+		if (!r->o->fields && *nr_cols < HC_NR * 2)
+			cols[(*nr_cols)++] = (enum hist_col)c;
+	}
+	strlist_free(l);
+	return 0;
+}
+
+static unsigned long convert_unit(unsigned long v, char *unit)
+{
+	*unit = ' ';
+	if (v > 1000) {
+		v /= 1000;
+		*unit = 'K';
+	}
+	if (v > 1000) {
+		v /= 1000;
+		*unit = 'M';
+	}
+	if (v > 1000) {
+		v /= 1000;
+		*unit = 'G';
+	}
+	return v;
+}
+
+static int print_report(struct report *r, const enum hist_col *cols, size_t nr_cols)
+{
+	struct hists_print_opts po = {
+		.cols = cols,
+		.nr_cols = nr_cols,
+		.children = r->children,
+		.header = !r->o->quiet,
+		.percent_limit = r->o->percent_limit,
+		.relative = r->o->relative,
+		.cc = {
+			.mode = r->use_chains ? r->o->cc_mode : CC_NONE,
+			.min_percent = r->o->cc_min_percent,
+			.print_limit = r->o->cc_print_limit,
+			.skip_first = !r->o->fields && r->o->sort && !strncmp(r->o->sort, "sym", 3),
+		},
+	};
+	int err = 0;
+
+	po.elide[HC_COMM] = r->o->nr_comms == 1;
+	po.elide[HC_DSO] = r->o->nr_dsos == 1;
+	po.elide[HC_SYM] = r->o->nr_syms == 1;
+	if (po.elide[HC_COMM])
+		printf("# comm: %s\n", r->o->comms[0]);
+	if (po.elide[HC_DSO])
+		printf("# dso: %s\n", r->o->dsos[0]);
+	if (po.elide[HC_SYM])
+		printf("# symbol: %s\n", r->o->syms[0]);
+	if (!r->o->quiet)
+		printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n", r->lost_samples);
+	for (size_t i = 0; i < r->nr_ev; i++) {
+		struct hists *h = &r->ev[i].hists;
+		const struct tally_data_event *ev = tally_data__event(r->data, i);
+		uint64_t nr = r->o->relative ? h->nr_filtered_samples : h->nr_samples;
+		uint64_t period = r->o->relative ? h->filtered_period : h->total_period;
+		char unit;
+
+		if (!h->nr_samples)
+			continue;
+		if (hists__sort(h, r->children))
+			return -ENOMEM;
+		if (!r->o->quiet) {
+			unsigned long n = convert_unit((unsigned long)nr, &unit);
+
+			printf("# Samples: %lu%c of event '%s'\n", n, unit,
+			       ev->name ? ev->name : "unknown");
+			printf("# Event count (approx.): %" PRIu64 "\n#\n", period);
+		}
+		err = hists__fprintf(h, stdout, &po);
+		if (err)
+			return err;
+		printf("\n\n");
+	}
+	if (!r->o->quiet)
+		printf("#\n# (Tip: Sort by the call chain root with --children and -g caller)\n#\n");
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = {
+		.input = "perf.data",
+		.children = -1,
+		.cc_mode = CC_GRAPH,
+		.cc_order = -1,
+		.cc_min_percent = 0.5,
+	};
+	struct report r = { .o = &o };
+	struct tally_session_opts so = { 0 };
+	struct tally_data_error derr = { 0 };
+	enum hist_col keys[HC_NR], cols[HC_NR * 2];
+	size_t nr_keys, nr_cols;
+	bool any_chain = false;
+	int ret, status = 1;
+
+	ret = parse_opts(&o, argc, argv);
+	if (ret)
+		goto out_opts;
+	if (report_open(&r.data, o.input, o.force))
+		goto out_opts;
+	r.nr_ev = tally_data__nr_events(r.data);
+	for (size_t i = 0; i < r.nr_ev; i++)
+		if (tally_data__event(r.data, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+			any_chain = true;
+	if (!o.quiet && !o.header && !o.header_only && !o.stats && !o.dump_raw)
+		printf("# To display the perf.data header info, please use "
+		       "--header/--header-only options.\n#\n");
+	if (o.header || o.header_only)
+		print_header(&r);
+	if (o.header_only) {
+		status = cli_finish_output(stdout, "the report");
+		goto out;
+	}
+	r.children = any_chain && o.children != 0;
+	r.use_chains = any_chain;
+	r.caller = o.cc_order >= 0 ? o.cc_order == 1 : r.children;
+
+	so.kallsyms = o.kallsyms;
+	so.symfs = o.symfs;
+	if (tally_session__new(&r.session, &so)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (setup_columns(&r, keys, &nr_keys, cols, &nr_cols))
+		goto out;
+	if (r.children && o.fields) {
+		/* -F decides the columns; children accumulate only when asked for */
+		bool has_children = false;
+
+		for (size_t i = 0; i < nr_cols; i++)
+			has_children |= cols[i] == HC_CHILDREN;
+		if (!has_children && o.children != 1)
+			r.children = false;
+	}
+	r.ev = calloc(r.nr_ev ? r.nr_ev : 1, sizeof(*r.ev));
+	if (!r.ev) {
+		cli_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < r.nr_ev; i++) {
+		if (hists__init(&r.ev[i].hists, keys, nr_keys)) {
+			cli_error("out of memory");
+			goto out;
+		}
+		r.ev[i].hists.callchains = r.use_chains;
+	}
+	if (o.dump_raw)
+		printf("# To display the perf.data header info, please use "
+		       "--header/--header-only options.\n#\n");
+	/* -D and --stats count the records the reader consumes itself (COMPRESSED, …) */
+	ret = tally_data__for_each(r.data,
+				   TALLY_DATA_ORDERED | (o.dump_raw || o.stats ? TALLY_DATA_RAW : 0),
+				   on_record, &r, &derr);
+	if (ret == -EINTR && exiting) {
+		cli_error("interrupted");
+		goto out;
+	}
+	if (ret < 0) {
+		if (derr.msg[0])
+			cli_error("%s: file offset %#" PRIx64 ": %s", o.input, derr.offset, derr.msg);
+		else
+			cli_error("%s: reading failed: %s", o.input, strerror(-ret));
+		goto out;
+	}
+	if (tally_data__truncated(r.data))
+		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; "
+			 "reported the complete records before it", o.input,
+			 tally_data__truncated(r.data));
+	if (o.dump_raw || o.stats) {
+		print_stats(&r);
+		status = cli_finish_output(stdout, "the report");
+		goto out;
+	}
+	{
+		uint64_t total = 0;
+
+		for (size_t i = 0; i < r.nr_ev; i++)
+			total += r.ev[i].hists.nr_samples;
+		if (!total) {
+			fprintf(stderr, "Error:\nThe %s data has no samples!\n", o.input);
+			status = cli_finish_output(stdout, "the report");
+			goto out;
+		}
+	}
+	if (print_report(&r, cols, nr_cols)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	status = cli_finish_output(stdout, "the report");
+out:
+	for (size_t i = 0; r.ev && i < r.nr_ev; i++)
+		hists__exit(&r.ev[i].hists);
+	free(r.ev);
+	free(r.ccf);
+	free(r.seen);
+	frames__exit(&r.frames);
+	tally_session__delete(r.session);
+	tally_data__delete(r.data);
+out_opts:
+	strlist_free(o.comms);
+	strlist_free(o.dsos);
+	strlist_free(o.syms);
+	strlist_free(o.pids);
+	strlist_free(o.tids);
+	tally_cpumap__delete(o.cpus);
+	return ret > 0 && status == 1 && !r.data ? 0 : status;
+}

@@ -1,0 +1,458 @@
+/*
+ * tally script: print every sample of a perf.data as perf 6.1's `perf script` does,
+ * one line per sample (or one line plus one line per frame and a blank line when the
+ * sample has a call chain), so FlameGraph's stackcollapse-perf.pl and other consumers
+ * of perf script's text read tally's output unchanged. Tracepoint samples print their
+ * fields formatted by libtraceevent from the file's TRACING_DATA.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tally/data.h>
+#include <tally/format.h>
+#include <tally/record.h>
+#include <tally/session.h>
+
+#include "cmd.h"
+#include "report-common.h"
+#include "script-trace.h"
+
+enum {
+	F_COMM = 1 << 0, F_TID = 1 << 1, F_PID = 1 << 2, F_TIME = 1 << 3, F_CPU = 1 << 4,
+	F_EVENT = 1 << 5, F_IP = 1 << 6, F_SYM = 1 << 7, F_SYMOFF = 1 << 8, F_DSO = 1 << 9,
+	F_PERIOD = 1 << 10, F_ADDR = 1 << 11, F_TRACE = 1 << 12,
+};
+
+static const struct {
+	const char *name;
+	unsigned bit;
+	uint64_t needs;		/* sample_type bits the field needs */
+} field_names[] = {
+	{ "comm", F_COMM, 0 }, { "tid", F_TID, PERF_SAMPLE_TID },
+	{ "pid", F_PID, PERF_SAMPLE_TID }, { "time", F_TIME, PERF_SAMPLE_TIME },
+	{ "cpu", F_CPU, PERF_SAMPLE_CPU }, { "event", F_EVENT, 0 },
+	{ "ip", F_IP, PERF_SAMPLE_IP }, { "sym", F_SYM, PERF_SAMPLE_IP },
+	{ "symoff", F_SYMOFF, PERF_SAMPLE_IP }, { "dso", F_DSO, PERF_SAMPLE_IP },
+	{ "period", F_PERIOD, PERF_SAMPLE_PERIOD }, { "addr", F_ADDR, PERF_SAMPLE_ADDR },
+	{ "trace", F_TRACE, PERF_SAMPLE_RAW },
+};
+
+struct script_opts {
+	const char *input;
+	const char *fields;
+	bool ns;
+	bool force;
+	bool hide_callchain;
+	const char *kallsyms, *symfs;
+};
+
+struct script_ev {
+	unsigned fields;
+	bool tracepoint;
+};
+
+struct script {
+	struct script_opts *o;
+	struct tally_data *data;
+	struct tally_session *session;
+	struct script_trace *trace;
+	struct script_ev *ev;
+	size_t nr_ev;
+	int name_width;
+	struct frames frames;
+};
+
+static const char usage[] =
+	"\n usage: tally script [<options>]\n\n"
+	"    -i, --input <file>    input file name (default perf.data, - for stdin)\n"
+	"    -F, --fields <[type:]field[,field...]>  fields to print: comm, tid, pid, time,\n"
+	"                          cpu, event, ip, sym, symoff, dso, period, addr, trace\n"
+	"                          (+field adds to the defaults, -field removes)\n"
+	"        --ns              timestamps with nanoseconds\n"
+	"    -G, --hide-call-graph don't print call chains\n"
+	"    -f, --force           don't complain about file ownership\n"
+	"    -k, --kallsyms <file> kernel symbols\n"
+	"        --symfs <dir>     look for binaries under dir\n";
+
+enum { OPT_NS = 256, OPT_SYMFS, OPT_KALLSYMS };
+
+static const struct option long_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "fields", required_argument, NULL, 'F' },
+	{ "ns", no_argument, NULL, OPT_NS },
+	{ "hide-call-graph", no_argument, NULL, 'G' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_opts(struct script_opts *o, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:F:Gfk:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o->input = optarg;
+			break;
+		case 'F':
+			o->fields = optarg;
+			break;
+		case OPT_NS:
+			o->ns = true;
+			break;
+		case 'G':
+			o->hide_callchain = true;
+			break;
+		case 'f':
+			o->force = true;
+			break;
+		case 'k':
+		case OPT_KALLSYMS:
+			o->kallsyms = optarg;
+			break;
+		case OPT_SYMFS:
+			o->symfs = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			cli_usage(stdout, usage);
+			return 1;
+		default:
+			cli_usage(stderr, usage);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		cli_error("script: unexpected argument '%s' (use -i to name the input file)",
+			  argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *type_name(uint32_t type)
+{
+	switch (type) {
+	case PERF_TYPE_HARDWARE:
+		return "hw";
+	case PERF_TYPE_SOFTWARE:
+		return "sw";
+	case PERF_TYPE_TRACEPOINT:
+		return "trace";
+	case PERF_TYPE_RAW:
+		return "raw";
+	case PERF_TYPE_BREAKPOINT:
+		return "break";
+	default:
+		return NULL;
+	}
+}
+
+static unsigned default_fields(const struct tally_data_event *ev)
+{
+	unsigned f = F_COMM | F_TID | F_CPU | F_TIME | F_EVENT;
+
+	if (ev->attr.type == PERF_TYPE_TRACEPOINT)
+		return f | F_TRACE;
+	return f | F_IP | F_SYM | F_SYMOFF | F_DSO | F_PERIOD;
+}
+
+static int field_bit(const char *name, uint64_t *needs)
+{
+	for (size_t i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++) {
+		if (!strcmp(name, field_names[i].name)) {
+			*needs = field_names[i].needs;
+			return (int)field_names[i].bit;
+		}
+	}
+	return -1;
+}
+
+/* -F [type:]a,b,c | +a,-b: decide the fields of every event. */
+static int setup_fields(struct script *s)
+{
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(s->data, i);
+		uint64_t st = ev->attr.sample_type;
+		unsigned f = default_fields(ev);
+
+		/* defaults silently drop what the file lacks */
+		for (size_t k = 0; k < sizeof(field_names) / sizeof(field_names[0]); k++)
+			if (field_names[k].needs && !(st & field_names[k].needs) &&
+			    field_names[k].bit != F_TID)
+				f &= ~field_names[k].bit;
+		s->ev[i].fields = f;
+		s->ev[i].tracepoint = ev->attr.type == PERF_TYPE_TRACEPOINT;
+	}
+	if (!s->o->fields)
+		return 0;
+
+	const char *spec = s->o->fields;
+	const char *colon = strchr(spec, ':');
+	const char *only_type = NULL;
+	char tbuf[16];
+
+	if (colon && (size_t)(colon - spec) < sizeof(tbuf)) {
+		memcpy(tbuf, spec, (size_t)(colon - spec));
+		tbuf[colon - spec] = 0;
+		only_type = tbuf;
+		spec = colon + 1;
+	}
+	size_t n;
+	char **l = strlist_parse(spec, &n);
+
+	if (!l) {
+		cli_error("out of memory");
+		return -1;
+	}
+	bool add_mode = n && (l[0][0] == '+' || l[0][0] == '-');
+
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(s->data, i);
+		const char *tn = type_name(ev->attr.type);
+		unsigned f = add_mode ? s->ev[i].fields : 0;
+
+		if (only_type && (!tn || strcmp(tn, only_type)))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const char *name = l[k];
+			bool del = false;
+			uint64_t needs = 0;
+			int bit;
+
+			if (name[0] == '+' || name[0] == '-') {
+				del = name[0] == '-';
+				name++;
+			}
+			bit = field_bit(name, &needs);
+			if (bit < 0) {
+				cli_error("-F: unknown field '%s' (use comm, tid, pid, time, cpu, event, "
+					  "ip, sym, symoff, dso, period, addr, trace)", name);
+				strlist_free(l);
+				return -1;
+			}
+			if (!del && needs && !(ev->attr.sample_type & needs)) {
+				cli_error("samples for '%s' event do not have the %s attribute set; "
+					  "cannot print the '%s' field (record with it, or drop it from -F)",
+					  ev->name ? ev->name : "?", name, name);
+				strlist_free(l);
+				return -1;
+			}
+			if (del)
+				f &= ~(unsigned)bit;
+			else
+				f |= (unsigned)bit;
+		}
+		if (f & F_SYMOFF)
+			f |= F_SYM;
+		s->ev[i].fields = f;
+	}
+	strlist_free(l);
+	return 0;
+}
+
+static void print_sym(FILE *fp, const struct tally_addr_loc *loc, unsigned f)
+{
+	if (f & F_SYM) {
+		fputc(' ', fp);
+		if (loc->sym && loc->sym->name) {
+			fputs(loc->sym->name, fp);
+			if (f & F_SYMOFF)
+				fprintf(fp, "+%#" PRIx64, loc->dso_addr - loc->sym->start);
+		} else {
+			fputs("[unknown]", fp);
+		}
+	}
+	if (f & F_DSO) {
+		fputs(" (", fp);
+		fputs(loc->dso ? tally_dso__name(loc->dso) : "[unknown]", fp);
+		fputc(')', fp);
+	}
+}
+
+static int print_sample(struct script *s, int evidx, const struct perf_event_header *hdr)
+{
+	const struct tally_data_event *ev = tally_data__event(s->data, (size_t)evidx);
+	unsigned f = s->ev[evidx].fields;
+	struct tally_sample smp;
+	struct tally_thread *th;
+	bool chain;
+	FILE *fp = stdout;
+
+	if (tally_sample__parse(&ev->layout, hdr, &smp))
+		return 0;
+	th = tally_session__thread(s->session, (pid_t)smp.pid, (pid_t)smp.tid);
+	chain = (f & F_IP) && !s->o->hide_callchain && (smp.type & PERF_SAMPLE_CALLCHAIN);
+	if (chain) {
+		if (frames__resolve(&s->frames, s->session, &smp, 0))
+			return -ENOMEM;
+	}
+	if (f & F_COMM) {
+		const char *comm = th ? tally_thread__comm(th) : ":-1";
+
+		if (chain)
+			fprintf(fp, "%s ", comm);
+		else
+			fprintf(fp, "%16s ", comm);
+	}
+	if ((f & F_PID) && (f & F_TID))
+		fprintf(fp, "%5d/%-5d ", (int)smp.pid, (int)smp.tid);
+	else if (f & F_PID)
+		fprintf(fp, "%5d ", (int)smp.pid);
+	else if (f & F_TID)
+		fprintf(fp, "%5d ", (int)smp.tid);
+	if (f & F_CPU)
+		fprintf(fp, "[%03u] ", smp.cpu);
+	if (f & F_TIME) {
+		uint64_t secs = smp.time / 1000000000ull, ns = smp.time % 1000000000ull;
+
+		if (s->o->ns)
+			fprintf(fp, "%5" PRIu64 ".%09" PRIu64 ": ", secs, ns);
+		else
+			fprintf(fp, "%5" PRIu64 ".%06" PRIu64 ": ", secs, ns / 1000);
+	}
+	if (f & F_PERIOD)
+		fprintf(fp, "%10" PRIu64 " ", smp.period);
+	if (f & F_EVENT)
+		fprintf(fp, "%*s: ", s->name_width, ev->name ? ev->name : "[unknown]");
+	if ((f & F_TRACE) && s->ev[evidx].tracepoint) {
+		if (smp.type & PERF_SAMPLE_RAW)
+			script_trace__print(s->trace, fp, (int)smp.cpu, smp.raw, smp.raw_size);
+		fputc(' ', fp);
+	}
+	if (f & F_ADDR)
+		fprintf(fp, "%16" PRIx64, smp.addr);
+	if (f & F_IP) {
+		if (chain) {
+			fputc('\n', fp);
+			for (size_t i = 0; i < s->frames.nr; i++) {
+				const struct tally_addr_loc *l = &s->frames.v[i];
+
+				fprintf(fp, "\t%16" PRIx64, l->map ? l->dso_addr : l->addr);
+				print_sym(fp, l, f);
+				fputc('\n', fp);
+			}
+		} else {
+			struct tally_addr_loc loc;
+
+			tally_session__resolve(s->session, (pid_t)smp.pid, (pid_t)smp.tid,
+					       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+			fprintf(fp, " %16" PRIx64, smp.ip);
+			print_sym(fp, &loc, f);
+		}
+	} else if ((f & (F_SYM | F_DSO))) {
+		struct tally_addr_loc loc;
+
+		tally_session__resolve(s->session, (pid_t)smp.pid, (pid_t)smp.tid,
+				       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+		print_sym(fp, &loc, f);
+	}
+	fputc('\n', fp);
+	return 0;
+}
+
+static int on_record(void *arg, const struct perf_event_header *hdr,
+		     const struct tally_record_ctx *ctx)
+{
+	struct script *s = arg;
+	int evidx = ctx->evidx;
+
+	if (exiting)
+		return -EINTR;
+	if (hdr->type != PERF_RECORD_SAMPLE)
+		return tally_session__process(s->session, hdr) == -ENOMEM ? -ENOMEM : 0;
+	if (evidx < 0 && s->nr_ev == 1)
+		evidx = 0;
+	if (evidx < 0 || (size_t)evidx >= s->nr_ev)
+		return 0;
+	if (ferror(stdout))
+		return -EIO;
+	return print_sample(s, evidx, hdr);
+}
+
+int cmd_script(int argc, char **argv)
+{
+	struct script_opts o = { .input = "perf.data" };
+	struct script s = { .o = &o };
+	struct tally_session_opts so = { 0 };
+	struct tally_data_error derr = { 0 };
+	static char outbuf[1 << 16];
+	int ret, status = 1;
+
+	ret = parse_opts(&o, argc, argv);
+	if (ret)
+		return ret > 0 ? 0 : 1;
+	if (report_open(&s.data, o.input, o.force))
+		return 1;
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	s.nr_ev = tally_data__nr_events(s.data);
+	s.ev = calloc(s.nr_ev ? s.nr_ev : 1, sizeof(*s.ev));
+	if (!s.ev) {
+		cli_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < s.nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(s.data, i);
+		int w = ev->name ? (int)strlen(ev->name) : 9;
+
+		if (w > s.name_width)
+			s.name_width = w;
+	}
+	if (setup_fields(&s))
+		goto out;
+	so.kallsyms = o.kallsyms;
+	so.symfs = o.symfs;
+	if (tally_session__new(&s.session, &so)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < s.nr_ev; i++) {
+		if (s.ev[i].tracepoint && (s.ev[i].fields & F_TRACE)) {
+			ret = script_trace__new(&s.trace, s.data);
+			if (ret)
+				cli_warn("%s: tracepoint formats unreadable (%s); printing events "
+					 "without their fields", o.input, strerror(-ret));
+			break;
+		}
+	}
+	ret = tally_data__for_each(s.data, TALLY_DATA_ORDERED, on_record, &s, &derr);
+	if (ret == -EIO && ferror(stdout)) {
+		status = cli_finish_output(stdout, "the script output");
+		goto out;
+	}
+	if (ret == -EINTR && exiting) {
+		cli_error("interrupted");
+		goto out;
+	}
+	if (ret < 0) {
+		fflush(stdout);
+		if (derr.msg[0])
+			cli_error("%s: file offset %#" PRIx64 ": %s", o.input, derr.offset, derr.msg);
+		else
+			cli_error("%s: reading failed: %s", o.input, strerror(-ret));
+		goto out;
+	}
+	if (tally_data__truncated(s.data))
+		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; "
+			 "printed the complete records before it", o.input,
+			 tally_data__truncated(s.data));
+	status = cli_finish_output(stdout, "the script output");
+out:
+	fflush(stdout);
+	free(s.ev);
+	frames__exit(&s.frames);
+	script_trace__delete(s.trace);
+	tally_session__delete(s.session);
+	tally_data__delete(s.data);
+	return status;
+}

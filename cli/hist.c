@@ -1,0 +1,491 @@
+/*
+ * Histogram entries: hashing by sort keys, output order, and perf 6.1's --stdio table
+ * (column names, widths, "# " prefix, dotted rule, "[.]"/"[k]" symbol levels).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tally/session.h>
+
+#include "hist.h"
+
+static const struct {
+	const char *name;
+	enum hist_col col;
+} col_names[] = {
+	{ "overhead", HC_OVERHEAD }, { "overhead_children", HC_CHILDREN },
+	{ "sample", HC_SAMPLE }, { "period", HC_PERIOD }, { "comm", HC_COMM },
+	{ "pid", HC_PID }, { "tid", HC_PID }, { "dso", HC_DSO }, { "sym", HC_SYM },
+	{ "symbol", HC_SYM }, { "cpu", HC_CPU },
+};
+
+int hist_col_parse(const char *name)
+{
+	for (size_t i = 0; i < sizeof(col_names) / sizeof(col_names[0]); i++)
+		if (!strcmp(name, col_names[i].name))
+			return (int)col_names[i].col;
+	return -1;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t entry_hash(const struct hists *h, const struct hist_entry *e)
+{
+	uint64_t x = 0x12345;
+
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case HC_COMM:
+			x = mix(x, (uintptr_t)e->comm);
+			break;
+		case HC_PID:
+			x = mix(x, (uint64_t)(uint32_t)e->tid);
+			break;
+		case HC_DSO:
+			x = mix(x, (uintptr_t)e->dso);
+			break;
+		case HC_SYM:
+			x = mix(x, e->sym ? (uintptr_t)e->sym : e->ip);
+			x = mix(x, (uint64_t)e->level);
+			break;
+		case HC_CPU:
+			x = mix(x, (uint64_t)(uint32_t)e->cpu);
+			break;
+		default:
+			break;
+		}
+	}
+	return x;
+}
+
+static bool entry_eq(const struct hists *h, const struct hist_entry *a,
+		     const struct hist_entry *b)
+{
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case HC_COMM:
+			if (a->comm != b->comm)
+				return false;
+			break;
+		case HC_PID:
+			if (a->tid != b->tid)
+				return false;
+			break;
+		case HC_DSO:
+			if (a->dso != b->dso)
+				return false;
+			break;
+		case HC_SYM:
+			if (a->sym != b->sym || (!a->sym && a->ip != b->ip) ||
+			    a->level != b->level)
+				return false;
+			break;
+		case HC_CPU:
+			if (a->cpu != b->cpu)
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+int hists__init(struct hists *h, const enum hist_col *keys, size_t nr_keys)
+{
+	memset(h, 0, sizeof(*h));
+	if (nr_keys > HC_NR)
+		return -EINVAL;
+	memcpy(h->keys, keys, nr_keys * sizeof(*keys));
+	h->nr_keys = nr_keys;
+	h->cap = 1024;
+	h->table = calloc(h->cap, sizeof(*h->table));
+	return h->table ? 0 : -ENOMEM;
+}
+
+void hists__exit(struct hists *h)
+{
+	if (!h->table)
+		return;
+	for (size_t i = 0; i < h->cap; i++) {
+		if (h->table[i]) {
+			cc_root_free(&h->table[i]->chain);
+			free(h->table[i]);
+		}
+	}
+	free(h->table);
+	free(h->sorted);
+	for (size_t i = 0; i < h->comm_cap; i++)
+		free(h->comms[i]);
+	free(h->comms);
+	memset(h, 0, sizeof(*h));
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t x = 1469598103934665603ull;
+
+	while (*s)
+		x = (x ^ (unsigned char)*s++) * 1099511628211ull;
+	return x;
+}
+
+const char *hists__comm(struct hists *h, const char *comm)
+{
+	size_t i;
+
+	if (!comm)
+		comm = "[unknown]";
+	if (h->nr_comms * 2 >= h->comm_cap) {
+		size_t cap = h->comm_cap ? h->comm_cap * 2 : 64;
+		char **n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t j = 0; j < h->comm_cap; j++) {
+			if (!h->comms[j])
+				continue;
+			for (i = str_hash(h->comms[j]) & (cap - 1); n[i]; i = (i + 1) & (cap - 1))
+				;
+			n[i] = h->comms[j];
+		}
+		free(h->comms);
+		h->comms = n;
+		h->comm_cap = cap;
+	}
+	for (i = str_hash(comm) & (h->comm_cap - 1); h->comms[i]; i = (i + 1) & (h->comm_cap - 1))
+		if (!strcmp(h->comms[i], comm))
+			return h->comms[i];
+	h->comms[i] = strdup(comm);
+	if (!h->comms[i])
+		return NULL;
+	h->nr_comms++;
+	return h->comms[i];
+}
+
+static int grow(struct hists *h)
+{
+	size_t cap = h->cap * 2;
+	struct hist_entry **t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->cap; i++) {
+		struct hist_entry *e = h->table[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = e->hash & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = e;
+	}
+	free(h->table);
+	h->table = t;
+	h->cap = cap;
+	return 0;
+}
+
+struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl)
+{
+	uint64_t hash = entry_hash(h, tmpl);
+	struct hist_entry *e;
+	size_t i;
+
+	if ((h->nr + 1) * 4 >= h->cap * 3 && grow(h))
+		return NULL;
+	for (i = hash & (h->cap - 1); (e = h->table[i]); i = (i + 1) & (h->cap - 1))
+		if (e->hash == hash && entry_eq(h, e, tmpl))
+			return e;
+	e = malloc(sizeof(*e));
+	if (!e)
+		return NULL;
+	*e = *tmpl;
+	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
+	cc_root_init(&e->chain);
+	e->hash = hash;
+	h->table[i] = e;
+	h->nr++;
+	return e;
+}
+
+static const char *sym_name(const struct hist_entry *e)
+{
+	return e->sym && e->sym->name ? e->sym->name : NULL;
+}
+
+static int key_cmp(const struct hists *h, const struct hist_entry *a,
+		   const struct hist_entry *b)
+{
+	int c;
+
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case HC_COMM:
+			if ((c = strcmp(a->comm, b->comm)))
+				return c;
+			break;
+		case HC_PID:
+			if (a->tid != b->tid)
+				return a->tid < b->tid ? -1 : 1;
+			break;
+		case HC_DSO:
+			if ((c = strcmp(a->dso_name, b->dso_name)))
+				return c;
+			break;
+		case HC_SYM: {
+			const char *x = sym_name(a), *y = sym_name(b);
+
+			if (x && y && (c = strcmp(x, y)))
+				return c;
+			if (!x != !y)
+				return x ? -1 : 1;
+			if (!x && a->ip != b->ip)
+				return a->ip < b->ip ? -1 : 1;
+			break;
+		}
+		case HC_CPU:
+			if (a->cpu != b->cpu)
+				return a->cpu < b->cpu ? -1 : 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+struct sort_ctx {
+	const struct hists *h;
+	bool children;
+};
+
+static int out_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct hist_entry *a = *(struct hist_entry *const *)pa;
+	const struct hist_entry *b = *(struct hist_entry *const *)pb;
+	const struct sort_ctx *ctx = arg;
+
+	if (ctx->children && a->period_acc != b->period_acc)
+		return a->period_acc > b->period_acc ? -1 : 1;
+	if (a->period != b->period)
+		return a->period > b->period ? -1 : 1;
+	return key_cmp(ctx->h, a, b);
+}
+
+int hists__sort(struct hists *h, bool children)
+{
+	size_t n = 0;
+
+	free(h->sorted);
+	h->sorted = malloc((h->nr ? h->nr : 1) * sizeof(*h->sorted));
+	if (!h->sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->table[i])
+			h->sorted[n++] = h->table[i];
+	struct sort_ctx ctx = { .h = h, .children = children };
+
+	qsort_r(h->sorted, n, sizeof(*h->sorted), out_cmp, &ctx);
+	return 0;
+}
+
+/* --- printing --- */
+
+static bool col_right(enum hist_col c)
+{
+	return c <= HC_PERIOD || c == HC_PID || c == HC_CPU;
+}
+
+static const char *col_header(enum hist_col c, bool children)
+{
+	switch (c) {
+	case HC_OVERHEAD:
+		return children ? "Self" : "Overhead";
+	case HC_CHILDREN:
+		return "Children";
+	case HC_SAMPLE:
+		return "Samples";
+	case HC_PERIOD:
+		return "Period";
+	case HC_COMM:
+		return "Command";
+	case HC_PID:
+		return "    Pid:Command";
+	case HC_DSO:
+		return "Shared Object";
+	case HC_SYM:
+		return "Symbol";
+	case HC_CPU:
+		return "CPU";
+	default:
+		return "";
+	}
+}
+
+static size_t col_min_width(enum hist_col c)
+{
+	switch (c) {
+	case HC_OVERHEAD:
+	case HC_CHILDREN:
+		return 8;
+	case HC_SAMPLE:
+	case HC_PERIOD:
+		return 12;
+	default:
+		return 0;
+	}
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static void print_cell(FILE *fp, const struct hist_entry *e, enum hist_col c, int w,
+		       uint64_t total, bool last)
+{
+	switch (c) {
+	case HC_OVERHEAD:
+		fprintf(fp, "%*.2f%%", w - 1, pct(e->period, total));
+		break;
+	case HC_CHILDREN:
+		fprintf(fp, "%*.2f%%", w - 1, pct(e->period_acc, total));
+		break;
+	case HC_SAMPLE:
+		fprintf(fp, "%*" PRIu64, w, e->nr_samples);
+		break;
+	case HC_PERIOD:
+		fprintf(fp, "%*" PRIu64, w, e->period);
+		break;
+	case HC_COMM:
+		fprintf(fp, "%-*s", w, e->comm);
+		break;
+	case HC_PID:
+		fprintf(fp, "%7d:%-*s", e->tid, w - 8, e->comm);
+		break;
+	case HC_DSO:
+		fprintf(fp, "%-*s", w, e->dso_name);
+		break;
+	case HC_SYM: {
+		int n;
+
+		if (sym_name(e))
+			n = fprintf(fp, "[%c] %s", e->level, sym_name(e));
+		else
+			n = fprintf(fp, "[%c] %-#.*" PRIx64, e->level, 16, e->ip);
+		if (!last && n < w)
+			fprintf(fp, "%*s", w - n, "");
+		break;
+	}
+	case HC_CPU:
+		fprintf(fp, "%*.*d", w, 3, e->cpu);
+		break;
+	default:
+		break;
+	}
+}
+
+static size_t cell_len(const struct hist_entry *e, enum hist_col c)
+{
+	char buf[32];
+
+	switch (c) {
+	case HC_COMM:
+		return strlen(e->comm);
+	case HC_PID:
+		return 8 + strlen(e->comm);
+	case HC_DSO:
+		return strlen(e->dso_name);
+	case HC_SYM:
+		return 4 + (sym_name(e) ? strlen(sym_name(e)) : 18);
+	case HC_CPU:
+		return (size_t)snprintf(buf, sizeof(buf), "%.3d", e->cpu);
+	default:
+		return 0;
+	}
+}
+
+int hists__fprintf(struct hists *h, FILE *fp, const struct hists_print_opts *o)
+{
+	uint64_t total = o->relative ? h->filtered_period : h->total_period;
+	enum hist_col cols[HC_NR * 2];
+	size_t widths[HC_NR * 2], nr = 0, nshow = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < o->nr_cols && nr < HC_NR * 2; i++)
+		if (!o->elide[o->cols[i]])
+			cols[nr++] = o->cols[i];
+	for (size_t i = 0; i < nr; i++)
+		widths[i] = strlen(col_header(cols[i], o->children)) > col_min_width(cols[i])
+				    ? strlen(col_header(cols[i], o->children))
+				    : col_min_width(cols[i]);
+	/* widths over the entries that will be shown */
+	for (size_t k = 0; k < h->nr; k++) {
+		const struct hist_entry *e = h->sorted[k];
+		uint64_t v = o->children ? e->period_acc : e->period;
+
+		/* perf sizes columns over every entry, shown or under --percent-limit */
+		if (!(o->percent_limit > 0 && pct(v, total) < o->percent_limit))
+			nshow = k + 1;
+		for (size_t i = 0; i < nr; i++) {
+			size_t l = cell_len(e, cols[i]);
+
+			if (cols[i] == HC_PID && l < 8 + 7)
+				l = 8 + 7;
+			if (l > widths[i])
+				widths[i] = l;
+		}
+	}
+	if (o->header) {
+		fputs("# ", fp);
+		for (size_t i = 0; i < nr; i++) {
+			const char *hd = col_header(cols[i], o->children);
+
+			if (i)
+				fputs("  ", fp);
+			if (col_right(cols[i]))
+				fprintf(fp, "%*s", (int)widths[i], hd);
+			else
+				fprintf(fp, "%-*s", (int)widths[i], hd);
+		}
+		fputs("\n# ", fp);
+		for (size_t i = 0; i < nr; i++) {
+			if (i)
+				fputs("  ", fp);
+			for (size_t j = 0; j < widths[i]; j++)
+				fputc('.', fp);
+		}
+		fputs("\n#\n", fp);
+	}
+	for (size_t k = 0; k < nshow; k++) {
+		struct hist_entry *e = h->sorted[k];
+		uint64_t v = o->children ? e->period_acc : e->period;
+
+		if (o->percent_limit > 0 && pct(v, total) < o->percent_limit)
+			continue;
+		fputs("  ", fp);
+		for (size_t i = 0; i < nr; i++) {
+			if (i)
+				fputs("  ", fp);
+			print_cell(fp, e, cols[i], (int)widths[i], total, i + 1 == nr);
+		}
+		fputc('\n', fp);
+		if (o->cc.mode != CC_NONE && h->callchains) {
+			struct cc_print_opts cc = o->cc;
+
+			cc.total = total;
+			cc.parent = v;
+			err = cc_print(fp, &e->chain, &cc);
+			if (err)
+				break;
+		}
+	}
+	return err;
+}

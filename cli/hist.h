@@ -1,0 +1,100 @@
+/*
+ * Histograms for report: samples aggregated into entries by sort keys (comm, pid,
+ * dso, sym, cpu), with self and children ("cumulative") periods and a call-chain tree
+ * per entry, then sorted and printed as perf 6.1's --stdio table.
+ *
+ * Entries live in an open-addressing hash keyed by the selected sort keys only, so
+ * `--sort dso` merges every symbol of a dso into one row.
+ */
+#ifndef TALLY_CLI_HIST_H
+#define TALLY_CLI_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "callchain.h"
+
+struct tally_dso;
+struct tally_symbol;
+
+/* Columns: the first ones are value columns, the rest are sort keys. */
+enum hist_col {
+	HC_OVERHEAD,		/* self period percent (Overhead / Self) */
+	HC_CHILDREN,		/* children period percent */
+	HC_SAMPLE,		/* -n: self sample count */
+	HC_PERIOD,		/* self period */
+	HC_COMM,
+	HC_PID,			/* Pid:Command (perf's thread column) */
+	HC_DSO,
+	HC_SYM,
+	HC_CPU,
+	HC_NR
+};
+
+static inline bool hist_col_is_key(enum hist_col c)
+{
+	return c >= HC_COMM;
+}
+
+/* Parse a sort key or -F field name; returns -1 if unknown. */
+int hist_col_parse(const char *name);
+
+struct hist_entry {
+	const char *comm;	/* interned in the hists */
+	int32_t pid, tid, cpu;
+	const struct tally_dso *dso;	/* NULL: [unknown] */
+	const char *dso_name;		/* short name */
+	const struct tally_symbol *sym; /* NULL: print ip */
+	uint64_t ip;
+	char level;		/* '.', 'k', 'g', 'u', 'H' */
+
+	uint64_t period, nr_samples;		/* self */
+	uint64_t period_acc, nr_samples_acc;	/* self + callees (children mode) */
+	struct cc_node chain;
+	uint64_t hash;
+};
+
+struct hists {
+	enum hist_col keys[HC_NR];	/* sort keys, in order */
+	size_t nr_keys;
+	struct hist_entry **table;	/* open addressing, power of two */
+	size_t cap, nr;
+	struct hist_entry **sorted;	/* after hists__sort */
+	/* interned comm strings */
+	char **comms;
+	size_t comm_cap, nr_comms;
+	uint64_t total_period, nr_samples;		/* all samples of the event */
+	uint64_t filtered_period, nr_filtered_samples;	/* samples kept by filters */
+	bool callchains;	/* entries carry call-chain trees */
+};
+
+int hists__init(struct hists *h, const enum hist_col *keys, size_t nr_keys);
+void hists__exit(struct hists *h);
+
+/* Intern a comm string (never NULL on success). */
+const char *hists__comm(struct hists *h, const char *comm);
+
+/* Find the entry matching tmpl on the sort keys, or insert a copy of tmpl (counters zero). */
+struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl);
+
+/* Sort entries for output: by children period (children mode) then self period,
+ * heaviest first, ties by sort keys. */
+int hists__sort(struct hists *h, bool children);
+
+struct hists_print_opts {
+	const enum hist_col *cols;	/* columns in output order */
+	size_t nr_cols;
+	bool children;
+	bool header;			/* column headers (not -q) */
+	bool elide[HC_NR];		/* columns hidden because a filter pins them */
+	double percent_limit;
+	bool relative;			/* --percentage relative */
+	struct cc_print_opts cc;	/* mode CC_NONE: no call chains */
+	const char *field_sep;		/* -t */
+};
+
+int hists__fprintf(struct hists *h, FILE *fp, const struct hists_print_opts *o);
+
+#endif

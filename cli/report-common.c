@@ -1,0 +1,158 @@
+/*
+ * Helpers shared by report and script (see report-common.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "report-common.h"
+
+int report_open(struct tally_data **d, const char *path, bool force)
+{
+	struct tally_data_open_opts opts = { .force = force };
+	struct tally_data_error err = { 0 };
+	int ret = tally_data__open(d, path, &opts, &err);
+
+	if (ret == 0)
+		return 0;
+	if (ret == -ENOENT && !err.msg[0])
+		cli_error("%s: no such file (record one with 'tally record' or 'perf record')", path);
+	else if (err.msg[0] && err.offset)
+		cli_error("%s: file offset %#" PRIx64 ": %s", path, err.offset, err.msg);
+	else if (err.msg[0])
+		cli_error("%s: %s", path, err.msg);
+	else
+		cli_error("%s: cannot read: %s", path, strerror(-ret));
+	return 1;
+}
+
+void frames__exit(struct frames *f)
+{
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+int frames__resolve(struct frames *f, struct tally_session *s, const struct tally_sample *smp,
+		    unsigned max_stack)
+{
+	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	f->nr = 0;
+	if (!(smp->type & PERF_SAMPLE_CALLCHAIN))
+		return 0;
+	for (uint64_t i = 0; i < smp->callchain_nr; i++) {
+		uint64_t ip = smp->callchain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			switch (ip) {
+			case PERF_CONTEXT_HV:
+				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+				break;
+			case PERF_CONTEXT_KERNEL:
+				cpumode = PERF_RECORD_MISC_KERNEL;
+				break;
+			case PERF_CONTEXT_USER:
+				cpumode = PERF_RECORD_MISC_USER;
+				break;
+			case PERF_CONTEXT_GUEST_KERNEL:
+				cpumode = PERF_RECORD_MISC_GUEST_KERNEL;
+				break;
+			case PERF_CONTEXT_GUEST_USER:
+				cpumode = PERF_RECORD_MISC_GUEST_USER;
+				break;
+			default:
+				break;
+			}
+			continue;
+		}
+		if (max_stack && f->nr >= max_stack)
+			break;
+		if (f->nr == f->cap) {
+			size_t cap = f->cap ? f->cap * 2 : 64;
+			struct tally_addr_loc *v = realloc(f->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			f->v = v;
+			f->cap = cap;
+		}
+		tally_session__resolve(s, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip,
+				       &f->v[f->nr]);
+		f->v[f->nr].cpumode = cpumode;
+		f->nr++;
+	}
+	return 0;
+}
+
+char cpumode_level(uint8_t cpumode)
+{
+	switch (cpumode) {
+	case PERF_RECORD_MISC_KERNEL:
+		return 'k';
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+		return 'g';
+	case PERF_RECORD_MISC_GUEST_USER:
+		return 'u';
+	case PERF_RECORD_MISC_HYPERVISOR:
+		return 'H';
+	default:
+		return '.';
+	}
+}
+
+char **strlist_parse(const char *s, size_t *nr)
+{
+	size_t n = 1, i = 0;
+	char **l, *copy, *tok, *save = NULL;
+
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	l = calloc(n + 1, sizeof(*l));
+	copy = strdup(s);
+	if (!l || !copy) {
+		free(l);
+		free(copy);
+		return NULL;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		l[i] = strdup(tok);
+		if (!l[i]) {
+			free(copy);
+			strlist_free(l);
+			return NULL;
+		}
+		i++;
+	}
+	free(copy);
+	if (nr)
+		*nr = i;
+	return l;
+}
+
+void strlist_free(char **l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; l[i]; i++)
+		free(l[i]);
+	free(l);
+}
+
+bool strlist_has(char *const *l, const char *s)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}
+
+uint64_t sample_period(const struct tally_sample *smp, const struct perf_event_attr *attr)
+{
+	if (smp->type & PERF_SAMPLE_PERIOD)
+		return smp->period;
+	if (!attr->freq && attr->sample_period)
+		return attr->sample_period;
+	return 1;
+}

@@ -1,0 +1,41 @@
+/*
+ * What report and script share: opening a perf.data with one clear error message,
+ * resolving a sample's call chain into locations, and naming cpumodes.
+ */
+#ifndef TALLY_CLI_REPORT_COMMON_H
+#define TALLY_CLI_REPORT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tally/data.h>
+#include <tally/record.h>
+#include <tally/session.h>
+
+/* Open PATH (or "-" for a pipe); prints the error itself. 0 or nonzero exit status. */
+int report_open(struct tally_data **d, const char *path, bool force);
+
+/* A sample's call chain, resolved frame by frame (callee first), markers removed. */
+struct frames {
+	struct tally_addr_loc *v;
+	size_t nr, cap;
+};
+
+void frames__exit(struct frames *f);
+/* Resolve smp's callchain (max_stack 0 = all). 0 or -ENOMEM. */
+int frames__resolve(struct frames *f, struct tally_session *s, const struct tally_sample *smp,
+		    unsigned max_stack);
+
+/* perf's level letter for a cpumode: '.', 'k', 'g', 'u', 'H'. */
+char cpumode_level(uint8_t cpumode);
+
+/* Split "a,b,c" into a NULL-terminated array (free with strlist_free). NULL on ENOMEM. */
+char **strlist_parse(const char *s, size_t *nr);
+void strlist_free(char **l);
+bool strlist_has(char *const *l, const char *s);
+
+/* The period a sample counts for: its PERIOD field, else the attr's fixed period, else 1. */
+uint64_t sample_period(const struct tally_sample *smp, const struct perf_event_attr *attr);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * TRACING_DATA -> libtraceevent. The layout (perf's trace-event-read.c, version 0.5/0.6):
+ *   "\027\010\104tracing" version\0 big_endian:u8 long_size:u8 page_size:u32
+ *   "header_page\0" u64 size, data; "header_event\0" u64 size, data
+ *   u32 nr ftrace formats { u64 size, data }
+ *   u32 nr systems { name\0 u32 nr { u64 size, data } }
+ *   u32 size kallsyms; u32 size printk formats; (0.6) u64 size saved cmdlines
+ * Integers are in the file's byte order.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+
+#include "script-trace.h"
+
+struct script_trace {
+	struct tep_handle *tep;
+};
+
+struct cursor {
+	const unsigned char *p, *end;
+	bool swap;
+	bool bad;
+};
+
+static bool take(struct cursor *c, void *dst, size_t n)
+{
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return false;
+	}
+	if (dst)
+		memcpy(dst, c->p, n);
+	c->p += n;
+	return true;
+}
+
+static uint32_t get32(struct cursor *c)
+{
+	uint32_t v = 0;
+
+	take(c, &v, 4);
+	return c->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint64_t get64(struct cursor *c)
+{
+	uint64_t v = 0;
+
+	take(c, &v, 8);
+	return c->swap ? __builtin_bswap64(v) : v;
+}
+
+static const char *getstr(struct cursor *c)
+{
+	const unsigned char *nul;
+
+	if (c->bad)
+		return NULL;
+	nul = memchr(c->p, 0, (size_t)(c->end - c->p));
+	if (!nul) {
+		c->bad = true;
+		return NULL;
+	}
+	const char *s = (const char *)c->p;
+
+	c->p = nul + 1;
+	return s;
+}
+
+/* A NUL-terminated copy of the next n bytes (libtraceevent wants strings). */
+static char *getblob(struct cursor *c, uint64_t n)
+{
+	char *s;
+
+	if (c->bad || (uint64_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return NULL;
+	}
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, c->p, n);
+	s[n] = 0;
+	c->p += n;
+	return s;
+}
+
+int script_trace__parse(struct script_trace **out, const void *buf, size_t len)
+{
+	static const unsigned char magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	struct cursor c = { .p = buf, .end = (const unsigned char *)buf + len };
+	struct script_trace *t;
+	const char *version, *name;
+	uint8_t big, long_size;
+	uint32_t page_size, nr;
+	int ret = -EINVAL;
+	char *blob;
+
+	*out = NULL;
+	if (len < sizeof(magic) || memcmp(buf, magic, sizeof(magic)))
+		return -EINVAL;
+	c.p += sizeof(magic);
+	version = getstr(&c);
+	take(&c, &big, 1);
+	take(&c, &long_size, 1);
+	if (c.bad || !version)
+		return -EINVAL;
+	c.swap = big != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	page_size = get32(&c);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->tep = tep_alloc();
+	if (!t->tep) {
+		free(t);
+		return -ENOMEM;
+	}
+	tep_set_file_bigendian(t->tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(t->tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
+				TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(t->tep, long_size);
+	tep_set_page_size(t->tep, (int)page_size);
+
+	/* header_page, header_event */
+	name = getstr(&c);
+	if (!name || strcmp(name, "header_page"))
+		goto fail;
+	blob = getblob(&c, get64(&c));
+	if (!blob)
+		goto fail;
+	tep_parse_header_page(t->tep, blob, strlen(blob), long_size);
+	free(blob);
+	name = getstr(&c);
+	if (!name || strcmp(name, "header_event"))
+		goto fail;
+	blob = getblob(&c, get64(&c));
+	if (!blob)
+		goto fail;
+	free(blob);
+
+	nr = get32(&c);	/* ftrace formats */
+	for (uint32_t i = 0; i < nr && !c.bad; i++) {
+		blob = getblob(&c, get64(&c));
+		if (!blob)
+			goto fail;
+		tep_parse_event(t->tep, blob, strlen(blob), "ftrace");
+		free(blob);
+	}
+	nr = get32(&c);	/* systems */
+	for (uint32_t i = 0; i < nr && !c.bad; i++) {
+		const char *sys = getstr(&c);
+		uint32_t nev = get32(&c);
+
+		if (!sys)
+			goto fail;
+		for (uint32_t k = 0; k < nev && !c.bad; k++) {
+			blob = getblob(&c, get64(&c));
+			if (!blob)
+				goto fail;
+			tep_parse_event(t->tep, blob, strlen(blob), sys);
+			free(blob);
+		}
+	}
+	if (c.bad)
+		goto fail;
+	/* the rest is optional for formatting: read it when it is there */
+	blob = getblob(&c, get32(&c));
+	if (blob) {
+		tep_parse_kallsyms(t->tep, blob);
+		free(blob);
+	}
+	blob = getblob(&c, get32(&c));
+	if (blob) {
+		tep_parse_printk_formats(t->tep, blob);
+		free(blob);
+	}
+	if (!c.bad && strcmp(version, "0.5")) {
+		blob = getblob(&c, get64(&c));
+		if (blob) {
+			tep_parse_saved_cmdlines(t->tep, blob);
+			free(blob);
+		}
+	}
+	*out = t;
+	return 0;
+fail:
+	script_trace__delete(t);
+	return ret;
+}
+
+int script_trace__new(struct script_trace **out, struct tally_data *d)
+{
+	const void *buf;
+	size_t len;
+
+	*out = NULL;
+	if (tally_data__feature(d, 1 /* TALLY_FEAT_TRACING_DATA */, &buf, &len))
+		return -ENOENT;
+	return script_trace__parse(out, buf, len);
+}
+
+void script_trace__delete(struct script_trace *t)
+{
+	if (!t)
+		return;
+	tep_free(t->tep);
+	free(t);
+}
+
+void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *raw,
+			 uint32_t size)
+{
+	struct tep_record rec = { 0 };
+	struct trace_seq s;
+
+	if (!t || !raw || size < 2)
+		return;
+	rec.cpu = cpu;
+	rec.size = (int)size;
+	rec.data = (void *)raw;
+	trace_seq_init(&s);
+	tep_print_event(t->tep, &s, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&s);
+	fwrite(s.buffer, 1, s.len, fp);
+	trace_seq_destroy(&s);
+}

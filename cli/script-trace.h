@@ -1,0 +1,25 @@
+/*
+ * Tracepoint fields for script: parse the TRACING_DATA of a perf.data (perf's
+ * "tracing0.6" layout: header page, event format files, kallsyms, printk formats,
+ * saved cmdlines) into a libtraceevent handle, then format raw samples with it.
+ */
+#ifndef TALLY_CLI_SCRIPT_TRACE_H
+#define TALLY_CLI_SCRIPT_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tally/data.h>
+
+struct script_trace;
+
+/* 0, -ENOENT (no TRACING_DATA), -EINVAL (damaged) or -ENOMEM. */
+int script_trace__new(struct script_trace **out, struct tally_data *d);
+void script_trace__delete(struct script_trace *t);
+/* Parse TRACING_DATA bytes directly (for tests and pipe streams). */
+int script_trace__parse(struct script_trace **out, const void *buf, size_t len);
+/* Print the event's fields as its print format says (nothing if t is NULL). */
+void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *raw,
+			 uint32_t size);
+
+#endif
