@@ -159,8 +159,7 @@ void tally_session__delete(struct tally_session *s)
 static bool is_anon(const char *name)
 {
 	return !strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) ||
-	       !strncmp(name, "/anon_hugepage", 14) || !strncmp(name, "/memfd:", 7) ||
-	       !strncmp(name, "[anon", 5);
+	       !strncmp(name, "/anon_hugepage", 14);
 }
 
 static struct tally_dso *dso_findnew(struct tally_session *s, const char *name)

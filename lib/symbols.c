@@ -4,8 +4,10 @@
  * (/tmp/perf-PID.map: "START SIZE name" in hex). Each table is sorted once and
  * searched by binary search; names are kept in one pool.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -201,6 +203,97 @@ static int load_segments(struct tly_symtab *t, Elf *e)
 	return 0;
 }
 
+/* C++ names: the demangler of the C++ runtime, found at run time so the library needs
+ * no C++ link. perf shows names without the parameter list (and so without the return
+ * type templates carry), which is what demangle() returns. */
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+static cxa_demangle_fn cxa_demangle;
+static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
+
+static void cxa_init(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		cxa_demangle = (cxa_demangle_fn)(uintptr_t)dlsym(h, "__cxa_demangle");
+}
+
+static bool opens(char c)
+{
+	return c == '(' || c == '<' || c == '{' || c == '[';
+}
+
+static bool closes(char c)
+{
+	return c == ')' || c == '>' || c == '}' || c == ']';
+}
+
+/* Cut "ret name<args>(params) const" down to "name<args>". In place. */
+static void strip_signature(char *s)
+{
+	size_t n = strlen(s);
+	static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t i = 0; i < sizeof(quals) / sizeof(quals[0]); i++) {
+			size_t q = strlen(quals[i]);
+			if (n > q && !strcmp(s + n - q, quals[i])) {
+				n -= q;
+				s[n] = 0;
+				again = true;
+			}
+		}
+	}
+	if (!n || s[n - 1] != ')')
+		return;
+	int depth = 0;
+	size_t i = n;
+	while (i > 0) {
+		char c = s[--i];
+		if (closes(c))
+			depth++;
+		else if (opens(c) && --depth == 0)
+			break;
+	}
+	if (depth != 0 || i == 0)
+		return;
+	/* "operator()(…)": the name's own parentheses stay */
+	s[i] = 0;
+	/* the return type: a space at nesting depth 0 (not the one in "operator new") */
+	depth = 0;
+	size_t cut = 0;
+	for (size_t j = 0; j < i; j++) {
+		if (opens(s[j]) && !(s[j] == '<' && j >= 8 && !strncmp(s + j - 8, "operator", 8)))
+			depth++;
+		else if (closes(s[j]) && depth > 0)
+			depth--;
+		else if (s[j] == ' ' && depth == 0 && !(j >= 8 && !strncmp(s + j - 8, "operator", 8)))
+			cut = j + 1;
+	}
+	if (cut)
+		memmove(s, s + cut, strlen(s + cut) + 1);
+}
+
+/* malloc'd demangled name, or NULL to keep the symbol's own. */
+static char *demangle(const char *name)
+{
+	int status = 0;
+	char *d;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	pthread_once(&cxa_once, cxa_init);
+	if (!cxa_demangle)
+		return NULL;
+	d = cxa_demangle(name, NULL, NULL, &status);
+	if (!d || status) {
+		free(d);
+		return NULL;
+	}
+	strip_signature(d);
+	return d;
+}
+
 /* Symbols are kept as file offsets, the address space of samples (ip - map start +
  * pgoff), as perf does: the same for PIE and fixed-address executables. */
 static uint64_t vaddr_to_offset(const struct tly_symtab *t, uint64_t vaddr)
@@ -234,12 +327,70 @@ static long load_section(struct tly_symtab *t, Elf *e, Elf_Scn *scn, GElf_Shdr *
 		if (!name || !*name)
 			continue;
 		int b = GELF_ST_BIND(sym.st_info);
-		if (tly_symtab__add(t, vaddr_to_offset(t, sym.st_value), sym.st_size, name, strlen(name),
-				    b == STB_GLOBAL ? 2 : b == STB_WEAK ? 1 : 0))
+		char *dm = demangle(name);
+		if (dm)
+			name = dm;
+		int ret = tly_symtab__add(t, vaddr_to_offset(t, sym.st_value), sym.st_size, name,
+					  strlen(name), b == STB_GLOBAL ? 2 : b == STB_WEAK ? 1 : 0);
+		free(dm);
+		if (ret)
 			return -ENOMEM;
 		added++;
 	}
 	return added;
+}
+
+/* PLT entries as "name@plt": one 16-byte slot per .rela.plt relocation, in .plt.sec
+ * when the binary has one (IBT), else in .plt after its 16-byte header. */
+static long load_plt(struct tly_symtab *t, Elf *e)
+{
+	Elf_Scn *scn = NULL, *rela = NULL;
+	GElf_Shdr sh, rsh = { 0 }, plt = { 0 }, pltsec = { 0 };
+	size_t shstrndx;
+	long n = 0;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA) {
+			rela = scn;
+			rsh = sh;
+		} else if (!strcmp(name, ".plt")) {
+			plt = sh;
+		} else if (!strcmp(name, ".plt.sec")) {
+			pltsec = sh;
+		}
+	}
+	if (!rela || !rsh.sh_entsize || (!plt.sh_size && !pltsec.sh_size))
+		return 0;
+	Elf_Scn *dynscn = elf_getscn(e, rsh.sh_link);
+	GElf_Shdr dsh;
+	Elf_Data *rd = elf_getdata(rela, NULL), *dd = dynscn ? elf_getdata(dynscn, NULL) : NULL;
+	if (!rd || !dd || !gelf_getshdr(dynscn, &dsh))
+		return 0;
+	uint64_t base = pltsec.sh_size ? pltsec.sh_addr : plt.sh_addr + 16;
+	uint64_t limit = pltsec.sh_size ? pltsec.sh_addr + pltsec.sh_size : plt.sh_addr + plt.sh_size;
+	size_t nr = rsh.sh_size / rsh.sh_entsize;
+	for (size_t i = 0; i < nr && base + (i + 1) * 16 <= limit; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name = "";
+		char buf[512];
+		if (!gelf_getrela(rd, (int)i, &r))
+			break;
+		if (GELF_R_SYM(r.r_info) && gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
+			name = elf_strptr(e, dsh.sh_link, sym.st_name);
+		char *dm = name ? demangle(name) : NULL;
+		snprintf(buf, sizeof(buf), "%s@plt", dm ? dm : name ? name : "");
+		free(dm);
+		if (tly_symtab__add(t, vaddr_to_offset(t, base + i * 16), 16, buf, strlen(buf), 2))
+			return -ENOMEM;
+		n++;
+	}
+	return n;
 }
 
 static long load_symbols(struct tly_symtab *t, Elf *e, bool dynsym_too)
@@ -301,6 +452,10 @@ int tly_symtab__load_elf(struct tly_symtab *t, const char *path, const char *deb
 		n = load_symbols(t, de, false);
 	if (n == 0)
 		n = load_symbols(t, e, true);
+	if (n >= 0) {
+		long p = load_plt(t, e);
+		n = p < 0 ? p : n + p;
+	}
 	if (de) {
 		elf_end(de);
 		close(dfd);
