@@ -37,5 +37,7 @@ const char *tally_version(void);
 #include <tally/ring.h>
 #include <tally/writer.h>
 #include <tally/selfmon.h>
+#include <tally/event.h>
+#include <tally/pmu.h>
 
 #endif

@@ -1,0 +1,151 @@
+/*
+ * Event lists: perf's event syntax turned into perf_event_attr structures.
+ *
+ * tally_evlist__add() parses what users pass to -e: symbolic hardware, software and
+ * tool events, the generic hardware-cache table, raw rNNNN, PMU terms
+ * pmu/term=value,.../ (formats and aliases read from sysfs), tracepoints and their
+ * globs, breakpoints mem:ADDR[/LEN][:rwx], modifiers, {groups}, name= and the other
+ * generic terms, and names only libpfm4 knows. The attr of each event is exactly what
+ * perf 6.1's parser builds for the same string: nothing a command decides (sample_type,
+ * read_format, disabled, inherit, frequency defaults …) is set here. Terms that are
+ * command policy rather than attr bits (call-graph=, stack-size=, time= …) are kept in
+ * their own fields for stat/record/top to honour.
+ *
+ * Parsing never opens an event. Only the parts that need sysfs (PMU terms, aliases,
+ * tracepoints) read it, from the root set with tally_evlist__set_sysfs_root().
+ */
+#ifndef TALLY_EVENT_H
+#define TALLY_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tally_cpumap;
+
+/* Events perf handles in user space (no kernel counter of their own). */
+enum tally_tool_event {
+	TALLY_TOOL_NONE = 0,
+	TALLY_TOOL_DURATION_TIME,
+	TALLY_TOOL_USER_TIME,
+	TALLY_TOOL_SYSTEM_TIME,
+};
+
+struct tally_event {
+	struct perf_event_attr attr;	/* what perf's parser produces for this string (no stat/record policy) */
+	uint64_t config3;		/* needs a 136-byte attr; <linux/perf_event.h> 6.1 lacks it */
+	char *name;			/* as perf displays it: "cycles:u", "msr/tsc/", "sched:sched_switch", name= term */
+	char *pmu_name;			/* "cpu", "software", "tracepoint", "breakpoint", "msr", … */
+	int leader;			/* index in the list of this event's group leader (own index if leader/ungrouped) */
+	int nr_members;			/* on a leader: group size (1 when ungrouped) */
+	char *group_name;		/* "{a,b}" group name for GROUP_DESC, or NULL */
+	struct tally_cpumap *cpus;	/* PMU cpumask (uncore etc.) or NULL = any CPU */
+	/* term settings that are policy, not attr bits: */
+	char *call_graph;		/* call-graph= term: "fp", "dwarf", "lbr", "no", or NULL */
+	uint32_t stack_size;		/* stack-size= term or dwarf,SIZE; 0 = default */
+	int max_stack;			/* max-stack= term; 0 = default */
+	bool period_set, freq_set;	/* the user chose period/freq for this event (record must not override) */
+	bool inherit_set, exclude_set;	/* user set inherit= / gave privilege modifiers (u k h …) */
+
+	/* Modifier effects that are not attr bits (perf keeps them in the evsel). */
+	bool sample_read;		/* S: record should read the group with PERF_SAMPLE_READ */
+	bool precise_max;		/* P: use the highest precise_ip the kernel accepts */
+	bool weak_group;		/* W: if the group does not fit, open members ungrouped */
+	bool exclude_GH;		/* G or H given */
+	bool bpf_counter;		/* b: perf's BPF counters (accepted, tally counts normally) */
+	/* More term settings. -1 = not given. */
+	int time;			/* time=0/1: PERF_SAMPLE_TIME off/on for this event */
+	int overwrite;			/* overwrite / no-overwrite */
+	bool percore;			/* percore term: sum per core in stat */
+	char *driver_config;		/* drv-cfg= term, NULL when absent */
+	char *metric_id;		/* metric-id= term, NULL when absent */
+	/* A sysfs alias may carry a unit and scale (msr/…/, power/energy-pkg/). */
+	char *unit;			/* NULL when none */
+	double scale;			/* 1.0 when none */
+	bool per_pkg, snapshot;		/* .per-pkg / .snapshot alias files */
+	enum tally_tool_event tool;	/* duration_time etc.: attr is a software dummy */
+	/* For tracepoints: "sched", "sched_switch"; NULL otherwise. */
+	char *tp_sys, *tp_name;
+};
+
+struct tally_evlist {
+	size_t nr;
+	struct tally_event *ev;
+	size_t nr_groups;		/* groups with more than one member, or named by {…}:mod */
+	/* private */
+	char *sysfs_root;
+	char *tracefs;			/* explicit tracefs path or NULL = look under the root */
+	void *pmus;			/* struct tally_pmus *, loaded on first use */
+	int flags;
+};
+
+struct tally_parse_error {
+	size_t pos;		/* byte offset in the string given to tally_evlist__add */
+	size_t len;		/* length of the bad part (at least 1) */
+	char msg[256];		/* what was wrong and what was expected */
+};
+
+/* Flags for tally_evlist__set_flags. */
+#define TALLY_EVLIST_NO_PFM	0x1	/* do not consult libpfm4 for unknown names */
+
+int tally_evlist__new(struct tally_evlist **out);
+/* Parse perf's event syntax and append the events (repeated -e options append).
+ * On a syntax or lookup error, returns -EINVAL (or -ENOENT for a tracepoint / PMU that
+ * does not exist, -EACCES when tracefs is not readable …), fills *err when non-NULL and
+ * leaves the list as it was before the call. */
+int tally_evlist__add(struct tally_evlist *list, const char *str, struct tally_parse_error *err);
+void tally_evlist__delete(struct tally_evlist *list);
+/* Read sysfs (PMUs) under @root instead of "/sys" and tracepoints under
+ * @root/kernel/tracing (or @root/kernel/debug/tracing). For tests. */
+int tally_evlist__set_sysfs_root(struct tally_evlist *list, const char *root);
+/* Read tracepoint ids under @dir (a tracefs mount) instead. */
+int tally_evlist__set_tracefs(struct tally_evlist *list, const char *dir);
+void tally_evlist__set_flags(struct tally_evlist *list, int flags);
+/* Append a copy of an event built elsewhere (a command's default events). The group
+ * fields of the copy are reset to "ungrouped". */
+int tally_evlist__add_event(struct tally_evlist *list, const struct tally_event *ev);
+
+/* The tracefs directory holding events/ under @sysfs_root (NULL = "/sys"):
+ * ROOT/kernel/tracing, else ROOT/kernel/debug/tracing. -ENOENT when neither exists
+ * (buf then names the first). */
+int tally_tracefs__find(const char *sysfs_root, char *buf, size_t len);
+/* Call @cb for each tracepoint whose subsystem and name match the globs (NULL = all),
+ * sorted by subsystem then name. Stops at and returns the first nonzero @cb result;
+ * -errno when tracefs cannot be read. */
+int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob, const char *ev_glob,
+			       int (*cb)(const char *sys, const char *name, uint64_t id, void *arg),
+			       void *arg);
+
+/* "event syntax error: 'cycles:zz'\n                            \\___ <msg>" style, like perf (caret under the bad part). */
+int tally_parse_error__format(const struct tally_parse_error *err, const char *input, char *buf, size_t len);
+
+/* True for events of a group of more than one, or the leader of one. */
+static inline bool tally_event__is_leader(const struct tally_evlist *list, size_t idx)
+{
+	return list->ev[idx].leader == (int)idx;
+}
+
+/* perf's names for the symbolic events, for `list` and for printing:
+ * type PERF_TYPE_HARDWARE/SOFTWARE and config → "cycles" / "task-clock", or NULL. */
+const char *tally_event__symbol_name(uint32_t type, uint64_t config);
+/* Alias of a symbolic event ("cpu-cycles" → "cycles", "cs" for context-switches), or NULL. */
+const char *tally_event__symbol_alias(uint32_t type, uint64_t config);
+/* Name of a PERF_TYPE_HW_CACHE config ("L1-dcache-load-misses") into buf; -EINVAL
+ * for a combination perf rejects. */
+int tally_event__hw_cache_name(uint64_t config, char *buf, size_t len);
+/* The name of a tool event ("duration_time"), or NULL. */
+const char *tally_event__tool_name(enum tally_tool_event tool);
+
+/* Names of the modifier letters set on an event, perf's evsel__add_modifiers style
+ * (":u", ":ppH" …) into buf; "" when none. */
+size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

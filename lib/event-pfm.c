@@ -1,0 +1,106 @@
+/*
+ * The libpfm4 bridge: event names only libpfm4's tables know ("inst_retired.any",
+ * "INST_RETIRED:ANY_P") turned into a perf_event_attr.
+ *
+ * libpfm4 keeps process-wide state of its own; it is initialised once. On a machine
+ * where libpfm4 detects no PMU (a VM without a virtual PMU) every lookup fails with
+ * -ENODEV so the caller can say that plainly instead of "unknown event".
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <perfmon/pfmlib.h>
+#include <perfmon/pfmlib_perf_event.h>
+
+/* <perfmon/perf_event.h> clashes with <linux/perf_event.h>, so this file cannot include
+ * internal/event.h; these are its declarations of the two functions below. */
+int tly_pfm_encode(const char *name, struct perf_event_attr *attr, char *msg, size_t msglen);
+int tly_pfm_nr_present(void);
+
+static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
+static int pfm_init_err;
+static int pfm_present;
+
+static void pfm_init(void)
+{
+	pfm_pmu_t p;
+
+	pfm_init_err = pfm_initialize();
+	if (pfm_init_err != PFM_SUCCESS)
+		return;
+	pfm_for_all_pmus(p) {
+		pfm_pmu_info_t info;
+
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		if (pfm_get_pmu_info(p, &info) == PFM_SUCCESS && info.is_present)
+			pfm_present++;
+	}
+}
+
+int tly_pfm_nr_present(void)
+{
+	pthread_once(&pfm_once, pfm_init);
+	return pfm_init_err == PFM_SUCCESS ? pfm_present : 0;
+}
+
+/* "inst_retired.any" is the JSON spelling; libpfm4 spells it INST_RETIRED:ANY. */
+static int try_encode(const char *name, struct perf_event_attr *attr)
+{
+	pfm_perf_encode_arg_t arg;
+	struct perf_event_attr a;
+
+	memset(&arg, 0, sizeof(arg));
+	memset(&a, 0, sizeof(a));
+	arg.attr = &a;
+	arg.size = sizeof(arg);
+	int ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+
+	if (ret != PFM_SUCCESS)
+		return ret;
+	attr->type = a.type;
+	attr->config = a.config;
+	attr->config1 = a.config1;
+	attr->config2 = a.config2;
+	attr->exclude_user = a.exclude_user;
+	attr->exclude_kernel = a.exclude_kernel;
+	attr->exclude_hv = a.exclude_hv;
+	attr->exclude_idle = a.exclude_idle;
+	attr->precise_ip = a.precise_ip;
+	return 0;
+}
+
+int tly_pfm_encode(const char *name, struct perf_event_attr *attr, char *msg, size_t msglen)
+{
+	char *alt, *p;
+	int ret;
+
+	pthread_once(&pfm_once, pfm_init);
+	if (pfm_init_err != PFM_SUCCESS) {
+		snprintf(msg, msglen, "libpfm4 failed to initialise: %s", pfm_strerror(pfm_init_err));
+		return -ENODEV;
+	}
+	if (!pfm_present) {
+		snprintf(msg, msglen, "libpfm4 detects no hardware PMU on this machine "
+			 "(a VM without a virtual PMU?), so it cannot encode '%s'", name);
+		return -ENODEV;
+	}
+	ret = try_encode(name, attr);
+	if (ret == PFM_ERR_NOTFOUND && strchr(name, '.')) {
+		alt = strdup(name);
+		if (!alt)
+			return -ENOMEM;
+		for (p = alt; *p; p++)
+			if (*p == '.')
+				*p = ':';
+		ret = try_encode(alt, attr);
+		free(alt);
+	}
+	if (ret == PFM_SUCCESS)
+		return 0;
+	snprintf(msg, msglen, "libpfm4: %s", pfm_strerror(ret));
+	return ret == PFM_ERR_NOTFOUND ? -ENOENT : -EINVAL;
+}
