@@ -718,14 +718,14 @@ static int start_pipe(struct tally_writer *w)
 		err = put_record(w, TALLY_RECORD_HEADER_FEATURE, &id, sizeof(id), NULL, 0);
 	}
 	if (!err && w->feat[TALLY_FEAT_TRACING_DATA].set) {
-		/* perf_record_header_tracing_data {header; u32 size} (12 bytes), then the
-		 * tracing data padded to 8 bytes; size = padded length. */
+		/* perf_record_header_tracing_data {header; u32 size; (pad)} (16 bytes),
+		 * then the tracing data padded to 8 bytes; size = padded length. */
 		static const char zero[8];
 		size_t len = w->feat[TALLY_FEAT_TRACING_DATA].len;
 		size_t pad = (8 - len % 8) % 8;
 		uint32_t sz = (uint32_t)(len + pad);
 
-		err = put_record(w, TALLY_RECORD_HEADER_TRACING_DATA, &sz, sizeof(sz), NULL, 0);
+		err = put_record(w, TALLY_RECORD_HEADER_TRACING_DATA, &sz, sizeof(sz), zero, 4);
 		if (!err)
 			err = out_write(w, w->feat[TALLY_FEAT_TRACING_DATA].data, len, false);
 		if (!err && pad)

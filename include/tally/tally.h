@@ -36,6 +36,7 @@ const char *tally_version(void);
 #include <tally/session.h>
 #include <tally/ring.h>
 #include <tally/writer.h>
+#include <tally/synth.h>
 #include <tally/selfmon.h>
 #include <tally/event.h>
 #include <tally/pmu.h>

@@ -218,6 +218,55 @@ static void pmc_extend_edges(void **state)
 	assert_int_equal(tly_pmc_extend(0x3fffffffffffull, 47), 0x3fffffffffffull);
 }
 
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Every width 1..64 against a reference in 128-bit signed arithmetic. */
+static void pmc_extend_all_widths(void **state)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	for (unsigned int w = 1; w <= 64; w++) {
+		for (int i = 0; i < 2000; i++) {
+			uint64_t raw = xorshift(&seed);
+			unsigned __int128 mask = ((unsigned __int128)1 << w) - 1;
+			__int128 v = (__int128)(raw & mask);
+
+			if (v >= (__int128)1 << (w - 1))
+				v -= (__int128)1 << w;
+			assert_int_equal(tly_pmc_extend(raw, w), (uint64_t)v);
+		}
+	}
+}
+
+/* The 128-bit product equals the kernel's documented split form (quot/rem by
+ * 2^shift) for the shifts kernels publish, and does not overflow where the split
+ * form's rem * mult would for shift > 32. */
+static void mul_shr_matches_split_form(void **state)
+{
+	uint64_t seed = 12345;
+
+	(void)state;
+	for (unsigned int shift = 0; shift <= 31; shift++) {
+		for (int i = 0; i < 2000; i++) {
+			uint64_t cyc = xorshift(&seed) >> (i % 40);
+			uint32_t mult = (uint32_t)xorshift(&seed);
+			uint64_t quot = cyc >> shift, rem = cyc & ((1ull << shift) - 1);
+			uint64_t split = quot * mult + ((rem * mult) >> shift);
+
+			assert_int_equal(tly_mul_u64_u32_shr(cyc, mult, shift), split);
+		}
+	}
+	assert_int_equal(tly_mul_u64_u32_shr(UINT64_MAX, UINT32_MAX, 40),
+			 (uint64_t)(((unsigned __int128)UINT64_MAX * UINT32_MAX) >> 40));
+}
+
 /* arm64 32-bit counters: the upper 32 bits of the register are UNKNOWN (here:
  * garbage) and must be masked off by pmc_width before extension. */
 static void arm64_32bit_masking(void **state)
@@ -980,6 +1029,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(seqlock_never_settles, sim_setup, sim_teardown),
 		cmocka_unit_test_setup_teardown(x86_48bit_sign_extension, sim_setup, sim_teardown),
 		cmocka_unit_test(pmc_extend_edges),
+		cmocka_unit_test(pmc_extend_all_widths),
+		cmocka_unit_test(mul_shr_matches_split_form),
 		cmocka_unit_test_setup_teardown(arm64_32bit_masking, sim_setup, sim_teardown),
 		cmocka_unit_test_setup_teardown(time_short, sim_setup, sim_teardown),
 		cmocka_unit_test_setup_teardown(scaling_near_2_63, sim_setup, sim_teardown),

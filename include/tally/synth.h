@@ -1,0 +1,58 @@
+/*
+ * Synthesized side-band records: what the kernel would have reported had we been
+ * watching from the start. For targets that already run (-p, -t, -a) readers need
+ * COMM, FORK and MMAP2 records built from /proc; for kernel samples they need the
+ * kernel map ("[kernel.kallsyms]_text", from /proc/kallsyms) and module maps (from
+ * /proc/modules).
+ *
+ * Every record is passed to a callback, already carrying a zeroed sample_id trailer of
+ * ID_HDR_SIZE bytes (what perf writes for records it synthesizes: readers of files with
+ * sample_id_all parse a trailer at the end of every non-sample record, and an id of 0
+ * means "the first event").
+ */
+#ifndef TALLY_SYNTH_H
+#define TALLY_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Receives each record; return 0 to go on, nonzero (e.g. -errno) to stop. */
+typedef int (*tally_synth_fn)(void *arg, const struct perf_event_header *rec);
+
+/* Size of the sample_id trailer for ATTR (0 unless attr->sample_id_all). */
+size_t tally_synth__id_hdr_size(const struct perf_event_attr *attr);
+
+struct tally_synth_opts {
+	size_t id_hdr_size;	/* trailer bytes appended to every record */
+	bool data_maps;		/* also non-executable file maps (perf record -d) */
+	const char *proc;	/* procfs root; NULL: "/proc" (tests point elsewhere) */
+};
+
+/* COMM + FORK for every thread of process PID, then MMAP2 for its executable maps.
+ * Returns 0, -ESRCH when the process is gone, or the callback's nonzero value. */
+int tally_synth__process(pid_t pid, const struct tally_synth_opts *opts,
+			 tally_synth_fn fn, void *arg);
+/* The same for only thread TID (COMM) of its process (maps of the whole process). */
+int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
+			tally_synth_fn fn, void *arg);
+/* Every process in /proc (tally record -a). Processes that vanish are skipped. */
+int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
+
+/* MMAP (pid -1, misc KERNEL) "[kernel.kallsyms]_text" from _text to _etext. Returns
+ * -ENOENT when /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols. */
+int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
+/* One MMAP (pid -1, misc KERNEL) per loaded module, named by its .ko path under
+ * /lib/modules/`uname -r` when found, else "[name]". 0 when /proc/modules is absent. */
+int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

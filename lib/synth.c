@@ -1,0 +1,388 @@
+/*
+ * Side-band records synthesized from /proc (see include/tally/synth.h).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+
+#include <tally/synth.h>
+#include "internal/util.h"
+
+#define REC_MAX 4096	/* COMM/FORK/MMAP2 + PATH_MAX name + trailer */
+
+struct synth {
+	const struct tally_synth_opts *opts;
+	const char *proc;
+	tally_synth_fn fn;
+	void *arg;
+	uint64_t buf[REC_MAX / 8];
+};
+
+size_t tally_synth__id_hdr_size(const struct perf_event_attr *attr)
+{
+	uint64_t t = attr->sample_type;
+	size_t n = 0;
+
+	if (!attr->sample_id_all)
+		return 0;
+	n += (t & PERF_SAMPLE_TID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_TIME) ? 8 : 0;
+	n += (t & PERF_SAMPLE_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_CPU) ? 8 : 0;
+	n += (t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	return n;
+}
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* Finish the record in s->buf: header, name at NAME_OFF, trailer; hand it over. */
+static int emit(struct synth *s, uint32_t type, uint16_t misc, size_t name_off,
+		const char *name)
+{
+	struct perf_event_header *h = (struct perf_event_header *)s->buf;
+	unsigned char *p = (unsigned char *)s->buf;
+	size_t nlen = strlen(name) + 1, size = align8(name_off + nlen);
+
+	if (size + s->opts->id_hdr_size > sizeof(s->buf))
+		return 0;	/* cannot happen with PATH_MAX names; skip rather than cut */
+	memset(p + name_off, 0, size - name_off + s->opts->id_hdr_size);
+	memcpy(p + name_off, name, nlen);
+	size += s->opts->id_hdr_size;
+	h->type = type;
+	h->misc = misc;
+	h->size = (uint16_t)size;
+	return s->fn(s->arg, h);
+}
+
+static int emit_comm(struct synth *s, pid_t pid, pid_t tid, const char *comm)
+{
+	uint32_t *u = (uint32_t *)(s->buf + 1);
+
+	u[0] = (uint32_t)pid;
+	u[1] = (uint32_t)tid;
+	return emit(s, PERF_RECORD_COMM, 0, 16, comm);
+}
+
+static int emit_fork(struct synth *s, pid_t pid, pid_t tid)
+{
+	struct perf_event_header *h = (struct perf_event_header *)s->buf;
+	uint32_t *u = (uint32_t *)(s->buf + 1);
+
+	/* {u32 pid, ppid, tid, ptid; u64 time}: a thread forked from its process. */
+	u[0] = (uint32_t)pid;
+	u[1] = (uint32_t)pid;
+	u[2] = (uint32_t)tid;
+	u[3] = (uint32_t)pid;
+	s->buf[3] = 0;
+	memset(s->buf + 4, 0, s->opts->id_hdr_size);
+	h->type = PERF_RECORD_FORK;
+	h->misc = 0;
+	h->size = (uint16_t)(32 + s->opts->id_hdr_size);
+	return s->fn(s->arg, h);
+}
+
+static int read_comm(struct synth *s, pid_t pid, pid_t tid, char *comm, size_t len)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", s->proc, pid, tid);
+	if (tly_read_file_str(path, comm, len) < 0) {
+		snprintf(path, sizeof(path), "%s/%d/comm", s->proc, tid);
+		if (tly_read_file_str(path, comm, len) < 0)
+			return -ESRCH;
+	}
+	return 0;
+}
+
+/* MMAP2 records from /proc/PID/maps. */
+static int synth_maps(struct synth *s, pid_t pid)
+{
+	char path[96], *maps = NULL, *line, *next;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", s->proc, pid);
+	err = tly_read_file_all(path, &maps, &len);
+	if (err)
+		return err == -ENOENT ? -ESRCH : 0;	/* unreadable maps: comm only */
+	for (line = maps; line && *line; line = next) {
+		uint64_t start, end, pgoff, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int name_at = 0;
+		const char *name;
+		uint64_t *q = s->buf + 1;
+		uint32_t prot = 0, flags;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &start, &end, perms, &pgoff, &maj, &min, &ino, &name_at) < 7)
+			continue;
+		name = name_at ? line + name_at : "";
+		if (perms[2] != 'x' && !(s->opts->data_maps && *name == '/'))
+			continue;
+		if (!strcmp(name, "[vsyscall]"))
+			continue;	/* a kernel address: not the process's map */
+		if (!*name)
+			name = "//anon";
+		if (perms[0] == 'r')
+			prot |= PROT_READ;
+		if (perms[1] == 'w')
+			prot |= PROT_WRITE;
+		if (perms[2] == 'x')
+			prot |= PROT_EXEC;
+		flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		/* {u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_gen;
+		 *  u32 prot, flags; char filename[]} */
+		((uint32_t *)q)[0] = (uint32_t)pid;
+		((uint32_t *)q)[1] = (uint32_t)pid;
+		q[1] = start;
+		q[2] = end - start;
+		q[3] = pgoff;
+		((uint32_t *)&q[4])[0] = maj;
+		((uint32_t *)&q[4])[1] = min;
+		q[5] = ino;
+		q[6] = 0;
+		((uint32_t *)&q[7])[0] = prot;
+		((uint32_t *)&q[7])[1] = flags;
+		err = emit(s, PERF_RECORD_MMAP2,
+			   PERF_RECORD_MISC_USER | (perms[2] == 'x' ? 0 : PERF_RECORD_MISC_MMAP_DATA),
+			   8 + 64, name);
+		if (err)
+			break;
+	}
+	free(maps);
+	return err;
+}
+
+static void synth_init(struct synth *s, const struct tally_synth_opts *opts,
+		       tally_synth_fn fn, void *arg)
+{
+	static const struct tally_synth_opts none;
+
+	s->opts = opts ? opts : &none;
+	s->proc = s->opts->proc ? s->opts->proc : "/proc";
+	s->fn = fn;
+	s->arg = arg;
+}
+
+/* Thread group id of TID, from /proc/TID/status. */
+static pid_t tgid_of(struct synth *s, pid_t tid)
+{
+	char path[96], *st = NULL, *p;
+	size_t len;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "%s/%d/status", s->proc, tid);
+	if (tly_read_file_all(path, &st, &len))
+		return -1;
+	p = strstr(st, "\nTgid:");
+	if (p)
+		v = strtol(p + 6, NULL, 10);
+	free(st);
+	return v > 0 ? (pid_t)v : -1;
+}
+
+static int do_process(struct synth *s, pid_t pid, pid_t only_tid)
+{
+	char path[96], comm[64];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/task", s->proc, pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0 || (only_tid > 0 && tid != only_tid))
+			continue;
+		if (read_comm(s, pid, (pid_t)tid, comm, sizeof(comm)))
+			continue;	/* thread exited meanwhile */
+		err = emit_comm(s, pid, (pid_t)tid, comm);
+		if (!err && tid != pid)
+			err = emit_fork(s, pid, (pid_t)tid);
+	}
+	closedir(d);
+	if (!err)
+		err = synth_maps(s, pid);
+	return err;
+}
+
+int tally_synth__process(pid_t pid, const struct tally_synth_opts *opts,
+			 tally_synth_fn fn, void *arg)
+{
+	struct synth s;
+
+	synth_init(&s, opts, fn, arg);
+	return do_process(&s, pid, 0);
+}
+
+int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
+			tally_synth_fn fn, void *arg)
+{
+	struct synth s;
+	pid_t pid;
+
+	synth_init(&s, opts, fn, arg);
+	pid = tgid_of(&s, tid);
+	if (pid < 0)
+		return -ESRCH;
+	return do_process(&s, pid, tid);
+}
+
+int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
+{
+	struct synth s;
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	synth_init(&s, opts, fn, arg);
+	d = opendir(s.proc);
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		err = do_process(&s, (pid_t)pid, 0);
+		if (err == -ESRCH)
+			err = 0;	/* gone meanwhile */
+	}
+	closedir(d);
+	return err;
+}
+
+static int emit_kmap(struct synth *s, uint64_t start, uint64_t len, uint64_t pgoff,
+		     const char *name)
+{
+	uint64_t *q = s->buf + 1;
+
+	/* MMAP: {u32 pid, tid; u64 start, len, pgoff; char filename[]} */
+	((uint32_t *)q)[0] = (uint32_t)-1;
+	((uint32_t *)q)[1] = 0;
+	q[1] = start;
+	q[2] = len;
+	q[3] = pgoff;
+	return emit(s, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 8 + 32, name);
+}
+
+int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
+{
+	uint64_t text = 0, etext = 0;
+	char path[96], line[512];
+	struct synth s;
+	FILE *f;
+
+	synth_init(&s, opts, fn, arg);
+	snprintf(path, sizeof(path), "%s/kallsyms", s.proc);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f) && (!text || !etext)) {
+		uint64_t addr;
+		char type, name[256];
+
+		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			text = addr;
+		else if (!strcmp(name, "_etext"))
+			etext = addr;
+	}
+	fclose(f);
+	if (!text || etext <= text)
+		return -ENOENT;
+	return emit_kmap(&s, text, etext - text, text, "[kernel.kallsyms]_text");
+}
+
+/* Path of module NAME from modules.dep ("kernel/drivers/x/name.ko[.xz]: deps"). */
+static bool module_path(const char *dep, const char *dir, const char *name, char *out,
+			size_t len)
+{
+	const char *p = dep;
+	size_t nlen = strlen(name);
+
+	while (p && *p) {
+		const char *colon = strchr(p, ':'), *eol = strchr(p, '\n'), *base;
+		size_t i;
+
+		if (!colon || (eol && colon > eol))
+			goto nextline;
+		for (base = colon; base > p && base[-1] != '/'; base--)
+			;
+		if ((size_t)(colon - base) > nlen && base[nlen] == '.') {
+			for (i = 0; i < nlen; i++) {
+				char c = base[i] == '-' ? '_' : base[i];
+
+				if (c != name[i])
+					break;
+			}
+			if (i == nlen) {
+				snprintf(out, len, "%s/%.*s", dir, (int)(colon - p), p);
+				return true;
+			}
+		}
+nextline:
+		p = eol ? eol + 1 : NULL;
+	}
+	return false;
+}
+
+int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
+{
+	char path[PATH_MAX], dir[300], *mods = NULL, *dep = NULL, *line, *next;
+	struct utsname u;
+	struct synth s;
+	size_t len;
+	int err;
+
+	synth_init(&s, opts, fn, arg);
+	snprintf(path, sizeof(path), "%s/modules", s.proc);
+	if (tly_read_file_all(path, &mods, &len))
+		return 0;
+	dir[0] = '\0';
+	if (!uname(&u)) {
+		snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+		snprintf(path, sizeof(path), "%s/modules.dep", dir);
+		if (tly_read_file_all(path, &dep, &len))
+			dep = NULL;
+	}
+	err = 0;
+	for (line = mods; !err && line && *line; line = next) {
+		char name[128], file[PATH_MAX + 2];
+		uint64_t size, addr;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (sscanf(line, "%127s %" SCNu64 " %*s %*s %*s %" SCNx64, name, &size, &addr) != 3 ||
+		    !addr)
+			continue;
+		if (!dep || !module_path(dep, dir, name, file, sizeof(file)))
+			snprintf(file, sizeof(file), "[%s]", name);
+		err = emit_kmap(&s, addr, size, 0, file);
+	}
+	free(mods);
+	free(dep);
+	return err;
+}

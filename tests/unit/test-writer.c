@@ -1,0 +1,528 @@
+/*
+ * The perf.data writer, checked by reading its files back: with the library's reader
+ * (tally_data: events, ids, features, records, decompression) and by looking at the
+ * raw header where the layout itself is the point (attr.size, data size after a failed
+ * write, the pipe-mode end marker).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <tally/data.h>
+#include <tally/writer.h>
+#include "internal/util.h"
+
+static char dir[] = "/tmp/tally-test-writer-XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+static void sample_attr(struct perf_event_attr *a, uint64_t config)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = config;
+	a->sample_freq = 4000;
+	a->freq = 1;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			 PERF_SAMPLE_PERIOD;
+	a->read_format = PERF_FORMAT_ID;
+	a->sample_id_all = 1;
+	a->comm = a->mmap = a->mmap2 = a->task = 1;
+}
+
+/* SAMPLE record matching sample_attr: ip, pid/tid, time, id, period. */
+struct sample_rec {
+	struct perf_event_header h;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time, id, period;
+};
+
+static void make_sample(struct sample_rec *s, uint64_t i, uint64_t id)
+{
+	memset(s, 0, sizeof(*s));
+	s->h.type = PERF_RECORD_SAMPLE;
+	s->h.misc = PERF_RECORD_MISC_USER;
+	s->h.size = sizeof(*s);
+	s->ip = 0x400000 + i * 16;
+	s->pid = s->tid = 1234;
+	s->time = 1000 + i;
+	s->id = id;
+	s->period = 250000;
+}
+
+struct counts {
+	size_t samples, comm, other;
+	uint64_t last_time;
+	int bad_order;
+	int evidx_of_id2;
+};
+
+static int count_cb(void *arg, const struct perf_event_header *h, const struct tally_record_ctx *ctx)
+{
+	struct counts *c = arg;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const struct sample_rec *s = (const void *)h;
+
+		if (s->time < c->last_time)
+			c->bad_order++;
+		c->last_time = s->time;
+		c->samples++;
+		if (s->id == 2)
+			c->evidx_of_id2 = ctx->evidx;
+	} else if (h->type == PERF_RECORD_COMM) {
+		c->comm++;
+	} else {
+		c->other++;
+	}
+	return 0;
+}
+
+static void write_comm(struct tally_writer *w)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[16];
+		uint32_t spid, stid;	/* sample_id: TID */
+		uint64_t time, id;	/* TIME, ID */
+	} c;
+
+	memset(&c, 0, sizeof(c));
+	c.h.type = PERF_RECORD_COMM;
+	c.h.size = sizeof(c);
+	c.pid = c.tid = c.spid = c.stid = 1234;
+	strcpy(c.comm, "loop");
+	c.id = 1;
+	assert_int_equal(tally_writer__write(w, &c, sizeof(c)), 0);
+}
+
+static void read_header(const char *path, struct tally_file_header *fh, struct stat *st)
+{
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, fh, sizeof(*fh)), sizeof(*fh));
+	assert_int_equal(fstat(fd, st), 0);
+	close(fd);
+}
+
+static void test_file_mode(void **state)
+{
+	struct perf_event_attr a, b;
+	struct tally_writer *w;
+	struct tally_data *d;
+	struct tally_data_error derr;
+	struct tally_file_header fh;
+	struct sample_rec s;
+	struct counts c = { 0 };
+	struct utsname u;
+	struct stat st;
+	char path[256];
+	uint64_t ids_a[2] = { 1, 3 }, ids_b[1] = { 2 };
+	const char *args[] = { "tally", "record", "-o", "x" };
+	uint8_t bid[20];
+	const void *buf;
+	size_t len, i;
+
+	(void)state;
+	path_of(path, sizeof(path), "file.data");
+	assert_int_equal(tally_writer__open(&w, path, NULL), 0);
+	assert_false(tally_writer__is_pipe(w));
+	sample_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	a.size = 136;	/* a newer attr: must be stored as 128 */
+	sample_attr(&b, PERF_COUNT_SW_TASK_CLOCK);
+	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", ids_a, 1), 0);
+	assert_int_equal(tally_writer__add_event_ids(w, 0, ids_a + 1, 1), 0);
+	assert_int_equal(tally_writer__add_event(w, &b, "task-clock", ids_b, 1), 1);
+	assert_int_equal(tally_writer__add_group(w, NULL, 0, 2), 0);
+	assert_int_equal(tally_writer__set_host_features(w, "0.1.0"), 0);
+	assert_int_equal(tally_writer__set_feature_strings(w, TALLY_FEAT_CMDLINE, args, 4), 0);
+	assert_int_equal(tally_writer__start(w), 0);
+	assert_int_equal(tally_writer__add_event(w, &a, "late", NULL, 0), -EBUSY);
+	write_comm(w);
+	for (i = 0; i < 1000; i++) {
+		make_sample(&s, i, i % 2 ? 2 : 1);
+		assert_int_equal(tally_writer__write(w, &s, sizeof(s)), 0);
+	}
+	assert_int_equal(tally_writer__set_sample_time(w, 1000, 1999), 0);
+	memset(bid, 0xab, sizeof(bid));
+	assert_int_equal(tally_writer__add_build_id(w, -1, bid, 20, "/usr/bin/true", false), 0);
+	assert_int_equal(tally_writer__finish(w), 0);
+	assert_int_equal(tally_writer__data_bytes(w), 56 + 1000 * sizeof(s));
+	tally_writer__delete(w);
+
+	read_header(path, &fh, &st);
+	assert_int_equal(fh.magic, TALLY_PERF_MAGIC2);
+	assert_int_equal(fh.size, 104);
+	assert_int_equal(fh.attr_size, 144);
+	assert_int_equal(fh.attrs.size, 2 * 144);
+	assert_int_equal(fh.data.size, 56 + 1000 * sizeof(s));
+	assert_true(fh.adds_features[0] & (1ULL << TALLY_FEAT_HOSTNAME));
+	assert_false(fh.adds_features[0] & (1ULL << TALLY_FEAT_TRACING_DATA));
+
+	assert_int_equal(tally_data__open(&d, path, NULL, &derr), 0);
+	assert_int_equal(tally_data__nr_events(d), 2);
+	assert_int_equal(tally_data__event(d, 0)->disk_attr_size, 128);
+	assert_string_equal(tally_data__event(d, 0)->name, "cpu-clock");
+	assert_string_equal(tally_data__event(d, 1)->name, "task-clock");
+	assert_int_equal(tally_data__event(d, 0)->nr_ids, 2);
+	assert_int_equal(tally_data__event(d, 0)->ids[1], 3);
+	assert_int_equal(tally_data__event(d, 1)->ids[0], 2);
+	assert_int_equal(tally_data__event(d, 1)->leader, 0);
+	assert_int_equal(tally_data__event(d, 0)->nr_members, 2);
+	assert_int_equal(uname(&u), 0);
+	assert_string_equal(tally_data__feature_string(d, TALLY_FEAT_HOSTNAME), u.nodename);
+	assert_string_equal(tally_data__feature_string(d, TALLY_FEAT_OSRELEASE), u.release);
+	assert_string_equal(tally_data__feature_string(d, TALLY_FEAT_ARCH), u.machine);
+	assert_string_equal(tally_data__feature_string(d, TALLY_FEAT_VERSION), "0.1.0");
+	assert_int_equal(tally_data__feature(d, TALLY_FEAT_NRCPUS, &buf, &len), 0);
+	assert_int_equal(len, 8);
+	assert_true(((const uint32_t *)buf)[1] >= 1);
+	assert_int_equal(tally_data__feature(d, TALLY_FEAT_SAMPLE_TIME, &buf, &len), 0);
+	assert_int_equal(len, 16);
+	assert_int_equal(((const uint64_t *)buf)[1], 1999);
+	assert_int_equal(tally_data__feature(d, TALLY_FEAT_BUILD_ID, &buf, &len), 0);
+	assert_int_equal(len, 8 + 4 + 24 + 64);
+	assert_memory_equal((const char *)buf + 12, bid, 20);
+	assert_string_equal((const char *)buf + 36, "/usr/bin/true");
+	assert_int_equal(tally_data__feature(d, TALLY_FEAT_CMDLINE, &buf, &len), 0);
+	assert_int_equal(*(const uint32_t *)buf, 4);
+	assert_string_equal((const char *)buf + 8, "tally");
+	assert_true(tally_data__has_feature(d, TALLY_FEAT_TOTAL_MEM));
+	assert_true(tally_data__has_feature(d, TALLY_FEAT_EVENT_DESC));
+	assert_true(tally_data__has_feature(d, TALLY_FEAT_GROUP_DESC));
+
+	c.evidx_of_id2 = -1;
+	assert_int_equal(tally_data__for_each(d, 0, count_cb, &c, &derr), 0);
+	assert_int_equal(c.samples, 1000);
+	assert_int_equal(c.comm, 1);
+	assert_int_equal(c.bad_order, 0);
+	assert_int_equal(c.evidx_of_id2, 1);
+	assert_int_equal(tally_data__truncated(d), 0);
+	tally_data__delete(d);
+}
+
+static void test_backup(void **state)
+{
+	struct perf_event_attr a;
+	struct tally_writer *w;
+	struct tally_writer_opts o = { .no_backup = false };
+	char path[256], old[300];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	path_of(path, sizeof(path), "backup.data");
+	snprintf(old, sizeof(old), "%s.old", path);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("previous", f);
+	fclose(f);
+	assert_int_equal(tally_writer__open(&w, path, &o), 0);
+	sample_attr(&a, 0);
+	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", NULL, 0), 0);
+	assert_int_equal(tally_writer__start(w), 0);
+	/* Killed before finish: the header says no data, the old file is kept. */
+	tally_writer__delete(w);
+	assert_int_equal(stat(old, &st), 0);
+	assert_int_equal(st.st_size, 8);
+	{
+		struct tally_file_header fh;
+
+		read_header(path, &fh, &st);
+		assert_int_equal(fh.data.size, 0);
+		assert_int_equal(fh.adds_features[0], 0);
+	}
+}
+
+static void test_pipe_mode(void **state)
+{
+	struct perf_event_attr a;
+	struct tally_writer *w;
+	struct tally_writer_opts o = { .pipe = true };
+	struct tally_data *d;
+	struct tally_data_error derr;
+	struct sample_rec s;
+	struct counts c = { 0 };
+	char path[256];
+	uint64_t id = 1;
+	unsigned char *raw;
+	size_t i, off;
+	int fd, marker = 0, attrs = 0;
+	struct stat st;
+
+	(void)state;
+	path_of(path, sizeof(path), "pipe.data");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(tally_writer__open_fd(&w, fd, &o), 0);
+	assert_true(tally_writer__is_pipe(w));
+	sample_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", &id, 1), 0);
+	assert_int_equal(tally_writer__set_host_features(w, "0.1.0"), 0);
+	assert_int_equal(tally_writer__start(w), 0);
+	write_comm(w);
+	for (i = 0; i < 10; i++) {
+		make_sample(&s, i, 1);
+		assert_int_equal(tally_writer__write(w, &s, sizeof(s)), 0);
+	}
+	assert_int_equal(tally_writer__finish(w), 0);
+	tally_writer__delete(w);
+	close(fd);
+
+	/* Stream: 16-byte header, HEADER_ATTR, features, the 6.1 end marker (32). */
+	assert_int_equal(stat(path, &st), 0);
+	raw = malloc((size_t)st.st_size);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(read(fd, raw, (size_t)st.st_size), st.st_size);
+	close(fd);
+	assert_int_equal(((uint64_t *)raw)[1], 16);
+	for (off = 16; off + 8 <= (size_t)st.st_size;) {
+		struct perf_event_header h;
+
+		memcpy(&h, raw + off, sizeof(h));
+		assert_true(h.size >= 8);
+		if (h.type == 64)
+			attrs++;
+		if (h.type == 80) {
+			uint64_t feat;
+
+			memcpy(&feat, raw + off + 8, 8);
+			assert_true(feat <= 32);
+			if (feat == 32) {
+				assert_int_equal(h.size, 16);
+				marker++;
+			}
+		}
+		off += h.size;
+	}
+	assert_int_equal(off, (size_t)st.st_size);
+	assert_int_equal(attrs, 1);
+	assert_int_equal(marker, 1);
+	free(raw);
+
+	assert_int_equal(tally_data__open(&d, path, NULL, &derr), 0);
+	assert_true(tally_data__is_pipe(d));
+	assert_int_equal(tally_data__for_each(d, 0, count_cb, &c, &derr), 0);
+	assert_int_equal(tally_data__nr_events(d), 1);
+	assert_string_equal(tally_data__event(d, 0)->name, "cpu-clock");
+	assert_int_equal(c.samples, 10);
+	assert_int_equal(c.comm, 1);
+	tally_data__delete(d);
+}
+
+static void test_compressed(void **state)
+{
+	struct perf_event_attr a;
+	struct tally_writer *w;
+	struct tally_writer_opts o = { .compress_level = 3 };
+	struct tally_data *d;
+	struct tally_data_error derr;
+	struct sample_rec s;
+	struct counts c = { 0 };
+	struct tally_file_header fh;
+	struct stat st;
+	char path[256];
+	const void *buf;
+	size_t len, i, n = 20000;
+	const uint32_t *comp;
+
+	(void)state;
+	path_of(path, sizeof(path), "z.data");
+	assert_int_equal(tally_writer__open(&w, path, &o), 0);
+	sample_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", NULL, 0), 0);
+	assert_int_equal(tally_writer__start(w), 0);
+	for (i = 0; i < n; i++) {
+		make_sample(&s, i, 1);
+		assert_int_equal(tally_writer__write(w, &s, sizeof(s)), 0);
+	}
+	assert_int_equal(tally_writer__finish(w), 0);
+	tally_writer__delete(w);
+
+	read_header(path, &fh, &st);
+	assert_true(fh.data.size < n * sizeof(s) / 4);	/* it did compress */
+	assert_int_equal(tally_data__open(&d, path, NULL, &derr), 0);
+	assert_int_equal(tally_data__feature(d, TALLY_FEAT_COMPRESSED, &buf, &len), 0);
+	assert_int_equal(len, 20);
+	comp = buf;
+	assert_int_equal(comp[1], 1);	/* zstd */
+	assert_int_equal(comp[2], 3);	/* level */
+	assert_true(comp[3] >= 4);	/* ratio */
+	assert_int_equal(comp[4], 528384);
+	assert_int_equal(tally_data__for_each(d, 0, count_cb, &c, &derr), 0);
+	assert_int_equal(c.samples, n);
+	assert_int_equal(c.bad_order, 0);
+	assert_int_equal(c.last_time, 1000 + n - 1);
+	tally_data__delete(d);
+}
+
+/* A write that fails half way (file size limit: EFBIG, as ENOSPC would): the header
+ * must describe exactly the whole records on disk, and claim no features. */
+static void test_write_error(void **state)
+{
+	struct perf_event_attr a;
+	struct tally_writer *w;
+	struct tally_data *d;
+	struct tally_data_error derr;
+	struct tally_file_header fh;
+	struct sample_rec s;
+	struct counts c = { 0 };
+	struct rlimit old, lim;
+	struct stat st;
+	char path[256];
+	size_t i;
+	int err = 0;
+
+	(void)state;
+	path_of(path, sizeof(path), "full.data");
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(tally_writer__open(&w, path, NULL), 0);
+	sample_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", NULL, 0), 0);
+	assert_int_equal(tally_writer__set_host_features(w, "0.1.0"), 0);
+	assert_int_equal(tally_writer__start(w), 0);
+	lim = old;
+	lim.rlim_cur = 100000 + 13;	/* not on a record boundary */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (i = 0; i < 100000 && !err; i++) {
+		make_sample(&s, i, 1);
+		err = tally_writer__write(w, &s, sizeof(s));
+	}
+	assert_int_equal(err, -EFBIG);
+	assert_int_equal(tally_writer__write(w, &s, sizeof(s)), -EFBIG);	/* sticky */
+	assert_int_equal(tally_writer__finish(w), -EFBIG);
+	tally_writer__delete(w);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+
+	read_header(path, &fh, &st);
+	assert_true(fh.data.size > 0);
+	assert_int_equal(fh.data.size % sizeof(s), 0);
+	assert_int_equal(fh.data.offset + fh.data.size, (uint64_t)st.st_size);
+	assert_int_equal(fh.adds_features[0], 0);
+	assert_int_equal(tally_data__open(&d, path, NULL, &derr), 0);
+	assert_int_equal(tally_data__for_each(d, 0, count_cb, &c, &derr), 0);
+	assert_int_equal(c.samples, fh.data.size / sizeof(s));
+	assert_int_equal(tally_data__truncated(d), 0);
+	tally_data__delete(d);
+}
+
+static void test_features_raw(void **state)
+{
+	struct tally_writer *w;
+	struct tally_writer_opts o = { .no_backup = true };
+	char path[256];
+	const void *buf;
+	size_t len;
+	const char *list[] = { "a", "bc" };
+
+	(void)state;
+	path_of(path, sizeof(path), "feat.data");
+	assert_int_equal(tally_writer__open(&w, path, &o), 0);
+	/* Strings are u32 len (rounded up to 64) + zero-padded bytes. */
+	assert_int_equal(tally_writer__set_feature_string(w, TALLY_FEAT_HOSTNAME, "vm"), 0);
+	buf = tally_writer__feature(w, TALLY_FEAT_HOSTNAME, &len);
+	assert_int_equal(len, 68);
+	assert_int_equal(*(const uint32_t *)buf, 64);
+	assert_string_equal((const char *)buf + 4, "vm");
+	assert_int_equal(((const char *)buf)[67], 0);
+	assert_int_equal(tally_writer__set_feature_strings(w, TALLY_FEAT_CMDLINE, list, 2), 0);
+	buf = tally_writer__feature(w, TALLY_FEAT_CMDLINE, &len);
+	assert_int_equal(len, 4 + 2 * 68);
+	/* Flag-only features and clearing. */
+	assert_int_equal(tally_writer__set_feature(w, TALLY_FEAT_STAT, NULL, 0), 0);
+	assert_true(tally_writer__has_feature(w, TALLY_FEAT_STAT));
+	tally_writer__clear_feature(w, TALLY_FEAT_STAT);
+	assert_false(tally_writer__has_feature(w, TALLY_FEAT_STAT));
+	assert_int_equal(tally_writer__set_feature(w, 0, NULL, 0), -EINVAL);
+	assert_int_equal(tally_writer__set_feature(w, 256, NULL, 0), -EINVAL);
+	/* No events: nothing to start. */
+	assert_int_equal(tally_writer__start(w), -EINVAL);
+	tally_writer__delete(w);
+	tally_writer__delete(NULL);
+}
+
+static void test_tracing_data(void **state)
+{
+	struct perf_event_attr a;
+	struct tally_writer *w;
+	struct tally_writer_opts o = { .no_backup = true };
+	char path[256];
+	const unsigned char *buf;
+	size_t len;
+	uint64_t id;
+
+	(void)state;
+	if (tly_read_file_u64("/sys/kernel/tracing/events/sched/sched_switch/id", &id)) {
+		skip();
+		return;
+	}
+	path_of(path, sizeof(path), "tp.data");
+	assert_int_equal(tally_writer__open(&w, path, &o), 0);
+	sample_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", NULL, 0), 0);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = id;
+	assert_int_equal(tally_writer__add_event(w, &a, "sched:sched_switch", NULL, 0), 1);
+	assert_int_equal(tally_writer__set_tracing_data(w), 0);
+	buf = tally_writer__feature(w, TALLY_FEAT_TRACING_DATA, &len);
+	assert_non_null(buf);
+	assert_memory_equal(buf, "\027\bDtracing0.6", 14);
+	assert_int_equal(buf[14], 0);		/* little endian */
+	assert_int_equal(buf[15], sizeof(long));
+	assert_memory_equal(buf + 20, "header_page", 12);
+	assert_non_null(memmem(buf, len, "sched\0", 6));
+	assert_non_null(memmem(buf, len, "name: sched_switch", 18));
+	tally_writer__delete(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_file_mode),
+		cmocka_unit_test(test_backup),
+		cmocka_unit_test(test_pipe_mode),
+		cmocka_unit_test(test_compressed),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_features_raw),
+		cmocka_unit_test(test_tracing_data),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
