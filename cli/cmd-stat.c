@@ -887,15 +887,6 @@ static void reduce(struct stat_run *r, bool delta)
 			if (!r->ev[e].supported)
 				row->ena = row->run = 0;
 		}
-		if (r->opts->aggr == AGGR_THREAD) {
-			for (int a = 0; a < r->nr_ids; a++) {
-				struct stat_row *row = &r->rows[(size_t)e * (size_t)r->nr_ids + (size_t)a];
-
-				if (r->ev[e].supported && !v[a * 3] && !v[a * 3 + 1] && !v[a * 3 + 2] &&
-				    !r->opts->interval_ms)
-					row->present = false;
-			}
-		}
 		free(v);
 	}
 }

@@ -1,0 +1,108 @@
+# tally stat: exit codes, errors, output files, strict JSON, signals, and counts that
+# agree with perf stat run on the same deterministic workloads.
+. "$(dirname "$0")/lib.sh"
+HOT="$TALLY_BUILD/workloads/hot"
+
+# --- exit status and errors ------------------------------------------------------
+"$TALLY" stat -e task-clock -- sh -c 'exit 3' 2>/dev/null; rc=$?
+check "stat exits with the workload's status (3)" test $rc -eq 3
+"$TALLY" stat -e task-clock -- sh -c 'kill -TERM $$' 2>/dev/null; rc=$?
+check "stat exits 128+signal when the workload is killed" test $rc -eq 143
+"$TALLY" stat -e nosuchevent true 2>err; rc=$?
+check "unknown event exits nonzero" test $rc -ne 0
+check "unknown event is named" grep -q "nosuchevent" err
+"$TALLY" stat -e task-clock ./no-such-command-xyz 2>err; rc=$?
+check "a command that cannot run: perf's message" grep -q "^Workload failed: No such file or directory" err
+check "a command that cannot run: exit 255 like perf" test $rc -eq 255
+"$TALLY" stat -p 999999999 2>err; rc=$?
+check "bad -p: nonzero exit" test $rc -ne 0
+check "bad -p: names the pid" grep -q "no such process: 999999999" err
+"$TALLY" stat -x, -j true 2>err; rc=$?
+check "conflicting formats rejected" test $rc -ne 0
+
+# --- output destinations ----------------------------------------------------------
+"$TALLY" stat -o out.txt -e task-clock,page-faults true 2>err; rc=$?
+check "-o: exit 0, nothing on stderr" test $rc -eq 0 -a ! -s err
+check "-o: file starts with '# started on'" grep -q "^# started on " <(head -1 out.txt)
+check "-o: counts in the file" grep -q " page-faults " out.txt
+"$TALLY" stat -o out.txt --append -x, -e page-faults true 2>/dev/null
+check "--append keeps the first report" test "$(grep -c 'page-faults' out.txt)" -eq 2
+"$TALLY" stat --log-fd 3 -x, -e page-faults true 3>fd.txt 2>/dev/null
+check "--log-fd writes to the descriptor" grep -q ",page-faults," fd.txt
+if [ -w /dev/full ]; then
+	"$TALLY" stat -o /dev/full -e task-clock true 2>err; rc=$?
+	check "write error reported (ENOSPC), nonzero exit" test $rc -ne 0 -a -s err
+fi
+
+# --- strict JSON --------------------------------------------------------------------
+"$TALLY" stat --strict-json -e task-clock,page-faults,cycles true 2>doc.json
+if command -v python3 >/dev/null; then
+	check "--strict-json is one valid JSON document" python3 - doc.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = {c["event"]: c for c in d["counters"]}
+assert d["runs"] == 1 and d["exit-status"] == 0
+assert ev["task-clock"]["status"] == "counted" and ev["task-clock"]["value"] > 0
+assert ev["page-faults"]["count"] > 0 and ev["page-faults"]["metric-unit"].endswith("/sec")
+assert ev["cycles"]["status"] == "not supported" and ev["cycles"]["value"] is None
+assert d["elapsed-seconds"] > 0
+PY
+	"$TALLY" stat --strict-json -a -A -I 50 --interval-count 2 -e task-clock 2>doc2.json
+	check "--strict-json with -I -A is valid JSON" python3 -c "
+import json,sys; d=json.load(open('doc2.json')); c=d['counters']
+assert len(c) >= 2 and all('interval' in x and 'cpu' in x for x in c)"
+else
+	skip "--strict-json validity (python3 absent)"
+fi
+
+# --- signals -------------------------------------------------------------------------
+"$TALLY" stat -e task-clock -- sleep 5 2>sig.txt &
+pid=$!
+sleep 0.3
+kill -TERM $pid
+wait $pid; rc=$?
+check "SIGTERM reaches the workload; tally exits 143" test $rc -eq 143
+check "SIGTERM: counts so far are printed" grep -q " task-clock " sig.txt
+"$TALLY" stat -a -e task-clock 2>int.txt &
+pid=$!
+sleep 0.3
+kill -INT $pid
+wait $pid; rc=$?
+check "Ctrl-C on -a prints the counts" grep -q "seconds time elapsed" int.txt
+check "Ctrl-C on -a exits 0" test $rc -eq 0
+
+# --- interval count, timeout, repeat -------------------------------------------------------
+"$TALLY" stat -I 50 --interval-count 3 -a -x, -e task-clock 2>iv.txt
+check "-I --interval-count 3 prints 3 intervals" test "$(wc -l <iv.txt)" -eq 3
+"$TALLY" stat --timeout 100 -a -x, -e task-clock 2>to.txt; rc=$?
+check "--timeout stops -a counting" test $rc -eq 0 -a "$(wc -l <to.txt)" -eq 1
+"$TALLY" stat -r 3 -x, -e task-clock true 2>r.txt
+check "-r 3: CSV has the variance field" grep -qE '^[0-9.]+,msec,task-clock,[0-9.]+%,[0-9]+,100.00,' r.txt
+"$TALLY" stat -I 100 -a --summary -x, --interval-count 2 -e task-clock 2>sum.txt
+check "--summary adds a 'summary' line" grep -qE '^ +summary,[0-9.]+,msec,task-clock,' sum.txt
+"$TALLY" stat -I 100 -a --summary --no-csv-summary -x, --interval-count 1 -e task-clock 2>sum2.txt
+check "--no-csv-summary drops the word" grep -qE '^ {16},[0-9.]+,msec,task-clock,' sum2.txt
+
+# --- counts agree with perf -------------------------------------------------------------
+if ! have_perf; then
+	skip "counts agree with perf (perf absent)"
+	exit 0
+fi
+val() { awk -F, -v e="$2" '$3 == e { print $1 }' "$1"; }
+perf stat -x, -e page-faults,task-clock "$HOT" --faults 3000 2>p.csv
+"$TALLY" stat -x, -e page-faults,task-clock "$HOT" --faults 3000 2>t.csv
+pp=$(val p.csv page-faults); tp=$(val t.csv page-faults)
+check "page-faults within 2% of perf ($tp vs $pp)" awk -v a="$tp" -v b="$pp" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.02 * b) }'
+# A fixed amount of work (not a fixed time: the machine is shared), up to 3 tries.
+work='i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'
+for try in 1 2 3; do
+	perf stat -x, -e task-clock sh -c "$work" 2>p.csv
+	"$TALLY" stat -x, -e task-clock sh -c "$work" 2>t.csv
+	pt=$(val p.csv task-clock); tt=$(val t.csv task-clock)
+	awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }' && break
+done
+check "task-clock within 10% of perf ($tt vs $pt msec)" awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }'
+perf stat -x, -e context-switches "$HOT" --sleeps 20 2>p.csv
+"$TALLY" stat -x, -e context-switches "$HOT" --sleeps 20 2>t.csv
+pc=$(val p.csv context-switches); tc=$(val t.csv context-switches)
+check "context-switches within 2 of perf ($tc vs $pc, 20 sleeps)" awk -v a="$tc" -v b="$pc" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 20 && d <= 2) }'
