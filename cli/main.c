@@ -18,6 +18,7 @@ volatile sig_atomic_t exiting;
 
 static const struct cmd commands[] = {
 	{ "list", cmd_list, "List all symbolic event types" },
+	{ "top", cmd_top, "System profiling tool, live" },
 	{ "stat", cmd_stat, "Run a command and gather performance counter statistics" },
 	{ "report", cmd_report, "Read perf.data and display the profile" },
 	{ "script", cmd_script, "Read perf.data and display every sample as text" },

@@ -1,0 +1,209 @@
+/*
+ * tally top's table: the PerfTop header line, the rows in perf top's --stdio shape
+ * ("    58.39%  hot   [.] spin"), and the call graph of an entry's callers. The
+ * terminal view formats its rows with the same functions, so both views agree.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "top.h"
+
+int top_header(const struct top *t, char *buf, size_t len)
+{
+	const struct top_event *ev = &t->ev[t->cur];
+	double secs = t->interval_secs > 0 ? t->interval_secs : 1.0;
+	double irqs = (double)ev->interval_samples / secs;
+	double kpct = ev->interval_samples ?
+			      100.0 * (double)ev->interval_kernel / (double)ev->interval_samples : 0;
+	char rate[48], target[160];
+	size_t n;
+
+	if (ev->attr.freq)
+		snprintf(rate, sizeof(rate), "%" PRIu64 "Hz ", (uint64_t)ev->attr.sample_freq);
+	else
+		snprintf(rate, sizeof(rate), "%" PRIu64 " ", (uint64_t)ev->attr.sample_period);
+	if (t->o->pid)
+		n = (size_t)snprintf(target, sizeof(target), "(target_pid: %s", t->o->pid);
+	else if (t->o->tid)
+		n = (size_t)snprintf(target, sizeof(target), "(target_tid: %s", t->o->tid);
+	else
+		n = (size_t)snprintf(target, sizeof(target), "(all");
+	if (n < sizeof(target)) {
+		if (t->o->cpu_list)
+			snprintf(target + n, sizeof(target) - n, ", CPU%s: %s)",
+				 t->cpus->nr > 1 ? "s" : "", t->o->cpu_list);
+		else if (t->o->tid || t->o->pid)
+			snprintf(target + n, sizeof(target) - n, ")");
+		else
+			snprintf(target + n, sizeof(target) - n, ", %zu CPU%s)", t->cpus->nr,
+				 t->cpus->nr > 1 ? "s" : "");
+	}
+	return snprintf(buf, len,
+			"   PerfTop:%8.0f irqs/sec  kernel:%4.1f%%  exact: %4.1f%% lost: %" PRIu64
+			"/%" PRIu64 " drop: 0/0 [%s%s],  %s",
+			irqs, kpct, 0.0, t->lost_interval, t->lost, rate, ev->name, target);
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+bool top_entry_hidden(const struct top *t, const struct hist_entry *e)
+{
+	const struct hists *h = &t->ev[t->cur].hists;
+	uint64_t v = t->children ? e->period_acc : e->period;
+	bool kernel = e->level == 'k' || e->level == 'g';
+
+	if (t->hide_kernel && kernel)
+		return true;
+	if (t->hide_user && !kernel)
+		return true;
+	if (!v)
+		return true;
+	return t->o->percent_limit > 0 && pct(v, h->total_period) < t->o->percent_limit;
+}
+
+static const char *sym_name(const struct hist_entry *e)
+{
+	return e->sym && e->sym->name ? e->sym->name : NULL;
+}
+
+void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
+{
+	const struct hists *h = &t->ev[t->cur].hists;
+	size_t shown = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->pid = 15;
+	for (size_t k = 0; k < t->nr_sorted && shown < max_rows; k++) {
+		const struct hist_entry *e = h->sorted[k];
+		int l;
+
+		if (top_entry_hidden(t, e))
+			continue;
+		shown++;
+		if ((l = (int)strlen(e->comm)) > w->comm)
+			w->comm = l;
+		if (8 + l > w->pid)
+			w->pid = 8 + l;
+		if ((l = (int)strlen(e->dso_name)) > w->dso)
+			w->dso = l;
+		l = 4 + (sym_name(e) ? (int)strlen(sym_name(e)) : 18);
+		if (l > w->sym)
+			w->sym = l;
+	}
+}
+
+void top_format_row(const struct top *t, const struct hist_entry *e,
+		    const struct top_widths *w, char *buf, size_t len)
+{
+	const struct hists *h = &t->ev[t->cur].hists;
+	size_t n = 0;
+
+#define PUT(...)                                                              \
+	do {                                                                  \
+		if (n < len)                                                  \
+			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__); \
+	} while (0)
+
+	buf[0] = '\0';
+	if (t->children)
+		PUT("  %7.2f%%  %7.2f%%", pct(e->period_acc, h->total_period),
+		    pct(e->period, h->total_period));
+	else
+		PUT("  %7.2f%%", pct(e->period, h->total_period));
+	if (t->o->show_nr_samples)
+		PUT("  %12" PRIu64, t->children ? e->nr_samples_acc : e->nr_samples);
+	for (size_t i = 0; i < t->nr_keys; i++) {
+		bool last = i + 1 == t->nr_keys;
+
+		switch (t->keys[i]) {
+		case HC_COMM:
+			PUT("  %-*s", last ? 0 : w->comm, e->comm);
+			break;
+		case HC_PID:
+			PUT("  %7d:%-*s", e->tid, last ? 0 : w->pid - 8, e->comm);
+			break;
+		case HC_DSO:
+			PUT("  %-*s", last ? 0 : w->dso, e->dso_name);
+			break;
+		case HC_SYM:
+			if (sym_name(e))
+				PUT("  [%c] %-*s", e->level, last ? 0 : w->sym - 4, sym_name(e));
+			else
+				PUT("  [%c] %#0*" PRIx64 "%*s", e->level, 18, e->ip,
+				    last ? 0 : w->sym - 22, "");
+			break;
+		case HC_CPU:
+			PUT("  %3.3d", e->cpu);
+			break;
+		default:
+			break;
+		}
+	}
+#undef PUT
+}
+
+int top_print_callers(const struct top *t, struct hist_entry *e, FILE *fp)
+{
+	const struct hists *h = &t->ev[t->cur].hists;
+	struct cc_print_opts o = {
+		.mode = CC_GRAPH,
+		.min_percent = 0.5,
+		.total = h->total_period,
+		.parent = t->children ? e->period_acc : e->period,
+	};
+
+	return cc_print(fp, &e->chain, &o);
+}
+
+static size_t default_rows(FILE *fp, size_t *cols)
+{
+	struct winsize ws;
+
+	*cols = 0;
+	if (isatty(fileno(fp)) && ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) {
+		*cols = ws.ws_col;
+		return ws.ws_row > 8 ? (size_t)ws.ws_row - 6 : 2;
+	}
+	return 20;
+}
+
+int top_stdio_refresh(struct top *t, FILE *fp, bool clear)
+{
+	struct hists *h = &t->ev[t->cur].hists;
+	struct top_widths w;
+	size_t cols, rows = default_rows(fp, &cols), shown = 0;
+	char line[4096];
+
+	if (t->o->entries > 0)
+		rows = (size_t)t->o->entries;
+	if (clear)
+		fputs("\033[H\033[2J", fp);
+	top_header(t, line, sizeof(line));
+	fprintf(fp, "%s\n", line);
+	fputs("-------------------------------------------------------------------------------\n\n",
+	      fp);
+	top_widths(t, rows, &w);
+	for (size_t k = 0; k < t->nr_sorted && shown < rows; k++) {
+		struct hist_entry *e = h->sorted[k];
+
+		if (top_entry_hidden(t, e))
+			continue;
+		shown++;
+		top_format_row(t, e, &w, line, sizeof(line));
+		if (cols && strlen(line) > cols)
+			line[cols] = '\0';
+		fprintf(fp, "%s\n", line);
+		if (t->o->callgraph && e->chain.nr_kids) {
+			if (top_print_callers(t, e, fp))
+				return -1;
+		}
+	}
+	return fflush(fp) ? -1 : 0;
+}

@@ -1,0 +1,148 @@
+/*
+ * tally top: what the files of the top command share.
+ *
+ * cmd-top.c parses options and runs the refresh loop; top-sample.c opens the events,
+ * drains the rings in time order into the session and the histograms, and decays
+ * them between refreshes; top-stdio.c prints one table per refresh (--stdio) and
+ * formats rows for the terminal view; top-tui.c is the ncurses screen.
+ */
+#ifndef TALLY_CLI_TOP_H
+#define TALLY_CLI_TOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/perf_event.h>
+
+#include <tally/cpumap.h>
+#include <tally/record.h>
+#include <tally/ring.h>
+#include <tally/session.h>
+
+#include "hist.h"
+#include "report-common.h"
+
+enum top_ui { TOP_UI_AUTO, TOP_UI_STDIO, TOP_UI_TUI };
+
+struct top_opts {
+	const char **events;	/* -e, in order */
+	size_t nr_events;
+	const char *pid, *tid, *cpu_list;
+	bool all_cpus;
+	uint64_t count;		/* -c: fixed period (0: use -F) */
+	unsigned freq;		/* -F (default 4000) */
+	bool callgraph;		/* -g */
+	int children;		/* --children/--no-children; -1 = default (on with -g) */
+	bool hide_kernel, hide_user;
+	const char *sort;	/* -s (default "dso,sym") */
+	double delay;		/* -d seconds between refreshes */
+	unsigned mmap_pages;	/* -m (0: default) */
+	enum top_ui ui;
+	long iterations;	/* --iterations (0: until q / SIGINT) */
+	int entries;		/* -E (0: fit the terminal, or 25 when not a terminal) */
+	bool zero;		/* -z: zero instead of decay */
+	double percent_limit;
+	unsigned max_stack;
+	bool show_nr_samples;	/* -n */
+};
+
+struct top_event {
+	struct perf_event_attr attr;
+	char *name;
+	struct tally_sample_layout layout;
+	struct hists hists;
+	uint64_t interval_samples, interval_kernel;
+};
+
+struct top_id {
+	uint64_t id;
+	size_t ev;
+};
+
+struct top_ring {
+	struct tally_ring *ring;
+	int fd;
+};
+
+struct top_rec {
+	uint64_t time;
+	size_t seq;		/* arrival order, ties keep it */
+	size_t off;		/* into top.batch */
+};
+
+struct top {
+	const struct top_opts *o;
+	struct top_event *ev;
+	size_t nr_ev;
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *threads;
+	bool system_wide;
+	int *fds;
+	size_t nr_fds;
+	struct top_id *ids;
+	size_t nr_ids;
+	struct top_ring *rings;
+	size_t nr_rings;
+	size_t ring_pages;
+	struct tally_session *session;
+	struct frames frames;
+	/* one drain's worth of records, copied out of the rings and sorted by time */
+	char *batch;
+	size_t batch_len, batch_cap;
+	struct top_rec *recs;
+	size_t nr_recs, cap_recs;
+	/* statistics */
+	uint64_t lost, lost_interval;
+	uint64_t total_samples;
+	double interval_secs;		/* length of the last interval */
+	/* view state */
+	size_t cur;			/* event shown */
+	size_t nr_sorted;		/* entries in hists.sorted (the table grows while
+					 * samples arrive between sorts) */
+	bool hide_kernel, hide_user;
+	bool children;
+	enum hist_col keys[HC_NR];
+	size_t nr_keys;
+};
+
+/* top-sample.c */
+/* Open events and rings and read what already runs; t is zeroed with keys set. */
+int top__open(struct top *t, const struct top_opts *o);
+void top__close(struct top *t);
+/* Move everything the rings hold into the session and histograms. */
+int top__drain(struct top *t);
+/* Between refreshes: samples decay by 7/8 (or are zeroed with -z). */
+void top__decay(struct top *t, bool zero);
+/* Sort the shown event's entries for display (after top__drain). */
+int top__sort(struct top *t);
+
+/* top-stdio.c */
+/* "   PerfTop:  N irqs/sec  kernel:x% ..." (no newline). */
+int top_header(const struct top *t, char *buf, size_t len);
+/* Whether entry e is hidden by the kernel/user toggles or the percent limit. */
+bool top_entry_hidden(const struct top *t, const struct hist_entry *e);
+/* One table row into buf (no newline); widths from top_widths(). */
+struct top_widths {
+	int comm, pid, dso, sym;
+};
+void top_widths(const struct top *t, size_t max_rows, struct top_widths *w);
+void top_format_row(const struct top *t, const struct hist_entry *e,
+		    const struct top_widths *w, char *buf, size_t len);
+/* The callers of e as a call graph (caller first), to fp. */
+int top_print_callers(const struct top *t, struct hist_entry *e, FILE *fp);
+/* One --stdio refresh: header, rule, table. */
+int top_stdio_refresh(struct top *t, FILE *fp, bool clear);
+
+/* top-tui.c */
+struct top_tui;
+int top_tui__new(struct top_tui **out);
+void top_tui__delete(struct top_tui *ui);
+/* Draw the current view. */
+void top_tui__draw(struct top_tui *ui, struct top *t);
+/* Handle pending keys; returns 1 to quit, 0 otherwise. */
+int top_tui__keys(struct top_tui *ui, struct top *t);
+/* Whether the user switched to zeroing instead of decay (z); false for NULL. */
+bool top_tui__zero(const struct top_tui *ui);
+
+#endif

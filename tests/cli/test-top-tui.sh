@@ -1,0 +1,69 @@
+# tally top's full-screen view in a real terminal (tmux): it shows the table, keys
+# toggle and scroll, Enter shows callers with -g, q quits with status 0. Under the
+# ASan build the same run also proves the view leaks and overflows nothing (ASan
+# makes the exit status nonzero otherwise).
+. "$(dirname "$0")/lib.sh"
+
+command -v tmux >/dev/null 2>&1 || { skip "top terminal view (tmux absent)"; exit 0; }
+if ! "$TALLY" top --stdio -d 0.1 --iterations 1 >/dev/null 2>err; then
+	skip "top terminal view (cannot open events: $(head -1 err))"
+	exit 0
+fi
+
+HOT="$TALLY_BUILD/workloads/hot"
+SOCK="tally-top-test-$$"
+"$HOT" 20 & HP=$!
+trap 'kill $HP 2>/dev/null; tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+
+tm() { tmux -L "$SOCK" "$@"; }
+# wait_pane PATTERN SECONDS: until the pane shows PATTERN (pane text in ./pane).
+wait_pane() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		tm capture-pane -p -t top >pane 2>/dev/null
+		grep -q -- "$1" pane && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_rc() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do [ -s rc ] && return 0; sleep 0.1; done
+	return 1
+}
+
+start() {	# ARGS for tally top
+	rm -f rc
+	tm new-session -d -s top -x 132 -y 30 \
+		"TERM=xterm-256color '$TALLY' top -d 0.3 $* 2>'$TMP/err'; echo \$? >'$TMP/rc'"
+}
+
+start -p $HP
+if wait_pane 'spin' 10; then ok "terminal view shows the table"; else fail "terminal view shows the table"; cat pane; fi
+check "terminal view shows the PerfTop header" grep -q 'PerfTop:.*irqs/sec' pane
+check "terminal view shows the key help" grep -q 'q quit' pane
+tm send-keys -t top U
+if wait_pane 'U user:hidden' 5; then ok "U hides user symbols"; else fail "U hides user symbols"; fi
+check "user rows are gone after U" bash -c "! grep -q '\[\.\] spin' pane"
+tm send-keys -t top U
+wait_pane '\[\.\] spin' 5
+tm send-keys -t top Down Down Up NPage PPage Home End
+tm send-keys -t top q
+if wait_rc 10; then check "q quits with status 0 (rc=$(cat rc))" test "$(cat rc)" = 0
+else fail "q quits with status 0 (still running)"; fi
+check "nothing on stderr" test ! -s err
+tm kill-server 2>/dev/null
+
+start -p $HP -g
+if wait_pane 'spin' 10; then ok "terminal view with -g shows the table"; else fail "terminal view with -g shows the table"; fi
+# The highlighted row is the first one (spin, or main with children); Enter shows
+# its callers, and main is among them either way.
+tm send-keys -t top Enter
+if wait_pane 'Callers of the selected symbol' 5; then ok "Enter shows the callers view"; else fail "Enter shows the callers view"; cat pane; fi
+check "callers view shows main" grep -q 'main' pane
+tm send-keys -t top Escape
+if wait_pane 'q quit  arrows' 5; then ok "Esc goes back to the table"; else fail "Esc goes back to the table"; fi
+tm send-keys -t top q
+if wait_rc 10; then check "q quits the -g view with status 0" test "$(cat rc)" = 0
+else fail "q quits the -g view with status 0 (still running)"; fi
+check "nothing on stderr with -g" test ! -s err

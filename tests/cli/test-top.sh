@@ -1,0 +1,100 @@
+# tally top in batch mode (--stdio --iterations): the hot workload's hot function on
+# top with the right comm and dso, system-wide and per process, call graphs, events,
+# processes that start and exec while top runs, option errors, SIGINT, a closed pipe;
+# perf top as the oracle for the top entry when perf is present.
+. "$(dirname "$0")/lib.sh"
+
+HOT="$TALLY_BUILD/workloads/hot"
+
+"$TALLY" top -h >out; rc=$?
+check "top -h exits 0" test $rc -eq 0
+check "top -h shows usage" grep -q 'usage: tally top' out
+
+bad() {	# NAME EXPECTED-MESSAGE ARGS...
+	local name=$1 msg=$2; shift 2
+	"$TALLY" top "$@" >/dev/null 2>err </dev/null; local rc=$?
+	if [ $rc -ne 0 ] && grep -q -- "$msg" err; then ok "$name"; else fail "$name (rc=$rc: $(cat err))"; fi
+}
+bad "top -d 0 is refused" "refresh delay" --stdio -d 0
+bad "top --sort with an unknown key" "unknown sort key 'nope'" --stdio --sort dso,nope
+bad "top -m must be a power of two" "power-of-two" --stdio -m 3
+bad "top -p of a missing process" "no such process" --stdio -p 999999999
+bad "top with a stray argument" "unexpected argument" --stdio ls
+bad "top -K -U hides everything" "hide everything" --stdio -K -U
+bad "top --tui without a terminal" "needs a terminal" --tui
+bad "top -e with a bad event" "event syntax\|unknown\|parse" --stdio -e nosuchevent:zz
+
+# Can we sample system-wide here at all?
+if ! "$TALLY" top --stdio -d 0.1 --iterations 1 >/dev/null 2>err; then
+	skip "top sampling (cannot open events: $(head -1 err))"
+	exit 0
+fi
+
+"$HOT" 20 & HP=$!
+trap 'kill $HP 2>/dev/null; rm -rf "$TMP"' EXIT
+sleep 0.3
+
+# The last table of a --stdio run: the rows after the last header.
+last_table() { awk '/PerfTop:/ { n = 0; delete r; next } /^---/ { next } NF { r[n++] = $0 } END { for (i = 0; i < n; i++) print r[i] }' "$1"; }
+
+"$TALLY" top --stdio -d 0.5 --iterations 3 -K --sort comm,dso,sym >sw 2>err; rc=$?
+check "top --stdio --iterations 3 exits 0" test $rc -eq 0
+check "top prints one table per refresh" test "$(grep -c 'PerfTop:' sw)" -eq 3
+check "top header names the target and the CPUs" grep -q '(all, [0-9]* CPUs\?)' sw
+top=$(last_table sw | head -1)
+if [[ $top =~ %\ +hot\ +hot\ +\[\.\]\ spin ]]; then ok "system-wide: hot's hot function on top with comm hot and dso hot"
+else fail "system-wide: hot's hot function on top with comm hot and dso hot (got '$top')"; cat sw; fi
+check "-K hides kernel symbols" bash -c "! grep -q '\[k\]' sw"
+check "no ANSI clear when stdout is not a terminal" bash -c "! grep -q $'\e' sw"
+
+"$TALLY" top --stdio -d 0.5 --iterations 2 -p $HP >pid 2>err; rc=$?
+check "top -p exits 0" test $rc -eq 0
+check "top -p header names the pid" grep -q "(target_pid: $HP)" pid
+top=$(last_table pid | head -1)
+if [[ $top =~ %\ +hot\ +\[\.\]\ spin$ ]]; then ok "top -p: spin in hot on top"
+else fail "top -p: spin in hot on top (got '$top')"; fi
+
+"$TALLY" top --stdio -d 0.5 --iterations 2 -p $HP -g >cg 2>err; rc=$?
+check "top -g exits 0" test $rc -eq 0
+top=$(last_table cg | head -1)
+if [[ $top =~ %\ +[0-9.]+%\ +(hot|libc.so.6)\ +\[\.\] ]]; then ok "top -g shows children and self columns"
+else fail "top -g shows children and self columns (got '$top')"; fi
+check "top -g shows the callers of spin" grep -q -- '---.*main\|main$' cg
+
+"$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -e task-clock -n >ev 2>err; rc=$?
+check "top -e task-clock exits 0" test $rc -eq 0
+check "top -e task-clock names the event" grep -q '4000Hz task-clock\]' ev
+
+# A process that starts and execs while top runs: resolved by its new image.
+(sleep 0.4; exec "$HOT" 2) & EP=$!
+"$TALLY" top --stdio -d 1 --iterations 2 -K --sort pid,dso,sym >ex 2>err; rc=$?
+wait $EP
+check "top while a process execs exits 0" test $rc -eq 0
+if last_table ex | grep -Eq "^ +[0-9.]+% +$EP:hot +hot +\[\.\] spin"; then ok "exec'd process resolved by its new comm and dso"
+else fail "exec'd process resolved by its new comm and dso"; last_table ex | head -5; fi
+
+# -c: a fixed period shows in the header instead of a frequency.
+"$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -c 100000 >cnt 2>err
+check "top -c shows the period" grep -q '\[100000 [a-z-]*\]' cnt
+
+# SIGINT ends a run cleanly.
+"$TALLY" top --stdio -d 0.3 >/dev/null 2>err & TP=$!
+sleep 1; kill -INT $TP; wait $TP; rc=$?
+check "SIGINT ends top with status 0" test $rc -eq 0
+
+# A reader that goes away: top notices at the next refresh and ends quietly.
+timeout 10 bash -c "'$TALLY' top --stdio -d 0.2 -p $HP 2>perr | head -1 >/dev/null"; rc=$?
+check "top | head ends without hanging" test $rc -ne 124
+check "top | head prints no error" test ! -s perr
+
+# Oracle: perf top agrees on the top entry of the hot process.
+if have_perf && ! asan_build; then
+	timeout -s INT 3 perf top --stdio -d 1 -p $HP < <(sleep 5) >ptop 2>/dev/null
+	p=$(tr -d '\033' <ptop | sed 's/\[H\[2J//' | awk '/%/ && /\[\.\]/ { print $2, $4; exit }')
+	t=$(last_table pid | awk '/%/ { print $2, $4; exit }')
+	if [ -n "$p" ] && [ "$p" = "$t" ]; then ok "perf top agrees on the top entry ($t)"
+	elif [ -z "$p" ]; then skip "perf top oracle (perf top printed no table)"
+	else fail "perf top agrees on the top entry (perf: '$p', tally: '$t')"; fi
+else
+	skip "perf top oracle (perf absent or ASan build)"
+fi
