@@ -118,8 +118,13 @@ void tly_symtab__finish(struct tly_symtab *t)
 			tmp[i].b = t->bind[i];
 			tmp[i].idx = (uint32_t)i;
 		}
-		/* stable: equal addresses keep their order in the table */
-		qsort(tmp, t->nr, sizeof(*tmp), sym_cmp_stable);
+		/* stable: equal addresses keep their order in the table; kallsyms and most
+		 * symbol tables are nearly sorted already */
+		bool sorted = true;
+		for (size_t i = 1; i < t->nr && sorted; i++)
+			sorted = tmp[i - 1].s.start <= tmp[i].s.start;
+		if (!sorted)
+			qsort(tmp, t->nr, sizeof(*tmp), sym_cmp_stable);
 		for (size_t i = 0; i < t->nr; i++) {
 			if (out && t->syms[out - 1].start == tmp[i].s.start) {
 				if (better(&tmp[i].s, tmp[i].b, &t->syms[out - 1], t->bind[out - 1])) {
@@ -313,6 +318,20 @@ static long load_section(struct tly_symtab *t, Elf *e, Elf_Scn *scn, GElf_Shdr *
 
 	if (!data || !sh->sh_entsize)
 		return 0;
+	/* perf also takes untyped labels of .text (e.g. _start in asm) */
+	size_t text_idx = SIZE_MAX, shstrndx;
+	if (!elf_getshdrstrndx(e, &shstrndx)) {
+		Elf_Scn *sc = NULL;
+		GElf_Shdr th;
+		while ((sc = elf_nextscn(e, sc))) {
+			const char *nm;
+			if (gelf_getshdr(sc, &th) && (nm = elf_strptr(e, shstrndx, th.sh_name)) &&
+			    !strcmp(nm, ".text")) {
+				text_idx = elf_ndxscn(sc);
+				break;
+			}
+		}
+	}
 	size_t n = sh->sh_size / sh->sh_entsize;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym sym;
@@ -320,8 +339,9 @@ static long load_section(struct tly_symtab *t, Elf *e, Elf_Scn *scn, GElf_Shdr *
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		int type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_name)
+		bool label = type == STT_NOTYPE && sym.st_shndx == text_idx;
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_name)
 			continue;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !*name)
@@ -490,10 +510,11 @@ int tly_symtab__load_elf_mem(struct tly_symtab *t, const void *buf, size_t len)
 int tly_elf_build_id(const char *path, uint8_t *id, size_t len)
 {
 	int fd, ret = -ENOENT;
-	Elf *e = elf_open(path, &fd);
+	Elf *e;
 	Elf_Scn *scn = NULL;
 
 	elf_version(EV_CURRENT);
+	e = elf_open(path, &fd);
 	if (!e)
 		return -ENOENT;
 	while (ret < 0 && (scn = elf_nextscn(e, scn))) {
@@ -518,29 +539,73 @@ int tly_elf_build_id(const char *path, uint8_t *id, size_t len)
 	return ret;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* "ffffffff81000000 T _text\tmodule]" lines, parsed by hand: this file has 100k+ lines
+ * and is read on every report with kernel samples. */
 int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char line[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 22, len = 0;
+	char *buf;
 	int ret = 0;
 	bool nonzero = false;
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256];
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (addr)
-			nonzero = true;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		ret = tly_symtab__add(t, addr, 0, name, strlen(name), 3);
-		if (ret)
-			break;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
 	}
-	fclose(f);
+	for (;;) {
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = 0;
+	for (char *p = buf, *end = buf + len; p < end && !ret;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *e = nl ? nl : end;
+		uint64_t addr = 0;
+		int v;
+		while (p < e && (v = hexval(*p)) >= 0) {
+			addr = addr << 4 | (uint64_t)v;
+			p++;
+		}
+		if (p + 3 < e && p[0] == ' ' && p[2] == ' ') {
+			char type = p[1];
+			char *name = p + 3, *ne = name;
+			while (ne < e && *ne != '\t' && *ne != ' ')
+				ne++;
+			if (addr)
+				nonzero = true;
+			if (type == 't' || type == 'T' || type == 'w' || type == 'W')
+				ret = tly_symtab__add(t, addr, 0, name, (size_t)(ne - name), 3);
+		}
+		p = e + 1;
+	}
+	free(buf);
 	if (!ret && !nonzero) {
 		tly_symtab__release(t);
 		return -EPERM;	/* kptr_restrict: every address reads as 0 */
