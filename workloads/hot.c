@@ -26,6 +26,8 @@ __attribute__((noinline)) static void spin(unsigned long n)
 {
 	unsigned long x = sink;
 
+	/* Keep a frame even in this leaf (gcc drops it otherwise) so stacks show the caller. */
+	__asm__ volatile("" : : "r"(__builtin_frame_address(0)));
 	for (unsigned long i = 0; i < n; i++)
 		x = x * 2862933555777941757ul + 3037000493ul;
 	sink = x;
