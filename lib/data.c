@@ -1000,7 +1000,7 @@ static int decompress(struct walk *w, const uint8_t *rec, const struct perf_even
 		memcpy(c->data, d->carry, d->carry_len);
 	c->len = d->carry_len;
 	ZSTD_inBuffer in = { src, srclen, 0 };
-	while (in.pos < in.size) {
+	for (;;) {
 		if (c->len == cap) {
 			struct chunk *nc = realloc(c, sizeof(*c) + cap * 2);
 			if (!nc) {
@@ -1017,9 +1017,9 @@ static int decompress(struct walk *w, const uint8_t *rec, const struct perf_even
 			return fail(w->err, off, -EINVAL, "zstd: %s", ZSTD_getErrorName(r));
 		}
 		c->len = o.pos;
-		if (r == 0 && in.pos < in.size)
-			continue;	/* next frame in the same record */
-		if (o.pos < o.size && in.pos == in.size)
+		/* done when the input is used up and the decoder had room to spare (a full
+		 * output buffer may mean it holds more) */
+		if (in.pos == in.size && o.pos < o.size)
 			break;
 	}
 	/* Walk the records that are complete; keep an incomplete tail for the next. */

@@ -519,9 +519,22 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 		dso->kernel = dso->absolute = true;
 		dso->no_symbols = false;
 		if (is_kernel) {
+			/* The kernel's map reaches up to the first module (perf does the same):
+			 * the MMAP covers _text.._etext, but .init.text and others follow. */
 			s->kernel_dso = dso;
-			if (len == 0 || start + len < start)
-				len = UINT64_MAX - start;
+			uint64_t end = UINT64_MAX;
+			for (size_t i = 0; i < s->kmaps.nr; i++) {
+				if (s->kmaps.v[i]->start > start) {
+					end = s->kmaps.v[i]->start;
+					break;
+				}
+			}
+			len = end - start;
+		} else {
+			/* a module cuts the kernel map short where it starts */
+			struct tally_map *k = s->kernel_dso ? maps_find(&s->kmaps, start) : NULL;
+			if (k && k->dso == s->kernel_dso && k->start < start)
+				k->end = start;
 		}
 		m = map_new(s, start, len, start, dso);
 		if (!m)

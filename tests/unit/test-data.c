@@ -327,6 +327,36 @@ static void compressed2(void **state)
 }
 
 static int count_only(void *arg, const struct perf_event_header *hdr,
+		      const struct tally_record_ctx *ctx);
+
+/* One COMPRESSED (81, unpadded) record whose output is far larger than the decoder's
+ * first guess: everything must come out, not only the first buffer-full. */
+static void compressed_big_ratio(void **state)
+{
+	static struct out o, inner;
+	static uint8_t z[1 << 16];
+	struct tally_data *d;
+	struct tally_data_error err;
+	unsigned n = 0;
+	(void)state;
+
+	inner.len = 0;
+	for (unsigned i = 0; i < 1500; i++)
+		sample(&inner, 0x1000, 5);
+	size_t zl = ZSTD_compress(z, sizeof(z), inner.buf, inner.len, 3);
+	assert_false(ZSTD_isError(zl));
+	assert_true(zl * 8 + 4096 < inner.len);
+	pipe_start(&o, 128);
+	emit_hdr(&o, TALLY_RECORD_COMPRESSED, (uint16_t)(8 + zl));
+	emit(&o, z, zl);
+	sample(&o, 0x2000, 6);	/* misaligned after the unpadded record */
+	assert_int_equal(tally_data__open_mem(&d, o.buf, o.len, &err), 0);
+	assert_int_equal(tally_data__for_each(d, TALLY_DATA_ORDERED, count_only, &n, &err), 0);
+	assert_int_equal(n, 1501);
+	tally_data__delete(d);
+}
+
+static int count_only(void *arg, const struct perf_event_header *hdr,
 		      const struct tally_record_ctx *ctx)
 {
 	(void)hdr;
@@ -411,6 +441,7 @@ int main(void)
 		cmocka_unit_test(events_and_features),
 		cmocka_unit_test(pipe_attr136_and_ordering),
 		cmocka_unit_test(compressed2),
+		cmocka_unit_test(compressed_big_ratio),
 		cmocka_unit_test(damage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -147,6 +147,17 @@ static void maps_and_overlaps(void **state)
 	assert_string_equal(tally_dso__name(loc.dso), "[kernel.kallsyms]");
 	assert_true(tally_dso__is_kernel(loc.dso));
 	assert_int_equal(loc.dso_addr, 0xffffffff81000100ULL);
+	/* .init.text lies beyond _etext: still the kernel, up to the first module */
+	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_KERNEL, 0xffffffff83000000ULL, &loc);
+	assert_non_null(loc.dso);
+	assert_string_equal(tally_dso__name(loc.dso), "[kernel.kallsyms]");
+	assert_int_equal(tally_session__process(s, mmap2_rec(UINT32_MAX, 0xffffffffc0000000ULL, 0x5000,
+				0, "/lib/modules/6.18/kernel/fs/fuse-x.ko", PERF_RECORD_MISC_KERNEL)), 0);
+	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_KERNEL, 0xffffffffc0000010ULL, &loc);
+	assert_string_equal(tally_dso__name(loc.dso), "[fuse_x]");
+	assert_true(tally_dso__is_kernel(loc.dso));
+	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_KERNEL, 0xffffffffc0006000ULL, &loc);
+	assert_null(loc.dso);
 	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_HYPERVISOR, 0x1010, &loc);
 	assert_null(loc.dso);
 	tally_session__delete(s);
