@@ -31,6 +31,7 @@
 #include "workload.h"
 #include "tally/counter.h"
 #include "tally/cpumap.h"
+#include "tally/event.h"
 #include "tally/topology.h"
 
 struct stat_opts {
@@ -80,6 +81,7 @@ struct stat_run {
 	int nr_runs_done;
 	struct timespec start;
 	double last_wall_ns;
+	double span_ns;		/* what the rows cover: the run or the interval (duration_time) */
 	struct rusage ru;
 	bool have_ru;
 	int exit_status;
@@ -379,182 +381,39 @@ static int add_evsel(struct stat_run *r, const char *name, const struct perf_eve
 	return 0;
 }
 
-/* Apply perf's event modifiers (u, k, h, G, H, p, D, S) to attr. false: bad modifier. */
-static bool apply_modifiers(const char *mods, struct perf_event_attr *a)
+/* Parse one -e list with the shared event parser and append its events. */
+static int parse_spec(struct stat_run *r, struct tally_evlist *list, const char *spec)
 {
-	bool u = false, k = false, h = false, G = false, H = false;
+	struct tally_parse_error perr;
+	size_t first = list->nr;
+	int base = r->nr_ev, err;
 
-	for (const char *m = mods; *m; m++) {
-		switch (*m) {
-		case 'u': u = true; break;
-		case 'k': k = true; break;
-		case 'h': h = true; break;
-		case 'G': G = true; break;
-		case 'H': H = true; break;
-		case 'p': a->precise_ip++; break;
-		case 'P': a->precise_ip = 3; break;
-		case 'D': a->pinned = 1; break;
-		case 'e': a->exclusive = 1; break;
-		case 'S': break;
-		default: return false;
-		}
+	memset(&perr, 0, sizeof(perr));
+	err = tally_evlist__add(list, spec, &perr);
+	if (err) {
+		char msg[1024];
+
+		if (err == -ENOMEM)
+			return err;
+		tally_parse_error__format(&perr, spec, msg, sizeof(msg));
+		fflush(stdout);
+		fprintf(stderr, "%s\nRun 'tally list' for a list of valid events\n", msg);
+		return 129;
 	}
-	if (u || k || h) {
-		a->exclude_user = !u;
-		a->exclude_kernel = !k;
-		a->exclude_hv = !h;
-	}
-	if (G || H) {
-		a->exclude_guest = !G;
-		a->exclude_host = !H;
-	} else {
-		a->exclude_guest = 1;
-	}
-	return true;
-}
+	for (size_t i = first; i < list->nr; i++) {
+		const struct tally_event *e = &list->ev[i];
+		int leader = e->leader == (int)i ? -1 : base + (e->leader - (int)first);
 
-static int tracepoint_attr(const char *sys, const char *name, struct perf_event_attr *a)
-{
-	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[512];
-
-	for (size_t i = 0; i < 2; i++) {
-		FILE *f;
-		unsigned long long id;
-
-		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], sys, name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fscanf(f, "%llu", &id) != 1) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		memset(a, 0, sizeof(*a));
-		a->size = sizeof(*a);
-		a->type = PERF_TYPE_TRACEPOINT;
-		a->config = id;
-		return 0;
-	}
-	return -ENOENT;
-}
-
-/* One event term "name[:mods]", "sys:tracepoint", "rNNNN", into attr. */
-static int parse_term(const char *term, const char *group_mods, struct perf_event_attr *a)
-{
-	char buf[256], *colon;
-	const char *mods = "";
-
-	if (strlen(term) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, term);
-	colon = strchr(buf, ':');
-	if (colon) {
-		*colon = 0;
-		if (tracepoint_attr(buf, colon + 1, a) == 0)
-			return apply_modifiers(group_mods, a) ? 0 : -EINVAL;
-		mods = colon + 1;
-	}
-	if (stat_event_lookup(buf, a) < 0) {
-		char *end;
-		unsigned long long raw;
-
-		if (buf[0] != 'r' || !buf[1])
-			return -ENOENT;
-		raw = strtoull(buf + 1, &end, 16);
-		if (*end)
-			return -ENOENT;
-		memset(a, 0, sizeof(*a));
-		a->size = sizeof(*a);
-		a->type = PERF_TYPE_RAW;
-		a->config = raw;
-	}
-	if (!apply_modifiers(mods, a))
-		return -EINVAL;
-	if (*group_mods && !apply_modifiers(group_mods, a))
-		return -EINVAL;
-	return 0;
-}
-
-/* A comma-separated -e list with {…}[:mods] groups. */
-static int parse_spec(struct stat_run *r, const char *spec)
-{
-	const char *p = spec;
-
-	while (*p) {
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == '{') {
-			const char *close = strchr(p, '}');
-			char mods[16] = "", *inner, *tok, *save = NULL;
-			const char *after;
-			int leader = -1;
-			size_t len;
-
-			if (!close) {
-				cli_error("event syntax error: '%s': missing '}'", spec);
-				return 129;
-			}
-			after = close + 1;
-			if (*after == ':') {
-				len = strcspn(after + 1, ",");
-				if (len >= sizeof(mods)) {
-					cli_error("event syntax error: '%s': bad group modifier", spec);
-					return 129;
-				}
-				memcpy(mods, after + 1, len);
-				mods[len] = 0;
-				after += 1 + len;
-			}
-			inner = strndup(p + 1, (size_t)(close - p - 1));
-			if (!inner)
-				return -ENOMEM;
-			for (tok = strtok_r(inner, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				struct perf_event_attr a;
-				char name[300];
-				int err = parse_term(tok, mods, &a);
-
-				if (err) {
-					cli_error("event syntax error: unknown event '%s' (in '%s'); "
-						  "'tally list' shows the events available", tok, spec);
-					free(inner);
-					return 129;
-				}
-				snprintf(name, sizeof(name), "%s%s%s", tok, *mods ? ":" : "", mods);
-				if (add_evsel(r, name, &a, leader)) {
-					free(inner);
-					return -ENOMEM;
-				}
-				if (leader < 0)
-					leader = r->nr_ev - 1;
-			}
-			free(inner);
-			p = after;
-			continue;
-		}
-		{
-			size_t len = strcspn(p, ",");
-			char *tok = strndup(p, len);
-			struct perf_event_attr a;
-			int err;
-
-			if (!tok)
-				return -ENOMEM;
-			err = parse_term(tok, "", &a);
-			if (err) {
-				cli_error("event syntax error: unknown event '%s'; 'tally list' shows the "
-					  "events available", tok);
-				free(tok);
-				return 129;
-			}
-			err = add_evsel(r, tok, &a, -1);
-			free(tok);
-			if (err)
-				return err;
-			p += len;
+		if (add_evsel(r, e->name, &e->attr, leader))
+			return -ENOMEM;
+		r->ev[r->nr_ev - 1].tool = e->tool;
+		if (e->tool)
+			r->ev[r->nr_ev - 1].unit = "ns";
+		if (e->unit && *e->unit) {
+			r->ev[r->nr_ev - 1].unit_buf = strdup(e->unit);
+			r->ev[r->nr_ev - 1].unit = r->ev[r->nr_ev - 1].unit_buf ?
+						   r->ev[r->nr_ev - 1].unit_buf : "";
+			r->ev[r->nr_ev - 1].scale = e->scale;
 		}
 	}
 	return 0;
@@ -579,8 +438,15 @@ static int build_events(struct stat_run *r)
 	struct stat_opts *o = r->opts;
 	int err;
 
-	for (int i = 0; i < o->nr_event_specs; i++) {
-		err = parse_spec(r, o->event_specs[i]);
+	if (o->nr_event_specs) {
+		struct tally_evlist *list;
+
+		err = tally_evlist__new(&list);
+		if (err)
+			return err;
+		for (int i = 0; i < o->nr_event_specs && !err; i++)
+			err = parse_spec(r, list, o->event_specs[i]);
+		tally_evlist__delete(list);
 		if (err)
 			return err;
 	}
@@ -886,6 +752,14 @@ static void reduce(struct stat_run *r, bool delta)
 			row->val = row->counted ? (double)tally_scale(val, ena, run) : 0;
 			if (!r->ev[e].supported)
 				row->ena = row->run = 0;
+			if (r->ev[e].tool == TALLY_TOOL_DURATION_TIME) {
+				/* perf's user-space event: the wall time, in ns */
+				row->val = row->ena = row->run = r->span_ns;
+				row->counted = true;
+			} else if (r->ev[e].tool) {
+				row->val = row->ena = row->run = 0;
+				row->counted = false;
+			}
 		}
 		free(v);
 	}
@@ -919,6 +793,7 @@ static void print_interval(struct stat_run *r, struct timespec t)
 {
 	if (tally_counters__read(r->set) < 0)
 		return;
+	r->span_ns = (double)r->opts->interval_ms * 1e6;
 	reduce(r, true);
 	r->out.interval = true;
 	r->out.ts = ts_sub(t, r->start);
@@ -1185,6 +1060,7 @@ static int run_once(struct stat_run *r, int *child_status)
 	r->last_wall_ns = ts_ns(&end) - ts_ns(&r->start);
 	if (verbose)
 		fprintf(stderr, "tally: run took %.0f ns\n", r->last_wall_ns);
+	r->span_ns = r->last_wall_ns;
 	if (r->nr_ev && !o->interval_ms)
 		reduce(r, false);
 	return 0;
@@ -1330,8 +1206,10 @@ static void free_run(struct stat_run *r)
 	tally_cpumap__delete(r->cpus);
 	tally_threadmap__delete(r->threads);
 	tally_topology__delete(r->topo);
-	for (int i = 0; i < r->nr_ev; i++)
+	for (int i = 0; i < r->nr_ev; i++) {
 		free(r->ev[i].name);
+		free(r->ev[i].unit_buf);
+	}
 	free(r->ev);
 	free(r->set_idx);
 	free(r->ids);
@@ -1371,6 +1249,9 @@ static int cmd_stat_count(int argc, char **argv)
 	r.out.sep = o.csv_sep ? o.csv_sep : " ";
 	r.out.big_num = o.big_num != 0;
 	r.out.unit_width = 4;
+	for (int i = 0; i < r.nr_ev; i++)
+		if ((int)strlen(r.ev[i].unit) > r.out.unit_width)
+			r.out.unit_width = (int)strlen(r.ev[i].unit);
 	r.out.run_count = o.repeat;
 	r.out.csv_summary_word = !o.no_csv_summary;
 	r.out.strict_first = true;
@@ -1436,6 +1317,7 @@ static int cmd_stat_count(int argc, char **argv)
 	} else if (o.summary) {
 		/* totals since the start: read the running totals afresh */
 		if (r.nr_ev && tally_counters__read(r.set) == 0) {
+			r.span_ns = r.last_wall_ns;
 			reduce(&r, false);
 			r.out.summary_line = r.out.fmt == FMT_CSV;
 			if (r.out.fmt == FMT_STD || r.out.fmt == FMT_STRICT) {

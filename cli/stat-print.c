@@ -115,6 +115,8 @@ struct stat_metric stat_metric(const struct stat_out *o, const struct stat_evsel
 		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_CYCLES, "frontend cycles idle");
 	case K_STALLED_BE:
 		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_CYCLES, "backend cycles idle");
+	case K_NONE:
+		return m;
 	default:
 		break;
 	}

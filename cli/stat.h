@@ -22,7 +22,7 @@ enum stat_fmt { FMT_STD, FMT_CSV, FMT_JSON, FMT_STRICT };
 
 /* What an event is, for the derived metrics perf prints next to it. */
 enum stat_kind {
-	K_OTHER, K_CLOCK, K_CYCLES, K_INSTRUCTIONS, K_BRANCHES, K_BRANCH_MISSES,
+	K_OTHER, K_NONE, K_CLOCK, K_CYCLES, K_INSTRUCTIONS, K_BRANCHES, K_BRANCH_MISSES,
 	K_CACHE_REFS, K_CACHE_MISSES, K_STALLED_FE, K_STALLED_BE,
 	K_L1D_LOADS, K_L1D_MISSES, K_L1I_LOADS, K_L1I_MISSES, K_LLC_LOADS, K_LLC_MISSES,
 	K_DTLB_LOADS, K_DTLB_MISSES, K_ITLB_LOADS, K_ITLB_MISSES,
@@ -36,6 +36,8 @@ struct stat_evsel {
 	double scale;		/* 1e-6 for clocks (ns → msec), else 1 */
 	enum stat_kind kind;
 	bool supported;		/* opened; false prints <not supported> */
+	int tool;		/* enum tally_tool_event: duration_time etc. (not opened) */
+	char *unit_buf;		/* owned unit from a sysfs alias ("Joules") */
 };
 
 /* One aggregation bucket: what the prefix of a line names. */

@@ -146,6 +146,13 @@ static int open_one(struct tally_counters *set, struct tally_counter *c, size_t 
 
 	for (;;) {
 		fd = tly_sys__perf_event_open(c->attr, pid, cpu, group_fd, flags);
+		if (fd == -EINVAL && (c->attr->exclude_guest || c->attr->exclude_host)) {
+			/* PMUs without guest/host filtering (msr, uncore…) refuse the bits:
+			 * count without them, as perf does. */
+			c->attr->exclude_guest = 0;
+			c->attr->exclude_host = 0;
+			continue;
+		}
 		if (fd != -EMFILE || set->raised_nofile)
 			return fd;
 		set->raised_nofile = true;

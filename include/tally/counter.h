@@ -82,8 +82,9 @@ bool tally_counters__unsupported_err(int err);
  * GROUP|ID for every event of a group with members). An event failing with an "unsupported" errno is
  * closed everywhere and marked with open_err (members of a group whose leader is
  * unsupported are marked too); open continues. EMFILE raises RLIMIT_NOFILE to its hard
- * limit once and retries. Any other failure closes everything, records where it
- * happened in fail_* and returns -errno. flags: perf_event_open flags (FD_CLOEXEC is
+ * limit once and retries; EINVAL with exclude_guest/exclude_host set retries without
+ * them (PMUs such as msr cannot filter guests). Any other failure closes everything,
+ * records where it happened in fail_* and returns -errno. flags: perf_event_open flags (FD_CLOEXEC is
  * always added). */
 int tally_counters__open(struct tally_counters *set, unsigned long flags);
 /* ENABLE / DISABLE / RESET every open fd. 0 or the first -errno. */

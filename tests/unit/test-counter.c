@@ -215,6 +215,32 @@ static void emfile_raises_limit_once(void **state)
 	sim_uninstall();
 }
 
+static void exclude_guest_fallback(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = { .type = 9 /* msr */, .size = sizeof(a), .exclude_guest = 1 };
+	struct sim_kernel *k;
+
+	(void)state;
+	k = sim_install();
+	sim_fail_open(9, 0, true, EINVAL);	/* every msr open fails: EINVAL both times */
+	assert_int_equal(tally_cpumap__any(&cpus), 0);
+	assert_int_equal(tally_threadmap__single(0, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, NULL), 0);
+	assert_int_equal(tally_counters__open(set, 0), 0);
+	/* tried with exclude_guest, then without; EINVAL then means unsupported */
+	assert_int_equal(k->nr_open_calls, 2);
+	assert_int_equal(set->ev[0].attr->exclude_guest, 0);
+	assert_int_equal(set->ev[0].open_err, -EINVAL);
+	tally_counters__delete(set);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
 static void real_kernel_software_count(void **state)
 {
 	struct tally_cpumap *cpus;
@@ -261,6 +287,7 @@ int main(void)
 		cmocka_unit_test(not_counted_and_unsupported),
 		cmocka_unit_test(fatal_error_closes_everything),
 		cmocka_unit_test(emfile_raises_limit_once),
+		cmocka_unit_test(exclude_guest_fallback),
 		cmocka_unit_test(real_kernel_software_count),
 	};
 
