@@ -77,6 +77,7 @@ struct tally_data {
 
 	uint64_t truncated;
 	uint64_t nr_unknown;
+	uint64_t released;	/* file pages before this offset were given back */
 };
 
 static int fail(struct tally_data_error *err, uint64_t off, int ret, const char *fmt, ...)
@@ -1059,6 +1060,26 @@ static int decompress(struct walk *w, const uint8_t *rec, const struct perf_even
 	return ret;
 }
 
+/* Give back the pages of the mapped file that the walk has left behind (nothing queued
+ * points there any more): a file-backed private mapping re-reads them if touched
+ * again, so this only lowers the peak RSS on big files. */
+static void release_behind(struct tally_data *d, uint64_t off)
+{
+	const long page = 4096;
+	for (size_t i = 0; i < d->q_nr; i++) {
+		if (!d->q[i].chunk) {
+			uint64_t o = (uint64_t)((const uint8_t *)d->q[i].hdr - d->buf);
+			if (o < off)
+				off = o;
+		}
+	}
+	off &= ~(uint64_t)(page - 1);
+	if (!d->map || off < d->released + (1u << 20))
+		return;
+	madvise((uint8_t *)d->map + d->released, off - d->released, MADV_DONTNEED);
+	d->released = off;
+}
+
 /* One record: consumed by the reader, decompressed, queued or handed over. */
 static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t off,
 		   struct chunk *chunk, bool consumed)
@@ -1097,6 +1118,8 @@ static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t
 			d->flush_limit = d->max_time;
 			if (ret)
 				return ret;
+			if (!chunk)
+				release_behind(d, off);
 		} else if (!consumed && record_time(d, evidx, hdr, &t) == 0) {
 			if (d->q_nr == d->q_cap) {
 				size_t ncap = d->q_cap ? d->q_cap * 2 : 1024;
@@ -1156,6 +1179,7 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 	d->carry_len = 0;
 	d->decomp_off = 0;
 	d->q_seq = d->max_time = d->flush_limit = 0;
+	d->released = d->data_off & ~(uint64_t)4095;
 	d->nr_unknown = 0;
 	if (d->zstd)
 		ZSTD_initDStream(d->zstd);
@@ -1209,6 +1233,8 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 		if (ret)
 			break;
 		off += sz;
+		if (off - d->released > (8u << 20))
+			release_behind(d, off);
 	}
 	if (!ret && (flags & TALLY_DATA_ORDERED))
 		ret = queue_flush(&w, UINT64_MAX);

@@ -108,8 +108,29 @@ void tly_symtab__finish(struct tly_symtab *t)
 		t->bind = NULL;
 		return;
 	}
-	/* keep binding with each symbol through the sort: pack it into the size's top byte
-	 * temporarily is unsafe, so sort an index instead */
+	/* already sorted (kallsyms, most symbol tables): choose among aliases in place */
+	bool in_order = true;
+	for (size_t i = 1; i < t->nr && in_order; i++)
+		in_order = t->syms[i - 1].start <= t->syms[i].start;
+	if (in_order) {
+		for (size_t i = 0; i < t->nr; i++) {
+			struct tally_symbol cur = t->syms[i];
+			uint8_t b = t->bind[i];
+			cur.name = t->pool + (uintptr_t)cur.name;
+			if (out && t->syms[out - 1].start == cur.start) {
+				if (better(&cur, b, &t->syms[out - 1], t->bind[out - 1])) {
+					t->syms[out - 1] = cur;
+					t->bind[out - 1] = b;
+				}
+				continue;
+			}
+			t->syms[out] = cur;
+			t->bind[out] = b;
+			out++;
+		}
+		goto sized;
+	}
+	/* sort a copy that carries each symbol's binding and table position */
 	struct sym_tmp *tmp = malloc(t->nr * sizeof(*tmp));
 	if (tmp) {
 		for (size_t i = 0; i < t->nr; i++) {
@@ -144,6 +165,7 @@ void tly_symtab__finish(struct tly_symtab *t)
 		qsort(t->syms, t->nr, sizeof(*t->syms), sym_cmp);
 		out = t->nr;
 	}
+sized:
 	t->nr = out;
 	/* zero-size symbols reach up to the next one */
 	for (size_t i = 0; i < t->nr; i++) {
@@ -549,10 +571,35 @@ static int hexval(char c)
 
 /* "ffffffff81000000 T _text\tmodule]" lines, parsed by hand: this file has 100k+ lines
  * and is read on every report with kernel samples. */
+static int kallsyms_line(struct tly_symtab *t, const char *p, const char *e, bool *nonzero)
+{
+	uint64_t addr = 0;
+	int v;
+
+	while (p < e && (v = hexval(*p)) >= 0) {
+		addr = addr << 4 | (uint64_t)v;
+		p++;
+	}
+	if (p + 3 >= e || p[0] != ' ' || p[2] != ' ')
+		return 0;
+	char type = p[1];
+	const char *name = p + 3, *ne = name;
+	while (ne < e && *ne != '\t' && *ne != ' ')
+		ne++;
+	if (addr)
+		*nonzero = true;
+	if (type == 't' || type == 'T' || type == 'w' || type == 'W')
+		return tly_symtab__add(t, addr, 0, name, (size_t)(ne - name), 3);
+	return 0;
+}
+
+/* "ffffffff81000000 T _text\t[module]" lines, parsed by hand in 64 KiB reads: the file
+ * has 100k+ lines and is read on every report with kernel samples. */
 int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 22, len = 0;
+	static const size_t cap = 1 << 16;
+	size_t len = 0;
 	char *buf;
 	int ret = 0;
 	bool nonzero = false;
@@ -565,46 +612,27 @@ int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 		return -ENOMEM;
 	}
 	for (;;) {
-		if (len + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + len, cap - len - 1);
+		ssize_t r = read(fd, buf + len, cap - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		len += (size_t)r;
+		char *p = buf, *end = buf + len, *nl;
+		while (!ret && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+			ret = kallsyms_line(t, p, nl, &nonzero);
+			p = nl + 1;
+		}
+		if (ret)
+			break;
+		len = (size_t)(end - p);
+		memmove(buf, p, len);
+		if (len == cap)
+			len = 0;	/* a line longer than the buffer: drop it */
 	}
+	if (!ret && len)
+		ret = kallsyms_line(t, buf, buf + len, &nonzero);
 	close(fd);
-	buf[len] = 0;
-	for (char *p = buf, *end = buf + len; p < end && !ret;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *e = nl ? nl : end;
-		uint64_t addr = 0;
-		int v;
-		while (p < e && (v = hexval(*p)) >= 0) {
-			addr = addr << 4 | (uint64_t)v;
-			p++;
-		}
-		if (p + 3 < e && p[0] == ' ' && p[2] == ' ') {
-			char type = p[1];
-			char *name = p + 3, *ne = name;
-			while (ne < e && *ne != '\t' && *ne != ' ')
-				ne++;
-			if (addr)
-				nonzero = true;
-			if (type == 't' || type == 'T' || type == 'w' || type == 'W')
-				ret = tly_symtab__add(t, addr, 0, name, (size_t)(ne - name), 3);
-		}
-		p = e + 1;
-	}
 	free(buf);
 	if (!ret && !nonzero) {
 		tly_symtab__release(t);
