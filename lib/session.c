@@ -651,6 +651,34 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc,
 				    mm.idpart + 4, bl);
 	}
+	case PERF_RECORD_KSYMBOL: {
+		/* BPF programs and trampolines: a kernel map whose dso is named after the
+		 * symbol, holding that one symbol (what perf shows) */
+		struct { uint64_t addr; uint32_t len; uint16_t type, flags; } k;
+		if (hdr->size < 8 + sizeof(k) + 1)
+			return -EINVAL;
+		memcpy(&k, p, sizeof(k));
+		if (k.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
+			return 0;
+		const char *name = (const char *)p + sizeof(k);
+		size_t nlen = str_len(name, end);
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%.*s", (int)nlen, name);
+		struct tally_dso *dso = dso_findnew(s, buf);
+		if (!dso)
+			return -ENOMEM;
+		dso->kernel = dso->absolute = dso->loaded = true;
+		dso->no_symbols = false;
+		if (!dso->syms.nr) {
+			if (tly_symtab__add(&dso->syms, k.addr, k.len, buf, strlen(buf), 2))
+				return -ENOMEM;
+			tly_symtab__finish(&dso->syms);
+		}
+		struct tally_map *m = map_new(s, k.addr, k.len, k.addr, dso);
+		if (!m)
+			return -ENOMEM;
+		return maps_insert(&s->kmaps, m, s);
+	}
 	default:
 		return 0;
 	}
@@ -678,10 +706,8 @@ int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_
 		if (h.misc & (1 << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */)
 			b->len = p[12 + 20] <= 20 ? p[12 + 20] : 20;
 		memcpy(b->id, p + 12, b->len);
-		if (!strcmp(b->name, "[kernel.kallsyms]") || b->name[0] != '[' || 1) {
-			b->next = s->build_ids;
-			s->build_ids = b;
-		}
+		b->next = s->build_ids;
+		s->build_ids = b;
 		/* dsos already made from MMAP records before the ids were known */
 		struct tally_dso *d;
 		for (d = s->dsos[hash_s(b->name)]; d; d = d->next) {
@@ -743,8 +769,12 @@ int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_
 	if (!loc->dso)
 		return 0;
 	if (loc->dso->kernel) {
-		kallsyms_load(s);
 		loc->dso_addr = ip;
+		if (loc->dso->syms.nr) {	/* KSYMBOL */
+			loc->sym = tly_symtab__find(&loc->dso->syms, ip);
+			return 0;
+		}
+		kallsyms_load(s);
 		loc->sym = tly_symtab__find(&s->ksyms, ip);
 		return 0;
 	}

@@ -430,6 +430,21 @@ static void damage(void **state)
 	assert_true(tally_data__truncated(d) >= h->data.size / 2);
 	tally_data__delete(d);
 
+	/* the legacy PERFFILE magic with the same layout */
+	memcpy(copy, file, len);
+	uint64_t m1 = TALLY_PERF_MAGIC1;
+	memcpy(copy, &m1, 8);
+	assert_int_equal(tally_data__open_mem(&d, copy, len, &err), 0);
+	n = 0;
+	assert_int_equal(tally_data__for_each(d, 0, count_only, &n, &err), 0);
+	assert_true(n > 88);
+	tally_data__delete(d);
+	/* byte-swapped: refused with a message, not misread */
+	uint64_t sw = __builtin_bswap64(TALLY_PERF_MAGIC2);
+	memcpy(copy, &sw, 8);
+	assert_int_equal(tally_data__open_mem(&d, copy, len, &err), -EPROTONOSUPPORT);
+	assert_non_null(strstr(err.msg, "endian"));
+
 	tally_data__delete(NULL);
 	assert_int_equal(tally_data__open(&d, "/nonexistent/perf.data", NULL, &err), -ENOENT);
 }

@@ -158,6 +158,21 @@ static void maps_and_overlaps(void **state)
 	assert_true(tally_dso__is_kernel(loc.dso));
 	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_KERNEL, 0xffffffffc0006000ULL, &loc);
 	assert_null(loc.dso);
+	/* a BPF program from KSYMBOL */
+	memset(&rec, 0, sizeof(rec));
+	rec.hdr.type = PERF_RECORD_KSYMBOL;
+	uint64_t kaddr = 0xffffffffc1000000ULL;
+	uint32_t klen = 0x80;
+	memcpy(rec.b + 8, &kaddr, 8);
+	memcpy(rec.b + 16, &klen, 4);
+	strcpy((char *)rec.b + 24, "bpf_prog_6deef7357e7b4530_sd_devices");
+	rec.hdr.size = 24 + 40;
+	assert_int_equal(tally_session__process(s, &rec.hdr), 0);
+	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_KERNEL, kaddr + 0x10, &loc);
+	assert_non_null(loc.sym);
+	assert_string_equal(loc.sym->name, "bpf_prog_6deef7357e7b4530_sd_devices");
+	assert_string_equal(tally_dso__name(loc.dso), "bpf_prog_6deef7357e7b4530_sd_devices");
+	assert_int_equal(loc.dso_addr - loc.sym->start, 0x10);
 	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_HYPERVISOR, 0x1010, &loc);
 	assert_null(loc.dso);
 	tally_session__delete(s);
