@@ -37,9 +37,13 @@ void cc_root_free(struct cc_node *root)
 
 static bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
 {
-	if (a->sym || b->sym)
-		return a->sym == b->sym;
-	return a->dso == b->dso && a->ip == b->ip;
+	if (a->dso_key != b->dso_key || !a->sym != !b->sym)
+		return false;
+	if (!a->dso_key && a->dso != b->dso)
+		return false;
+	if (a->sym)
+		return a->sym == b->sym || a->sym->start == b->sym->start;
+	return a->ip == b->ip;
 }
 
 int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uint64_t period)

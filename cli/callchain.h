@@ -19,9 +19,10 @@
 struct tally_dso;
 struct tally_symbol;
 
-/* One resolved frame. Frames are the same function when they have the same symbol, or,
- * without a symbol, the same dso and address. */
+/* One resolved frame. Frames are the same function when they have the same symbol (dso
+ * and start address), or, without a symbol, the same dso and address. */
 struct cc_frame {
+	const char *dso_key;	/* interned dso long name (dso objects may be per process) */
 	const struct tally_dso *dso;
 	const struct tally_symbol *sym;
 	uint64_t ip;		/* address printed for an unresolved frame */

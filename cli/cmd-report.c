@@ -75,6 +75,14 @@ struct report {
 	size_t seen_cap;
 	struct cc_frame *ccf;
 	size_t ccf_cap;
+	struct strpool pool;
+	/* dso -> interned names: rows are keyed by short name (as perf does), call-chain
+	 * frames by long name; per-process dso objects of one binary merge */
+	struct dso_slot {
+		const struct tally_dso *dso;
+		const char *key, *long_key;
+	} *dso_keys;
+	size_t dso_cap, nr_dso_keys;
 	int err;
 };
 
@@ -269,6 +277,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 				cli_error("--percent-limit: '%s' is not a number", optarg);
 				return -1;
 			}
+			o->cc_min_percent = o->percent_limit;	/* as perf: also the graph threshold */
 			break;
 		}
 		case 'n':
@@ -394,12 +403,50 @@ static void chain_buf(struct report *r, size_t n)
 	}
 }
 
-static void fill_entry(struct report *r, struct hists *h, struct hist_entry *t,
-		       const struct tally_addr_loc *loc, bool self)
+static const char *dso_key(struct report *r, const struct tally_dso *d, bool long_name)
 {
-	(void)r;
-	(void)h;
+	size_t i, mask;
+
+	if (!d)
+		return NULL;
+	if (r->nr_dso_keys * 2 >= r->dso_cap) {
+		size_t cap = r->dso_cap ? r->dso_cap * 2 : 256;
+		struct dso_slot *n = calloc(cap, sizeof(*n));
+
+		if (!n) {
+			r->err = -ENOMEM;
+			return NULL;
+		}
+		for (size_t j = 0; j < r->dso_cap; j++) {
+			if (!r->dso_keys[j].dso)
+				continue;
+			for (i = ((uintptr_t)r->dso_keys[j].dso >> 4) & (cap - 1); n[i].dso;
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = r->dso_keys[j];
+		}
+		free(r->dso_keys);
+		r->dso_keys = n;
+		r->dso_cap = cap;
+	}
+	mask = r->dso_cap - 1;
+	for (i = ((uintptr_t)d >> 4) & mask; r->dso_keys[i].dso; i = (i + 1) & mask)
+		if (r->dso_keys[i].dso == d)
+			return long_name ? r->dso_keys[i].long_key : r->dso_keys[i].key;
+	r->dso_keys[i].dso = d;
+	r->dso_keys[i].key = strpool__intern(&r->pool, tally_dso__short_name(d));
+	r->dso_keys[i].long_key = strpool__intern(&r->pool, tally_dso__name(d));
+	if (!r->dso_keys[i].key || !r->dso_keys[i].long_key)
+		r->err = -ENOMEM;
+	r->nr_dso_keys++;
+	return long_name ? r->dso_keys[i].long_key : r->dso_keys[i].key;
+}
+
+static void fill_entry(struct report *r, struct hist_entry *t, const struct tally_addr_loc *loc,
+		       bool self)
+{
 	t->dso = loc->dso;
+	t->dso_key = dso_key(r, loc->dso, false);
 	t->dso_name = loc->dso ? tally_dso__short_name(loc->dso) : "[unknown]";
 	t->sym = loc->sym;
 	t->ip = self && loc->map ? loc->dso_addr : loc->addr;
@@ -453,10 +500,11 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	tmpl.comm = hists__comm(h, comm);
 	if (!tmpl.comm)
 		return -ENOMEM;
+	tmpl.thread = th;
 	tmpl.pid = (int32_t)smp.pid;
 	tmpl.tid = (int32_t)smp.tid;
 	tmpl.cpu = smp.type & PERF_SAMPLE_CPU ? (int32_t)smp.cpu : -1;
-	fill_entry(r, h, &tmpl, &loc, true);
+	fill_entry(r, &tmpl, &loc, true);
 	self = hists__findnew(h, &tmpl);
 	if (!self)
 		return -ENOMEM;
@@ -464,6 +512,8 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	self->nr_samples++;
 	self->period_acc += period;
 	self->nr_samples_acc++;
+	if (r->err)
+		return r->err;
 
 	if (!r->use_chains || !(smp.type & PERF_SAMPLE_CALLCHAIN))
 		return 0;
@@ -480,20 +530,31 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
 
 			r->ccf[i].dso = l->dso;
+			r->ccf[i].dso_key = dso_key(r, l->dso, true);
 			r->ccf[i].sym = l->sym;
 			r->ccf[i].ip = l->addr;
 		}
+		if (r->err)
+			return r->err;
 		if (cc_append(&self->chain, r->ccf, n, period))
 			return -ENOMEM;
+		if (n > self->max_depth)
+			self->max_depth = (uint32_t)n;
 		if (!r->children)
 			return 0;
 		r->seen[nseen++] = self;
+		char level = self->level;
+
 		for (size_t i = 0; i < n; i++) {
 			const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
 			struct hist_entry *e;
 			bool dup = false;
 
-			fill_entry(r, h, &tmpl, l, false);
+			fill_entry(r, &tmpl, l, false);
+			/* perf keeps the previous entry's level for a frame outside any map */
+			if (!l->sym && !l->map)
+				tmpl.level = level;
+			level = tmpl.level;
 			e = hists__findnew(h, &tmpl);
 			if (!e)
 				return -ENOMEM;
@@ -507,6 +568,8 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			e->nr_samples_acc++;
 			if (cc_append(&e->chain, r->ccf + i, n - i, period))
 				return -ENOMEM;
+			if (n - i > e->max_depth)
+				e->max_depth = (uint32_t)(n - i);
 		}
 	}
 	return 0;
@@ -920,11 +983,12 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < r.nr_ev; i++) {
-		if (hists__init(&r.ev[i].hists, keys, nr_keys)) {
+		if (hists__init_shared(&r.ev[i].hists, keys, nr_keys, &r.pool)) {
 			cli_error("out of memory");
 			goto out;
 		}
 		r.ev[i].hists.callchains = r.use_chains;
+		r.ev[i].hists.caller = r.caller;
 	}
 	if (o.dump_raw)
 		printf("# To display the perf.data header info, please use "
@@ -975,6 +1039,8 @@ out:
 	free(r.ev);
 	free(r.ccf);
 	free(r.seen);
+	free(r.dso_keys);
+	strpool__exit(&r.pool);
 	frames__exit(&r.frames);
 	tally_session__delete(r.session);
 	tally_data__delete(r.data);

@@ -268,7 +268,7 @@ static void print_sym(FILE *fp, const struct tally_addr_loc *loc, unsigned f)
 		if (loc->sym && loc->sym->name) {
 			fputs(loc->sym->name, fp);
 			if (f & F_SYMOFF)
-				fprintf(fp, "+%#" PRIx64, loc->dso_addr - loc->sym->start);
+				fprintf(fp, "+0x%" PRIx64, loc->dso_addr - loc->sym->start);
 		} else {
 			fputs("[unknown]", fp);
 		}
@@ -328,7 +328,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	if ((f & F_TRACE) && s->ev[evidx].tracepoint) {
 		if (smp.type & PERF_SAMPLE_RAW)
 			script_trace__print(s->trace, fp, (int)smp.cpu, smp.raw, smp.raw_size);
-		fputc(' ', fp);
+		if (f & (F_ADDR | F_IP | F_SYM | F_DSO))
+			fputc(' ', fp);
 	}
 	if (f & F_ADDR)
 		fprintf(fp, "%16" PRIx64, smp.addr);

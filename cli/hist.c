@@ -48,11 +48,11 @@ static uint64_t entry_hash(const struct hists *h, const struct hist_entry *e)
 			x = mix(x, (uint64_t)(uint32_t)e->tid);
 			break;
 		case HC_DSO:
-			x = mix(x, (uintptr_t)e->dso);
+			x = mix(x, (uintptr_t)e->dso_key);
 			break;
 		case HC_SYM:
-			x = mix(x, e->sym ? (uintptr_t)e->sym : e->ip);
-			x = mix(x, (uint64_t)e->level);
+			x = mix(x, (uintptr_t)e->dso_key);
+			x = mix(x, e->sym ? e->sym->start : e->ip);
 			break;
 		case HC_CPU:
 			x = mix(x, (uint64_t)(uint32_t)e->cpu);
@@ -78,12 +78,15 @@ static bool entry_eq(const struct hists *h, const struct hist_entry *a,
 				return false;
 			break;
 		case HC_DSO:
-			if (a->dso != b->dso)
+			if (a->dso_key != b->dso_key)
 				return false;
 			break;
 		case HC_SYM:
-			if (a->sym != b->sym || (!a->sym && a->ip != b->ip) ||
-			    a->level != b->level)
+			/* a symbol is its dso and start address (dsos may be per process) */
+			/* the level is not part of the key: the first sample's is shown */
+			if (!a->sym != !b->sym || a->dso_key != b->dso_key)
+				return false;
+			if (a->sym ? a->sym->start != b->sym->start : a->ip != b->ip)
 				return false;
 			break;
 		case HC_CPU:
@@ -99,7 +102,14 @@ static bool entry_eq(const struct hists *h, const struct hist_entry *a,
 
 int hists__init(struct hists *h, const enum hist_col *keys, size_t nr_keys)
 {
+	return hists__init_shared(h, keys, nr_keys, NULL);
+}
+
+int hists__init_shared(struct hists *h, const enum hist_col *keys, size_t nr_keys,
+		       struct strpool *pool)
+{
 	memset(h, 0, sizeof(*h));
+	h->pool = pool ? pool : &h->own_pool;
 	if (nr_keys > HC_NR)
 		return -EINVAL;
 	memcpy(h->keys, keys, nr_keys * sizeof(*keys));
@@ -121,9 +131,7 @@ void hists__exit(struct hists *h)
 	}
 	free(h->table);
 	free(h->sorted);
-	for (size_t i = 0; i < h->comm_cap; i++)
-		free(h->comms[i]);
-	free(h->comms);
+	strpool__exit(&h->own_pool);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -136,37 +144,48 @@ static uint64_t str_hash(const char *s)
 	return x;
 }
 
-const char *hists__comm(struct hists *h, const char *comm)
+const char *strpool__intern(struct strpool *p, const char *s)
 {
 	size_t i;
 
-	if (!comm)
-		comm = "[unknown]";
-	if (h->nr_comms * 2 >= h->comm_cap) {
-		size_t cap = h->comm_cap ? h->comm_cap * 2 : 64;
+	if (p->nr * 2 >= p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
 		char **n = calloc(cap, sizeof(*n));
 
 		if (!n)
 			return NULL;
-		for (size_t j = 0; j < h->comm_cap; j++) {
-			if (!h->comms[j])
+		for (size_t j = 0; j < p->cap; j++) {
+			if (!p->v[j])
 				continue;
-			for (i = str_hash(h->comms[j]) & (cap - 1); n[i]; i = (i + 1) & (cap - 1))
+			for (i = str_hash(p->v[j]) & (cap - 1); n[i]; i = (i + 1) & (cap - 1))
 				;
-			n[i] = h->comms[j];
+			n[i] = p->v[j];
 		}
-		free(h->comms);
-		h->comms = n;
-		h->comm_cap = cap;
+		free(p->v);
+		p->v = n;
+		p->cap = cap;
 	}
-	for (i = str_hash(comm) & (h->comm_cap - 1); h->comms[i]; i = (i + 1) & (h->comm_cap - 1))
-		if (!strcmp(h->comms[i], comm))
-			return h->comms[i];
-	h->comms[i] = strdup(comm);
-	if (!h->comms[i])
+	for (i = str_hash(s) & (p->cap - 1); p->v[i]; i = (i + 1) & (p->cap - 1))
+		if (!strcmp(p->v[i], s))
+			return p->v[i];
+	p->v[i] = strdup(s);
+	if (!p->v[i])
 		return NULL;
-	h->nr_comms++;
-	return h->comms[i];
+	p->nr++;
+	return p->v[i];
+}
+
+void strpool__exit(struct strpool *p)
+{
+	for (size_t i = 0; i < p->cap; i++)
+		free(p->v[i]);
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *hists__comm(struct hists *h, const char *comm)
+{
+	return strpool__intern(h->pool, comm ? comm : "[unknown]");
 }
 
 static int grow(struct hists *h)
@@ -192,9 +211,20 @@ static int grow(struct hists *h)
 	return 0;
 }
 
-struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl)
+struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl_in)
 {
-	uint64_t hash = entry_hash(h, tmpl);
+	struct hist_entry keyed;
+	const struct hist_entry *tmpl = tmpl_in;
+	uint64_t hash;
+
+	if (tmpl_in->dso && !tmpl_in->dso_key) {
+		keyed = *tmpl_in;
+		keyed.dso_key = strpool__intern(h->pool, tally_dso__short_name(tmpl_in->dso));
+		if (!keyed.dso_key)
+			return NULL;
+		tmpl = &keyed;
+	}
+	hash = entry_hash(h, tmpl);
 	struct hist_entry *e;
 	size_t i;
 
@@ -208,6 +238,7 @@ struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl
 		return NULL;
 	*e = *tmpl;
 	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
+	e->max_depth = 0;
 	cc_root_init(&e->chain);
 	e->hash = hash;
 	h->table[i] = e;
@@ -264,6 +295,7 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 struct sort_ctx {
 	const struct hists *h;
 	bool children;
+	bool has_sym;
 };
 
 static int out_cmp(const void *pa, const void *pb, void *arg)
@@ -274,6 +306,15 @@ static int out_cmp(const void *pa, const void *pb, void *arg)
 
 	if (ctx->children && a->period_acc != b->period_acc)
 		return a->period_acc > b->period_acc ? -1 : 1;
+	/* perf: with equal children periods, a caller goes above its callees */
+	if (ctx->children && ctx->has_sym && a->tid == b->tid && a->pid == b->pid &&
+	    a->max_depth != b->max_depth) {
+		bool deeper_first = ctx->h->caller;
+
+		if (a->max_depth > b->max_depth)
+			return deeper_first ? -1 : 1;
+		return deeper_first ? 1 : -1;
+	}
 	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;
 	return key_cmp(ctx->h, a, b);
@@ -291,6 +332,9 @@ int hists__sort(struct hists *h, bool children)
 		if (h->table[i])
 			h->sorted[n++] = h->table[i];
 	struct sort_ctx ctx = { .h = h, .children = children };
+
+	for (size_t i = 0; i < h->nr_keys; i++)
+		ctx.has_sym |= h->keys[i] == HC_SYM;
 
 	qsort_r(h->sorted, n, sizeof(*h->sorted), out_cmp, &ctx);
 	return 0;
@@ -348,6 +392,13 @@ static double pct(uint64_t v, uint64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
+static const char *thread_comm(const struct hist_entry *e)
+{
+	const char *c = e->thread ? tally_thread__comm(e->thread) : NULL;
+
+	return c ? c : e->comm;
+}
+
 static void print_cell(FILE *fp, const struct hist_entry *e, enum hist_col c, int w,
 		       uint64_t total, bool last)
 {
@@ -368,7 +419,7 @@ static void print_cell(FILE *fp, const struct hist_entry *e, enum hist_col c, in
 		fprintf(fp, "%-*s", w, e->comm);
 		break;
 	case HC_PID:
-		fprintf(fp, "%7d:%-*s", e->tid, w - 8, e->comm);
+		fprintf(fp, "%7d:%-*s", e->tid, w - 8, thread_comm(e));
 		break;
 	case HC_DSO:
 		fprintf(fp, "%-*s", w, e->dso_name);
@@ -400,7 +451,7 @@ static size_t cell_len(const struct hist_entry *e, enum hist_col c)
 	case HC_COMM:
 		return strlen(e->comm);
 	case HC_PID:
-		return 8 + strlen(e->comm);
+		return 8 + strlen(thread_comm(e));
 	case HC_DSO:
 		return strlen(e->dso_name);
 	case HC_SYM:

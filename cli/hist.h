@@ -18,6 +18,7 @@
 
 struct tally_dso;
 struct tally_symbol;
+struct tally_thread;
 
 /* Columns: the first ones are value columns, the rest are sort keys. */
 enum hist_col {
@@ -41,11 +42,22 @@ static inline bool hist_col_is_key(enum hist_col c)
 /* Parse a sort key or -F field name; returns -1 if unknown. */
 int hist_col_parse(const char *name);
 
+/* Interned strings: equal strings, equal pointers (comms, dso names). */
+struct strpool {
+	char **v;
+	size_t cap, nr;
+};
+
+const char *strpool__intern(struct strpool *p, const char *s);
+void strpool__exit(struct strpool *p);
+
 struct hist_entry {
-	const char *comm;	/* interned in the hists */
+	const char *comm;	/* interned: the comm at sample time (comm key) */
+	const struct tally_thread *thread;	/* pid key prints its latest comm, like perf */
 	int32_t pid, tid, cpu;
 	const struct tally_dso *dso;	/* NULL: [unknown] */
 	const char *dso_name;		/* short name */
+	const char *dso_key;		/* interned short name: rows merge by it, as in perf */
 	const struct tally_symbol *sym; /* NULL: print ip */
 	uint64_t ip;
 	char level;		/* '.', 'k', 'g', 'u', 'H' */
@@ -53,6 +65,7 @@ struct hist_entry {
 	uint64_t period, nr_samples;		/* self */
 	uint64_t period_acc, nr_samples_acc;	/* self + callees (children mode) */
 	struct cc_node chain;
+	uint32_t max_depth;	/* longest chain appended (perf's caller-above-callee tie break) */
 	uint64_t hash;
 };
 
@@ -62,21 +75,26 @@ struct hists {
 	struct hist_entry **table;	/* open addressing, power of two */
 	size_t cap, nr;
 	struct hist_entry **sorted;	/* after hists__sort */
-	/* interned comm strings */
-	char **comms;
-	size_t comm_cap, nr_comms;
+	struct strpool *pool;	/* shared by all hists of a report, or own_pool */
+	struct strpool own_pool;
 	uint64_t total_period, nr_samples;		/* all samples of the event */
 	uint64_t filtered_period, nr_filtered_samples;	/* samples kept by filters */
 	bool callchains;	/* entries carry call-chain trees */
+	bool caller;		/* chains are stored root first */
 };
 
+/* Entries keyed by keys; strings interned in a pool of its own. */
 int hists__init(struct hists *h, const enum hist_col *keys, size_t nr_keys);
+/* Same, with a pool shared by several hists (their entries can then be compared). */
+int hists__init_shared(struct hists *h, const enum hist_col *keys, size_t nr_keys,
+		       struct strpool *pool);
 void hists__exit(struct hists *h);
 
 /* Intern a comm string (never NULL on success). */
 const char *hists__comm(struct hists *h, const char *comm);
 
-/* Find the entry matching tmpl on the sort keys, or insert a copy of tmpl (counters zero). */
+/* Find the entry matching tmpl on the sort keys, or insert a copy of tmpl (counters zero).
+ * A tmpl with a dso but no dso_key gets the dso's short name as key. */
 struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl);
 
 /* Sort entries for output: by children period (children mode) then self period,

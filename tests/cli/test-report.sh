@@ -1,0 +1,137 @@
+# tally report: the same rows as perf 6.1's report --stdio (percentages within 0.02),
+# on a corpus recorded with perf when it is installed (plain, -g, -a -g, -z, pipe,
+# tracepoints + cpu-clock, several events, --call-graph dwarf), on tally's own files
+# when `tally record` exists, and on the checked-in fixtures otherwise.
+. "$(dirname "$0")/lib.sh"
+
+FIX=$TALLY_TOP/tests/data/perf
+EXP=$TALLY_TOP/tests/data/report
+HOT=$TALLY_BUILD/workloads/hot
+
+# rows FILE: "pct[ pct] | key words" for every data line of a -q report
+rows() { sed -n 's/^ *\([0-9.]*\)% *\(\([0-9.]*\)%\)\{0,1\} \{1,\}\(.*[^ ]\) *$/\1 \3|\4/p' "$1" | sed 's/ *$//; s/  */ /g'; }
+# same_rows A B MIN: every row at or above MIN percent in either file is in the other,
+# with every percentage within 0.02. Prints the differences.
+same_rows() {
+	perl -e '
+		my ($a, $b, $min) = @ARGV;
+		sub load { my %h; open(my $f, "<", $_[0]) or die; while (<$f>) { chomp; my ($p, $k) = split /\|/, $_, 2; $h{$k} = [split / /, $p]; } return \%h; }
+		my ($x, $y) = (load($a), load($b)); my $bad = 0;
+		for my $pair ([$x, $y, "perf"], [$y, $x, "tally"]) {
+			my ($p, $q, $who) = @$pair;
+			for my $k (keys %$p) {
+				next if $p->{$k}[0] < $min;
+				if (!exists $q->{$k}) { print "# only in $who: @{$p->{$k}} $k\n"; $bad = 1; next; }
+				for my $i (0 .. $#{$p->{$k}}) {
+					my $d = abs($p->{$k}[$i] - ($q->{$k}[$i] // -1));
+					if ($d > 0.02 + 1e-9) { print "# $k: @{$p->{$k}} vs @{$q->{$k}}\n"; $bad = 1; last; }
+				}
+			}
+		}
+		exit $bad;' "$1" "$2" "$3"
+}
+
+# --- always: fixtures, options, errors -------------------------------------------------
+for f in plain callchain zstd pipe multi system; do
+	[ -f "$EXP/$f.comm-dso" ] || continue
+	"$TALLY" report --stdio --no-children -g none --sort comm,dso -q -i "$FIX/$f.data" >t.out 2>t.err
+	rows t.out >t.rows
+	rows "$EXP/$f.comm-dso" >p.rows
+	if same_rows p.rows t.rows 0; then ok "fixture $f: comm,dso rows match perf's"; else fail "fixture $f: comm,dso rows match perf's"; fi
+done
+
+"$TALLY" report --stdio -i "$FIX/callchain.data" >full.out 2>full.err
+check "report: header lines" eval 'grep -q "^# Total Lost Samples: 0$" full.out && grep -q "^# Samples: [0-9]*[ KMG] of event '"'"'cpu-clock:pppH'"'"'$" full.out && grep -q "^# Event count (approx.): [0-9]*$" full.out'
+check "report: children columns by default with call chains" grep -q '^# Children      Self  Command' full.out
+check "report: dotted rule under the column names" grep -q '^# \.\.\.\.\.\.\.\.  \.\.\.\.\.\.\.\.  \.\.\.\.\.\.\.' full.out
+check "report: graph under the entries" grep -q -- '---' full.out
+"$TALLY" report --stdio --no-children -i "$FIX/plain.data" >plain.out 2>&1
+check "report: Overhead column without call chains" grep -q '^# Overhead  Command  Shared Object' plain.out
+check "report: user symbols marked [.]" grep -q '\[\.\] ' plain.out
+"$TALLY" report --stdio -i "$FIX/multi.data" >multi.out 2>&1
+check "report: one section per event" test "$(grep -c '^# Samples:' multi.out)" -eq 3
+"$TALLY" report --stdio -n --sort dso -q -i "$FIX/plain.data" >n.out 2>&1
+check "report -n: sample counts" grep -Eq '^ +[0-9.]+% +[0-9]+  ' n.out
+total=$(awk '{s += $2} END {print s}' n.out)
+nsamp=$("$TALLY" report --stdio -i "$FIX/plain.data" | sed -n "s/^# Samples: \([0-9]*\) .*/\1/p")
+check "report -n: counts add up to the samples" test "$total" = "$nsamp"
+"$TALLY" report --stdio -q --percent-limit 5 --sort dso -i "$FIX/plain.data" >pl.out 2>&1
+check "report --percent-limit hides small rows" eval '! awk "\$1+0 < 5 && NF" pl.out | grep -q .'
+"$TALLY" report --stdio -q --no-children --sort dso,sym -g none --percentage relative --dsos "[kernel.kallsyms]" -i "$FIX/system.data" >rel.out 2>&1
+sum=$(awk '/^#/ {next} {s += $1} END {printf "%.0f", s}' rel.out)
+check "report --percentage relative sums to 100 within a filter" test "$sum" = 100
+"$TALLY" report --header-only -i "$FIX/plain.data" >ho.out 2>&1
+check "report --header-only" eval 'grep -q "^# perf version : 6.1" ho.out && ! grep -q "^# Samples" ho.out'
+"$TALLY" report --stats -i "$FIX/plain.data" >st.out 2>&1
+check "report --stats counts records" grep -Eq '^ +SAMPLE events: +[0-9]+' st.out
+"$TALLY" report -D -i "$FIX/plain.data" >d.out 2>&1
+check "report -D dumps records" grep -q 'PERF_RECORD_SAMPLE' d.out
+"$TALLY" report --stdio -g folded --no-children -i "$FIX/callchain.data" >fo.out 2>&1
+check "report -g folded" grep -Eq '^[0-9.]+% [^ ]+;' fo.out
+"$TALLY" report --stdio --sort bogus -i "$FIX/plain.data" 2>err >/dev/null; rc=$?
+check "report --sort bogus: error naming the key" eval 'test $rc -ne 0 && grep -q bogus err'
+"$TALLY" report -i nosuch.data 2>err >/dev/null; rc=$?
+check "report on a missing file: error naming it" eval 'test $rc -ne 0 && grep -q nosuch.data err'
+"$TALLY" report --stdio -i - <"$FIX/pipe.data" >pipe.out 2>&1
+check "report -i - reads a pipe stream" grep -q '^# Samples:' pipe.out
+
+have_perf || { skip "report vs perf report on a fresh corpus (perf absent)"; exit 0; }
+
+# --- with perf: a fresh corpus, compared row for row -------------------------------------
+rec() { local n=$1; shift; perf record -q "$@" >/dev/null 2>&1; [ -s "$n" ]; }
+rec plain.data -F 2000 -o plain.data "$HOT" 0.3
+rec g.data -F 2000 -g -o g.data "$HOT" 0.3
+rec ag.data -F 1000 -a -g -o ag.data -- sh -c "$HOT 0.2; ls -R /usr/lib >/dev/null"
+rec z.data -F 2000 -z -o z.data "$HOT" 0.3
+perf record -q -F 2000 -o - "$HOT" 0.3 >pipe.data 2>/dev/null
+rec tp.data -a -e sched:sched_switch -e cpu-clock -F 1000 -o tp.data -- sh -c "$HOT --sleeps 20; $HOT 0.1"
+rec multi.data -e cpu-clock,task-clock -F 2000 -o multi.data "$HOT" 0.3
+rec dwarf.data -F 500 --call-graph dwarf,4096 -o dwarf.data "$HOT" 0.3
+corpus="plain g ag z pipe tp multi dwarf"
+if "$TALLY" record -h >/dev/null 2>&1; then
+	"$TALLY" record -F 2000 -o tally.data "$HOT" 0.3 >/dev/null 2>&1 && corpus="$corpus tally"
+	"$TALLY" record -F 2000 -g -o tallyg.data "$HOT" 0.3 >/dev/null 2>&1 && corpus="$corpus tallyg"
+else
+	skip "tally's own files (tally record absent)"
+fi
+
+for f in $corpus; do
+	[ -s $f.data ] || { fail "record $f.data"; continue; }
+	perf report --stdio --no-children -g none --sort comm,dso,sym -q -i $f.data >p.out 2>/dev/null
+	"$TALLY" report --stdio --no-children -g none --sort comm,dso,sym -q -i $f.data >t.out 2>t.err
+	rows p.out >p.rows; rows t.out >t.rows
+	if [ -s p.rows ] && same_rows p.rows t.rows 0.5; then
+		ok "$f: comm,dso,sym rows match perf report"
+	else
+		fail "$f: comm,dso,sym rows match perf report"; head -3 t.err | sed 's/^/# /'
+	fi
+done
+
+# children view: the same callers with the same children/self percentages
+for f in g ag; do
+	perf report --stdio --children -g none --sort comm,dso,sym -q -i $f.data >p.out 2>/dev/null
+	"$TALLY" report --stdio --children -g none --sort comm,dso,sym -q -i $f.data >t.out 2>&1
+	rows p.out >p.rows; rows t.out >t.rows
+	if [ -s p.rows ] && same_rows p.rows t.rows 1; then ok "$f: children view matches perf"; else fail "$f: children view matches perf"; fi
+done
+
+# graph rendering of the entries with call chains, byte for byte (tip line aside)
+for mode in "graph --no-children" "graph --children" "flat --no-children" "folded --no-children" "fractal --no-children" "graph,0.5,caller --no-children"; do
+	set -- $mode
+	perf report --stdio -g $1 $2 --percent-limit 5 -i g.data 2>/dev/null | grep -v '^# (Tip\|^# To display' >p.out
+	"$TALLY" report --stdio -g $1 $2 --percent-limit 5 -i g.data 2>&1 | grep -v '^# (Tip\|^# To display' >t.out
+	if diff p.out t.out >d.out; then ok "g.data: -g $mode output identical to perf"; else fail "g.data: -g $mode output identical to perf"; head -20 d.out | sed 's/^/# /'; fi
+done
+
+# the exact header and table layout
+perf report --stdio --no-children -i plain.data 2>/dev/null | grep -v '^# (Tip' | sed -n '1,12p' >p.out
+"$TALLY" report --stdio --no-children -i plain.data 2>&1 | grep -v '^# (Tip' | sed -n '1,12p' >t.out
+if diff p.out t.out >d.out; then ok "plain.data: header block and first rows identical"; else fail "plain.data: header block and first rows identical"; sed 's/^/# /' d.out | head -20; fi
+
+# --sort with other keys
+for s in pid cpu dso comm,pid; do
+	perf report --stdio --no-children -g none --sort $s -q -i ag.data >p.out 2>/dev/null
+	"$TALLY" report --stdio --no-children -g none --sort $s -q -i ag.data >t.out 2>&1
+	rows p.out >p.rows; rows t.out >t.rows
+	if same_rows p.rows t.rows 0.5; then ok "ag.data: --sort $s rows match"; else fail "ag.data: --sort $s rows match"; fi
+done

@@ -1,0 +1,116 @@
+# tally script: perf 6.1's line format, -F fields, tracepoint fields, --ns, -i -, and
+# FlameGraph folding: stackcollapse-perf.pl's rules (written out below, since FlameGraph
+# cannot be downloaded here) must fold tally's output exactly as they fold perf's.
+. "$(dirname "$0")/lib.sh"
+
+FIX=$TALLY_TOP/tests/data/perf
+HOT=$TALLY_BUILD/workloads/hot
+
+# stackcollapse-perf.pl's folding (FlameGraph @ ef645645): skip '#' lines; an event line
+# "comm pid[/tid] ..." starts a sample (its "period event:" tail names the event; only the
+# first event seen is folded); frame lines "pc func+0xoff (dso)" are pushed leaf first;
+# a blank line ends the sample. [unknown] becomes [dso basename] (or "unknown").
+cat >fold.pl <<'EOF'
+my (%count, @stack, $comm, $ev, $filter);
+sub flush {
+	if (defined $comm && @stack && (!defined $filter || !defined $ev || $ev eq $filter)) {
+		$count{join(";", $comm, @stack)}++;
+	}
+	@stack = (); undef $comm;
+}
+while (<>) {
+	next if /^#/;
+	chomp;
+	if (/^\s*$/) { flush(); next; }
+	if (/^(\S.+?)\s+(\d+)\/*(\d+)*\s+/) {
+		flush();
+		($comm = $1) =~ tr/ /_/;
+		undef $ev;
+		if (/:\s*(\d+)*\s+(\S+):\s*$/) { $ev = $2; $filter //= $ev; }
+		next;
+	}
+	if (/^\s*(\w+)\s*(.+) \((\S*)\)/) {
+		my ($pc, $raw, $mod) = ($1, $2, $3);
+		$raw =~ s/\+0x[\da-f]+$//;
+		next if $raw =~ /^\(/;
+		my @inline;
+		for my $f (split /->/, $raw) {
+			if ($f eq "[unknown]") {
+				if ($mod ne "[unknown]") { ($f = $mod) =~ s/.*\///; $f = "[$f]"; }
+				else { $f = "unknown"; }
+			}
+			$f =~ s/;/:/g;
+			push @inline, $f;
+		}
+		unshift @stack, @inline;
+	}
+}
+flush();
+print "$_ $count{$_}\n" for sort keys %count;
+EOF
+
+# --- always: fixtures --------------------------------------------------------------------
+"$TALLY" script -i "$FIX/plain.data" >plain.out 2>plain.err
+check "script: one line per sample" test "$(wc -l <plain.out)" -eq "$("$TALLY" report --stats -i "$FIX/plain.data" | awk '/^ *SAMPLE events:/ {print $3; exit}')"
+check "script: default line format" grep -Eq '^ +hot +[0-9]+ +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock:pppH: +[0-9a-f]+ .+ \(.+\)$' plain.out
+"$TALLY" script --ns -i "$FIX/plain.data" | head -1 >ns.out
+check "script --ns: nine digits" grep -Eq ' [0-9]+\.[0-9]{9}: ' ns.out
+"$TALLY" script -i "$FIX/callchain.data" >cc.out 2>&1
+check "script: call chains one frame per line" grep -Pq '^\t +[0-9a-f]+ \S.* \(.+\)$' cc.out
+check "script: blank line after each chain" grep -q '^$' cc.out
+perl fold.pl cc.out >cc.folded
+check "script: call chains fold to stacks" grep -q '^hot;.*;.* [0-9]*$' cc.folded
+"$TALLY" script -F comm,tid,time -i "$FIX/plain.data" | head -1 >f.out
+check "script -F comm,tid,time" grep -Eq '^ +hot +[0-9]+ +[0-9]+\.[0-9]{6}: $' f.out
+"$TALLY" script -F comm,pid,tid,event,ip,sym,dso -i "$FIX/plain.data" | head -1 >f.out
+check "script -F with pid/tid and no time" grep -Eq '^ +hot +[0-9]+/[0-9]+ +cpu-clock:pppH: +[0-9a-f]+ ' f.out
+"$TALLY" script -F cpu -i "$FIX/plain.data" 2>err >/dev/null; rc=$?
+check "script -F cpu on a file without CPU: clear error" eval 'test $rc -ne 0 && grep -q cpu err'
+"$TALLY" script -i "$FIX/multi.data" >multi.out 2>&1
+check "script: tracepoint fields formatted" grep -Eq 'sched:sched_switch: prev_comm=.* prev_pid=[0-9]+ .*==> next_comm=' multi.out
+check "script: event names padded to the longest" grep -Eq '  +cpu-clock: ' multi.out
+"$TALLY" script -i - <"$FIX/pipe.data" >pipe.out 2>&1
+check "script -i - reads a pipe stream" test "$(wc -l <pipe.out)" -gt 0
+"$TALLY" script -i nosuch.data 2>err >/dev/null; rc=$?
+check "script on a missing file: error naming it" eval 'test $rc -ne 0 && grep -q nosuch.data err'
+
+have_perf || { skip "script vs perf script (perf absent)"; exit 0; }
+
+# --- with perf: fresh recordings ---------------------------------------------------------
+rec() { local n=$1; shift; perf record -q "$@" >/dev/null 2>&1; [ -s "$n" ]; }
+rec plain.data -F 2000 -o plain.data "$HOT" 0.2
+rec g.data -F 2000 -g -o g.data "$HOT" 0.2
+rec ag.data -F 1000 -a -g -o ag.data -- sh -c "$HOT 0.2; ls -R /usr/lib >/dev/null"
+rec z.data -F 2000 -g -z -o z.data "$HOT" 0.2
+perf record -q -F 2000 -g -o - "$HOT" 0.2 >pipe.data 2>/dev/null
+rec tp.data -a -e sched:sched_switch -e cpu-clock -F 1000 -o tp.data -- sh -c "$HOT --sleeps 20; $HOT 0.1"
+rec multi.data -e cpu-clock,task-clock -F 2000 -o multi.data "$HOT" 0.2
+corpus="g ag z pipe"
+if "$TALLY" record -h >/dev/null 2>&1 && "$TALLY" record -F 2000 -g -o tallyg.data "$HOT" 0.2 >/dev/null 2>&1; then
+	corpus="$corpus tallyg"
+fi
+
+for f in $corpus; do
+	perf script -i $f.data 2>/dev/null | perl fold.pl >p.folded
+	"$TALLY" script -i $f.data 2>t.err | perl fold.pl >t.folded
+	if [ -s p.folded ] && diff p.folded t.folded >d.out; then
+		ok "$f: tally script folds to the same stacks as perf script"
+	else
+		fail "$f: tally script folds to the same stacks as perf script"; head -10 d.out | sed 's/^/# /'
+	fi
+done
+
+# line for line on files without call chains
+for f in plain multi tp; do
+	perf script -i $f.data >p.out 2>/dev/null
+	"$TALLY" script -i $f.data >t.out 2>&1
+	if [ -s p.out ] && diff p.out t.out >d.out; then ok "$f: script output identical to perf"; else fail "$f: script output identical to perf"; head -10 d.out | sed 's/^/# /'; fi
+done
+for fl in "comm,pid,tid,time,event" "tid,cpu,time,period,ip,sym,symoff,dso" "comm,ip,sym"; do
+	perf script -F "$fl" -i ag.data >p.out 2>/dev/null
+	"$TALLY" script -F "$fl" -i ag.data >t.out 2>&1
+	if diff p.out t.out >d.out; then ok "ag.data: -F $fl identical to perf"; else fail "ag.data: -F $fl identical to perf"; head -6 d.out | sed 's/^/# /'; fi
+done
+perf script --ns -i plain.data >p.out 2>/dev/null
+"$TALLY" script --ns -i plain.data >t.out 2>&1
+check "plain.data: --ns identical to perf" diff -q p.out t.out
