@@ -220,11 +220,11 @@ static void real_elf_and_jit(void **state)
 	assert_int_equal(loc.dso_addr, loc.sym->start);
 	/* a libc function through .dynsym/.symtab */
 	tally_session__resolve(s, getpid(), getpid(), PERF_RECORD_MISC_USER,
-			       (uint64_t)(uintptr_t)&fopen, &loc);
+			       (uint64_t)(uintptr_t)&getpid, &loc);
 	assert_non_null(loc.dso);
 	assert_non_null(strstr(tally_dso__name(loc.dso), "libc"));
 	if (!loc.sym)
-		print_message("fopen %lx dso_addr %lx map %lx-%lx pgoff %lx\n", (unsigned long)loc.addr,
+		print_message("getpid %lx dso_addr %lx map %lx-%lx pgoff %lx\n", (unsigned long)loc.addr,
 			      (unsigned long)loc.dso_addr, (unsigned long)tally_map__start(loc.map),
 			      (unsigned long)tally_map__end(loc.map), (unsigned long)tally_map__pgoff(loc.map));
 	assert_non_null(loc.sym);
