@@ -45,6 +45,7 @@
 
 struct tally_selfmon {
 	int fd;
+	char *name;			/* from tally_selfmon_open_events, or NULL */
 	bool page_borrowed;		/* page belongs to a self-sampling ring */
 	unsigned int flags;
 	enum tly_arch arch;
@@ -494,6 +495,7 @@ void tally_selfmon__delete(struct tally_selfmon *c)
 	 * members it ever had. */
 	tly_sys__close(c->fd);
 	free(c->gbuf);
+	free(c->name);
 	free(c);
 }
 
@@ -695,6 +697,105 @@ int tally_selfmon__time_conv(const struct tally_selfmon *c, struct tally_time_co
 	if (!c->page)
 		return -ENODATA;
 	return tally_userpage_time_conv(c->page, conv);
+}
+
+/* ---- opening from an event string ----------------------------------------- */
+
+int tally_selfmon_open_events(const char *events, unsigned int flags,
+			      struct tally_selfmon ***out, size_t *nr,
+			      struct tally_parse_error *perr, size_t *failed)
+{
+	struct tally_evlist *list = NULL;
+	struct tally_selfmon **cs = NULL;
+	size_t i = 0;
+	int err;
+
+	if (!events || !out || !nr)
+		return -EINVAL;
+	*out = NULL;
+	*nr = 0;
+	err = tally_evlist__new(&list);
+	if (err)
+		return err;
+	err = tally_evlist__add(list, events, perr);
+	if (err)
+		goto out;
+	if (!list->nr) {
+		err = -EINVAL;
+		goto out;
+	}
+	cs = calloc(list->nr, sizeof(*cs));
+	if (!cs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < list->nr; i++) {
+		const struct tally_event *ev = &list->ev[i];
+		struct tally_selfmon *leader = NULL;
+		unsigned int f = flags & ~(unsigned int)TALLY_SELF_GROUP;
+		struct perf_event_attr a = ev->attr;
+
+		if (ev->tool != TALLY_TOOL_NONE) {
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+		if (ev->leader != (int)i) {
+			if (ev->leader < 0 || (size_t)ev->leader >= i) {
+				err = -EINVAL;
+				goto out;
+			}
+			leader = cs[ev->leader];
+		} else if (ev->nr_members > 1) {
+			f |= TALLY_SELF_GROUP;
+		}
+		/* leaders wait until their whole group is there; members follow their
+		 * leader (see tally_selfmon__open) */
+		a.disabled = leader ? 0 : 1;
+		err = tally_selfmon__open(&cs[i], &a, 0, -1, leader, f);
+		if (err)
+			goto out;
+		if (ev->name) {
+			cs[i]->name = strdup(ev->name);
+			if (!cs[i]->name) {
+				i++;
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+	}
+	if (!(flags & TALLY_SELF_START_DISABLED)) {
+		for (i = 0; i < list->nr; i++) {
+			if (list->ev[i].leader != (int)i)
+				continue;
+			err = tally_selfmon__enable(cs[i], true);
+			if (err)
+				goto out;
+		}
+	}
+	*out = cs;
+	*nr = list->nr;
+	cs = NULL;
+out:
+	if (err && failed)
+		*failed = i;
+	if (cs)
+		tally_selfmon_close_events(cs, list->nr);
+	tally_evlist__delete(list);
+	return err;
+}
+
+void tally_selfmon_close_events(struct tally_selfmon **counters, size_t nr)
+{
+	if (!counters)
+		return;
+	for (size_t i = nr; i-- > 0;)
+		tally_selfmon__delete(counters[i]);
+	free(counters);
+}
+
+const char *tally_selfmon__name(const struct tally_selfmon *c)
+{
+	return c ? c->name : NULL;
 }
 
 /* ---- self-sampling --------------------------------------------------------- */

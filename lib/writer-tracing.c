@@ -69,8 +69,9 @@ static int find_tracepoint(const char *root, uint64_t id, struct tp *out)
 
 			if (se->d_name[0] == '.' || strlen(se->d_name) >= sizeof(out->name))
 				continue;
-			snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, de->d_name, se->d_name);
-			if (tly_read_file_u64(path, &v) || v != id)
+			if (snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, de->d_name,
+				     se->d_name) >= (int)sizeof(path) ||
+			    tly_read_file_u64(path, &v) || v != id)
 				continue;
 			strcpy(out->sys, de->d_name);
 			strcpy(out->name, se->d_name);

@@ -27,6 +27,7 @@
 #include <linux/perf_event.h>
 
 #include <tally/counter.h>
+#include <tally/event.h>
 #include <tally/record.h>
 #include <tally/ring.h>
 
@@ -42,6 +43,9 @@ enum {
 	TALLY_SELF_GROUP = 1u << 0,
 	/* Never map the user page: every read is a read() system call. */
 	TALLY_SELF_NO_MMAP = 1u << 1,
+	/* tally_selfmon_open_events: leave the events disabled (enable them, e.g.
+	 * group-wise, when the region to count starts). */
+	TALLY_SELF_START_DISABLED = 1u << 2,
 };
 
 /* How a read was (or would be) served; tally_self_path_str() explains each. */
@@ -67,7 +71,11 @@ const char *tally_self_path_str(enum tally_self_path path);
 /*
  * Open @attr on (@pid, @cpu): pid 0 / cpu -1 is the calling thread, the only target
  * the fast path serves. @leader (or NULL) makes the new event a member of its group.
- * The attr is copied; size and read_format are set by the library. On arm64, for a
+ * The attr is copied; size and read_format are set by the library. To build a group,
+ * open the leader with attr.disabled = 1, then the members with attr.disabled = 0,
+ * then enable the leader: a member added to (or enabled in) a group that is already
+ * counting is only scheduled in at the thread's next context switch, and until then
+ * counts nothing. On arm64, for a
  * self-monitoring CPU PMU event, user access is requested through config1 (bit 1, and
  * bit 0 for a 64-bit counter when the hardware has one) if /proc/sys/kernel/
  * perf_user_access allows it. Returns 0 or -errno (the open's errno, unchanged).
@@ -76,6 +84,29 @@ int tally_selfmon__open(struct tally_selfmon **out, const struct perf_event_attr
 			pid_t pid, int cpu, struct tally_selfmon *leader, unsigned int flags);
 /* Close the event and unmap its page. NULL is a no-op. */
 void tally_selfmon__delete(struct tally_selfmon *c);
+
+/*
+ * Convenience: open every event of @events, in perf's -e syntax
+ * ("instructions:u,{cycles,branches}"), on the calling thread, groups as written
+ * (a group's leader gets TALLY_SELF_GROUP, so it can be read with
+ * tally_selfmon__read_group). Everything is opened disabled, then enabled group by
+ * group once all are open, unless @flags has TALLY_SELF_START_DISABLED.
+ * On success *out is a malloc'd array of *nr counters (free it with
+ * tally_selfmon_close_events). On a syntax error returns -EINVAL and fills @perr (if
+ * not NULL; tally_parse_error__format makes perf's caret message of it); on an open
+ * error returns that -errno, *failed (if not NULL) is the index of the event that
+ * failed, and nothing stays open. Tool events (duration_time, ...) are not kernel
+ * counters: -EOPNOTSUPP.
+ */
+int tally_selfmon_open_events(const char *events, unsigned int flags,
+			      struct tally_selfmon ***out, size_t *nr,
+			      struct tally_parse_error *perr, size_t *failed);
+/* Close @nr counters from tally_selfmon_open_events (members first) and free the
+ * array. NULL is a no-op. */
+void tally_selfmon_close_events(struct tally_selfmon **counters, size_t nr);
+/* The event's name as perf displays it ("cycles:u") when opened from a string,
+ * else NULL. */
+const char *tally_selfmon__name(const struct tally_selfmon *c);
 
 /* The event's file descriptor (owned by @c). */
 int tally_selfmon__fd(const struct tally_selfmon *c);

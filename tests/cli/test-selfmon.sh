@@ -46,6 +46,25 @@ else
 	ok "selfmon: no zero counts for events that did not open"
 fi
 
+# -e in perf's syntax, as a group: members must count too (a member joined to a
+# running group would count nothing until the next context switch).
+gout=$("$sm" -e '{page-faults,task-clock:u}' 1000 2>&1)
+gpf=$(printf '%s\n' "$gout" | awk '$2 == "page-faults" {print $1}')
+gtc=$(printf '%s\n' "$gout" | awk '$2 == "task-clock:u" {print $1}')
+if [ -n "$gpf" ] && [ "$gpf" -ge 256 ] && [ -n "$gtc" ] && [ "$gtc" -gt 0 ]; then
+	ok "selfmon: -e '{page-faults,task-clock:u}' counts leader and member"
+else
+	fail "selfmon: -e '{page-faults,task-clock:u}' counts leader and member"
+	printf '%s\n' "$gout" | sed 's/^/# /'
+fi
+eout=$("$sm" -e 'cycles:zz' 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && printf '%s\n' "$eout" | grep -q "event syntax error: 'cycles:zz'"; then
+	ok "selfmon: -e with a syntax error fails with perf's caret message"
+else
+	fail "selfmon: -e with a syntax error fails with perf's caret message (rc=$rc)"
+fi
+
 # examples/selfsample: the process samples itself and attributes its own IPs; burn_a
 # does three times burn_b's work, so it must get more samples.
 ss="$TALLY_BUILD/examples/selfsample"

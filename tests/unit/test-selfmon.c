@@ -610,6 +610,84 @@ static void group_read_and_control(void **state)
 	tally_selfmon__delete(m1);
 }
 
+static int sim_open_count(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < 10000 && sim_event_nth(i); i++)
+		if (sim_event_nth(i)->used)
+			n++;
+	return n;
+}
+
+static void open_events_string(void **state)
+{
+	struct tally_selfmon **cs;
+	struct tally_parse_error perr;
+	struct tally_count cnt[2];
+	size_t nr, failed = 99;
+	struct sim_event *e0, *e1, *e2;
+
+	(void)state;
+	assert_int_equal(tally_selfmon_open_events("{cycles,instructions}:u,page-faults", 0,
+						   &cs, &nr, &perr, &failed), 0);
+	assert_int_equal(nr, 3);
+	e0 = sim_event_by_fd(tally_selfmon__fd(cs[0]));
+	e1 = sim_event_by_fd(tally_selfmon__fd(cs[1]));
+	e2 = sim_event_by_fd(tally_selfmon__fd(cs[2]));
+	assert_int_equal(e0->attr.type, PERF_TYPE_HARDWARE);
+	assert_int_equal(e0->attr.config, PERF_COUNT_HW_CPU_CYCLES);
+	assert_int_equal(e1->attr.config, PERF_COUNT_HW_INSTRUCTIONS);
+	assert_true(e0->attr.exclude_kernel && e1->attr.exclude_kernel);
+	assert_int_equal(e1->group_fd, e0->fd);
+	assert_int_equal(e2->group_fd, -1);
+	assert_int_equal(e2->attr.type, PERF_TYPE_SOFTWARE);
+	assert_true(e0->attr.read_format & PERF_FORMAT_GROUP);
+	assert_false(e2->attr.read_format & PERF_FORMAT_GROUP);
+	assert_int_equal(e0->pid, 0);
+	assert_int_equal(e0->cpu, -1);
+	assert_non_null(tally_selfmon__name(cs[0]));
+	assert_non_null(strstr(tally_selfmon__name(cs[0]), "cycles"));
+	/* opened disabled, enabled group-wise once complete */
+	assert_int_equal(e0->attr.disabled, 1);
+	assert_int_equal(e1->attr.disabled, 0);
+	assert_int_equal(e0->nr_enable, 1);
+	assert_int_equal(e0->last_ioctl_arg, PERF_IOC_FLAG_GROUP);
+	assert_int_equal(e1->nr_enable, 0);
+	assert_int_equal(e2->nr_enable, 1);
+	assert_string_equal(tally_selfmon__name(cs[2]), "page-faults");
+	e0->count = 10;
+	e1->count = 20;
+	assert_int_equal(tally_selfmon__read_group(cs[0], cnt, NULL, 2, false), 2);
+	assert_int_equal(cnt[1].val, 20);
+	tally_selfmon_close_events(cs, nr);
+	assert_int_equal(sim_open_count(), 0);
+	tally_selfmon_close_events(NULL, 0);
+
+	assert_int_equal(tally_selfmon_open_events("page-faults", TALLY_SELF_START_DISABLED,
+						   &cs, &nr, NULL, NULL), 0);
+	assert_int_equal(sim_event_by_fd(tally_selfmon__fd(cs[0]))->nr_enable, 0);
+	tally_selfmon_close_events(cs, nr);
+
+	/* a syntax error comes back with its position */
+	assert_int_equal(tally_selfmon_open_events("cycles:zz", 0, &cs, &nr, &perr, NULL),
+			 -EINVAL);
+	assert_null(cs);
+	assert_true(perr.pos >= 6 && perr.pos < 9);
+
+	/* an open error: its errno, which event, and nothing left open */
+	sim_fail_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, false, EACCES);
+	assert_int_equal(tally_selfmon_open_events("cycles,instructions,page-faults", 0, &cs,
+						   &nr, NULL, &failed), -EACCES);
+	assert_int_equal(failed, 1);
+	assert_null(cs);
+	assert_int_equal(sim_open_count(), 0);
+
+	/* tool events are not kernel counters */
+	assert_int_equal(tally_selfmon_open_events("duration_time", 0, &cs, &nr, NULL, NULL),
+			 -EOPNOTSUPP);
+}
+
 static void arm64_open_requests_user_access(void **state)
 {
 	struct perf_event_attr a = hw_attr(PERF_COUNT_HW_CPU_CYCLES);
@@ -884,6 +962,28 @@ static void real_group(void **state)
 	tally_selfmon__delete(lead);
 }
 
+static void real_open_events(void **state)
+{
+	struct tally_selfmon **cs;
+	struct tally_count cnt[2];
+	size_t nr;
+	int err;
+
+	(void)state;
+	err = tally_selfmon_open_events("{task-clock:u,page-faults}", 0, &cs, &nr, NULL, NULL);
+	if (err == -EACCES || err == -EPERM)
+		skip();
+	assert_int_equal(err, 0);
+	assert_int_equal(nr, 2);
+	touch_pages(16);
+	assert_int_equal(tally_selfmon__read_group(cs[0], cnt, NULL, 2, true), 2);
+	assert_true(cnt[0].val > 0);
+	assert_true(cnt[1].val >= 16);
+	assert_int_equal(tally_selfmon__read(cs[1], &cnt[0]), 0);
+	assert_true(cnt[0].val >= 16);
+	tally_selfmon_close_events(cs, nr);
+}
+
 static volatile sig_atomic_t nr_signals;
 static volatile sig_atomic_t last_fd = -1;
 
@@ -1042,11 +1142,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(open_sets_read_format_and_id, sim_setup, sim_teardown),
 		cmocka_unit_test_setup_teardown(group_read_and_control, sim_setup, sim_teardown),
 		cmocka_unit_test_setup_teardown(arm64_open_requests_user_access, sim_setup, sim_teardown),
+		cmocka_unit_test_setup_teardown(open_events_string, sim_setup, sim_teardown),
 		cmocka_unit_test(time_conversion),
 		cmocka_unit_test(real_agrees_with_read),
 		cmocka_unit_test(real_user_page_time),
 		cmocka_unit_test(real_prctl_enable_disable_all),
 		cmocka_unit_test(real_group),
+		cmocka_unit_test(real_open_events),
 		cmocka_unit_test(real_overflow_signals_refresh),
 		cmocka_unit_test(real_selfsample),
 	};
