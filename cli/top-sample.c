@@ -336,10 +336,10 @@ static int synthesize(struct top *t)
 				err = ret;
 		}
 	}
-	/* kernel maps: without them kernel samples stay [unknown] (kptr_restrict) */
-	ret = tally_synth__kernel_map(&so, synth_cb, t);
-	if (ret == 0)
-		tally_synth__modules(&so, synth_cb, t);
+	/* Modules get their maps; the kernel itself needs none: the session names kernel
+	 * addresses from /proc/kallsyms when no kernel map was seen, which spares a second
+	 * pass over the ~200k lines of kallsyms (tally_synth__kernel_map) at start-up. */
+	tally_synth__modules(&so, synth_cb, t);
 	return err;
 }
 
@@ -409,12 +409,13 @@ int top__open(struct top *t, const struct top_opts *o)
 		return err;
 	for (size_t e = 0; e < t->nr_ev; e++) {
 		tally_sample_layout__from_attr(&t->ev[e].layout, &t->ev[e].attr);
-		err = hists__init(&t->ev[e].hists, t->keys, t->nr_keys);
+		err = hists__init_shared(&t->ev[e].hists, t->keys, t->nr_keys, &t->pool);
 		if (err) {
 			cli_error("out of memory");
 			return err;
 		}
 		t->ev[e].hists.callchains = o->callgraph;
+		t->ev[e].hists.caller = true;	/* chains are appended root first */
 	}
 	qsort(t->ids, t->nr_ids, sizeof(*t->ids), id_cmp);
 	err = synthesize(t);
@@ -435,6 +436,7 @@ void top__close(struct top *t)
 		free(t->ev[e].name);
 	}
 	free(t->ev);
+	strpool__exit(&t->pool);
 	free(t->fds);
 	free(t->ids);
 	free(t->rings);
@@ -531,14 +533,15 @@ static void fill_entry(struct top *t, struct hists *h, const struct tally_sample
 {
 	const char *comm = loc->thread ? tally_thread__comm(loc->thread) : NULL;
 
-	(void)t;
 	memset(tmpl, 0, sizeof(*tmpl));
 	tmpl->comm = hists__comm(h, comm ? comm : "[unknown]");
+	tmpl->thread = loc->thread;
 	tmpl->pid = (int32_t)s->pid;
 	tmpl->tid = (int32_t)s->tid;
 	tmpl->cpu = (int32_t)s->cpu;
 	tmpl->dso = loc->dso;
 	tmpl->dso_name = dso_display_name(loc->dso);
+	tmpl->dso_key = strpool__intern(&t->pool, tmpl->dso_name);
 	tmpl->sym = loc->sym;
 	tmpl->ip = loc->sym || !loc->dso ? loc->addr : loc->dso_addr;
 	tmpl->level = cpumode_level(loc->cpumode);
@@ -567,6 +570,8 @@ static int add_callchain(struct top *t, struct hists *h, const struct tally_samp
 	}
 	self->period_acc += period;
 	self->nr_samples_acc++;
+	if (n > self->max_depth)
+		self->max_depth = (uint32_t)n;
 	seen[nseen++] = self;
 	if (n)
 		err = cc_append(&self->chain, fr, n, period);
@@ -577,7 +582,7 @@ static int add_callchain(struct top *t, struct hists *h, const struct tally_samp
 		bool dup = false;
 
 		fill_entry(t, h, s, loc, &tmpl);
-		e = hists__findnew(h, &tmpl);
+		e = tmpl.comm && tmpl.dso_key ? hists__findnew(h, &tmpl) : NULL;
 		if (!e)
 			return -ENOMEM;
 		for (size_t k = 0; k < nseen; k++)
@@ -588,6 +593,8 @@ static int add_callchain(struct top *t, struct hists *h, const struct tally_samp
 			seen[nseen++] = e;
 		e->period_acc += period;
 		e->nr_samples_acc++;
+		if (n - i > e->max_depth)
+			e->max_depth = (uint32_t)(n - i);
 		err = cc_append(&e->chain, fr, n - i, period);
 	}
 	return err;
@@ -619,7 +626,7 @@ static int add_sample(struct top *t, const struct perf_event_header *hdr)
 	tally_session__resolve(t->session, (pid_t)s.pid, (pid_t)s.tid, cpumode, s.ip, &loc);
 	loc.cpumode = cpumode;
 	fill_entry(t, h, &s, &loc, &tmpl);
-	e = hists__findnew(h, &tmpl);
+	e = tmpl.comm && tmpl.dso_key ? hists__findnew(h, &tmpl) : NULL;
 	if (!e)
 		return -ENOMEM;
 	e->period += period;
@@ -694,11 +701,12 @@ static int decay_hists(struct hists *h, bool zero)
 {
 	struct hists fresh;
 	uint64_t total = 0, nr = 0;
-	int err = hists__init(&fresh, h->keys, h->nr_keys);
+	int err = hists__init_shared(&fresh, h->keys, h->nr_keys, h->pool);
 
 	if (err)
 		return err;
 	fresh.callchains = h->callchains;
+	fresh.caller = h->caller;
 	for (size_t i = 0; i < h->cap; i++) {
 		struct hist_entry *e = h->table[i], tmpl, *n;
 
@@ -710,9 +718,8 @@ static int decay_hists(struct hists *h, bool zero)
 		e->nr_samples_acc = decayed(e->nr_samples_acc, zero);
 		if (!e->period && !e->period_acc)
 			continue;
-		tmpl = *e;
-		tmpl.comm = hists__comm(&fresh, e->comm);
-		n = tmpl.comm ? hists__findnew(&fresh, &tmpl) : NULL;
+		tmpl = *e;	/* strings live in the shared pool: no re-interning */
+		n = hists__findnew(&fresh, &tmpl);
 		if (!n) {
 			hists__exit(&fresh);
 			return -ENOMEM;

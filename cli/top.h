@@ -86,6 +86,7 @@ struct top {
 	size_t nr_rings;
 	size_t ring_pages;
 	struct tally_session *session;
+	struct strpool pool;		/* comms and dso names of every table */
 	struct frames frames;
 	/* one drain's worth of records, copied out of the rings and sorted by time */
 	char *batch;
