@@ -23,6 +23,7 @@ static const struct cmd commands[] = {
 	{ "report", cmd_report, "Read perf.data and display the profile" },
 	{ "script", cmd_script, "Read perf.data and display every sample as text" },
 	{ "evlist", cmd_evlist, "List the event names in a perf.data file" },
+	{ "record", cmd_record, "Run a command and record its profile into perf.data" },
 };
 
 static const char usage_text[] =

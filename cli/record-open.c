@@ -1,0 +1,534 @@
+/*
+ * tally record: the events' attrs, configured as perf record configures them, and the
+ * fds and rings they are opened into.
+ *
+ * One fd per (thread, CPU, event); per CPU (or per thread with --per-thread) the first
+ * fd gets a ring and the others are redirected into it with PERF_EVENT_IOC_SET_OUTPUT,
+ * so a pass over the rings sees every record once. The default event is cycles; where
+ * there is no hardware PMU it falls back to cpu-clock as perf does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <tally/cpumap.h>
+#include <tally/synth.h>
+
+#include "internal/sys.h"
+#include "internal/util.h"
+#include "cmd.h"
+#include "open-error.h"
+#include "record.h"
+
+#define DEFAULT_FREQ	4000
+#define DEFAULT_PAGES	128	/* 512 KiB per ring, perf's default for root */
+#define DWARF_STACK	8192
+/* x86_64 user registers perf copies for DWARF unwinding: all but the segment
+ * registers ds/es/fs/gs (bits 12-15); other arches: their perf_regs mask. */
+#if defined(__x86_64__)
+#define DWARF_REGS_MASK	0xff0fffULL
+#elif defined(__aarch64__)
+#define DWARF_REGS_MASK	((1ULL << 33) - 1)
+#else
+#define DWARF_REGS_MASK	0ULL
+#endif
+
+void record_opts__init(struct record_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->freq = DEFAULT_FREQ;
+	o->stack_size = DWARF_STACK;
+}
+
+void record_opts__release(struct record_opts *o)
+{
+	tally_evlist__delete(o->evlist);
+	o->evlist = NULL;
+}
+
+int record_opts__add_event(struct record_opts *o, const char *str)
+{
+	struct tally_parse_error perr;
+	char msg[1024];
+	int err;
+
+	if (!o->evlist && tally_evlist__new(&o->evlist)) {
+		cli_error("out of memory");
+		return -1;
+	}
+	memset(&perr, 0, sizeof(perr));
+	err = tally_evlist__add(o->evlist, str, &perr);
+	if (err) {
+		if (perr.msg[0] && tally_parse_error__format(&perr, str, msg, sizeof(msg)) >= 0)
+			fprintf(stderr, "%s\n", msg);
+		else
+			cli_error("-e '%s': %s", str, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t max_sample_rate(void)
+{
+	uint64_t v;
+
+	if (tly_read_file_u64("/proc/sys/kernel/perf_event_max_sample_rate", &v) || !v)
+		return 100000;
+	return v;
+}
+
+static int add_event(struct record *r, const struct perf_event_attr *attr, const char *name,
+		     int leader, int nr_members, const char *group_name)
+{
+	struct record_event *e = realloc(r->ev, (r->nr_ev + 1) * sizeof(*e));
+
+	if (!e)
+		return -1;
+	r->ev = e;
+	e = &r->ev[r->nr_ev];
+	memset(e, 0, sizeof(*e));
+	e->attr = *attr;
+	e->name = strdup(name ? name : "");
+	e->group_name = group_name ? strdup(group_name) : NULL;
+	e->leader = leader;
+	e->nr_members = nr_members;
+	e->tracepoint = attr->type == PERF_TYPE_TRACEPOINT;
+	r->nr_ev++;
+	return e->name ? 0 : -1;
+}
+
+/* perf record's evsel configuration for event I (see perf evlist -v of perf's files). */
+static void config_event(struct record *r, size_t i, const struct tally_event *src)
+{
+	const struct record_opts *o = r->o;
+	struct record_event *e = &r->ev[i];
+	struct perf_event_attr *a = &e->attr;
+	bool leader = e->leader == (int)i;
+	bool sample_addr = o->sample_addr || (o->callchain && o->dwarf);
+	bool user_rate = src && (src->period_set || src->freq_set);
+
+	a->size = sizeof(*a) < TALLY_ATTR_SIZE_MAX_COMPAT ? sizeof(*a) : TALLY_ATTR_SIZE_MAX_COMPAT;
+	a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	if (!o->per_thread || o->sample_time)
+		a->sample_type |= PERF_SAMPLE_TIME;
+	if (src && src->time == 0)
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_TIME;
+	if (r->nr_ev > 1)
+		a->sample_type |= PERF_SAMPLE_ID;
+	if (o->system_wide || o->sample_cpu || o->raw || e->tracepoint)
+		a->sample_type |= PERF_SAMPLE_CPU;
+	if (o->raw || e->tracepoint)
+		a->sample_type |= PERF_SAMPLE_RAW;
+	if (o->callchain) {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (o->dwarf) {
+			a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+			a->sample_regs_user = DWARF_REGS_MASK;
+			a->sample_stack_user = src && src->stack_size ? src->stack_size : o->stack_size;
+			a->exclude_callchain_user = 1;
+		}
+	}
+	if (sample_addr) {
+		a->sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+		a->mmap_data = 1;
+	}
+	if (!user_rate) {
+		if (e->tracepoint && !o->period && !o->freq_set) {
+			a->freq = 0;
+			a->sample_period = 1;
+		} else if (o->period) {
+			a->freq = 0;
+			a->sample_period = o->period;
+		} else {
+			a->freq = 1;
+			a->sample_freq = o->freq;
+		}
+	}
+	if (a->freq)
+		a->sample_type |= PERF_SAMPLE_PERIOD;
+	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	a->disabled = leader;
+	a->enable_on_exec = leader && r->have_wl;
+	if (!(src && src->inherit_set))
+		a->inherit = !o->no_inherit && !o->per_thread;
+	if (i == 0) {
+		a->mmap = 1;
+		a->comm = 1;
+		a->task = 1;
+		a->mmap2 = 1;
+		a->comm_exec = 1;
+		a->context_switch = o->switch_events;
+	} else {
+		a->mmap_data = 0;
+	}
+	a->sample_id_all = 1;
+	if (!(src && src->exclude_GH))
+		a->exclude_guest = 1;
+}
+
+int record__setup_events(struct record *r)
+{
+	struct record_opts *o = r->o;
+	struct tally_evlist *l = o->evlist;
+	size_t i;
+
+	if (o->freq_max) {
+		o->freq = max_sample_rate();
+		if (!o->quiet)
+			fprintf(stderr, "info: Using a maximum frequency rate of %" PRIu64 " Hz\n",
+				o->freq);
+	} else if (o->freq_set && o->freq > max_sample_rate()) {
+		uint64_t max = max_sample_rate();
+
+		if (!o->quiet)
+			fprintf(stderr, "warning: Maximum frequency rate (%" PRIu64 " Hz) exceeded, "
+				"throttling from %" PRIu64 " Hz to %" PRIu64 " Hz.\n"
+				"The limit can be raised via /proc/sys/kernel/perf_event_max_sample_rate.\n",
+				max, o->freq, max);
+		o->freq = max;
+	}
+	if (!l || !l->nr) {
+		struct perf_event_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.type = PERF_TYPE_HARDWARE;
+		a.config = PERF_COUNT_HW_CPU_CYCLES;
+		a.precise_ip = 3;
+		if (add_event(r, &a, "cycles:P", 0, 1, NULL))
+			goto nomem;
+	} else {
+		for (i = 0; i < l->nr; i++) {
+			const struct tally_event *ev = &l->ev[i];
+
+			if (ev->tool != TALLY_TOOL_NONE) {
+				cli_error("%s cannot be sampled: it is a tool event counted by stat",
+					  ev->name);
+				return -1;
+			}
+			if (add_event(r, &ev->attr, ev->name, ev->leader, ev->nr_members,
+				      ev->group_name))
+				goto nomem;
+		}
+	}
+	for (i = 0; i < r->nr_ev; i++)
+		config_event(r, i, l && l->nr ? &l->ev[i] : NULL);
+	return 0;
+nomem:
+	cli_error("out of memory");
+	return -1;
+}
+
+/* cycles is not there (no hardware PMU): use cpu-clock, as perf does. */
+static bool fall_back(struct record *r, struct record_event *e, int err)
+{
+	struct perf_event_attr *a = &e->attr;
+	char name[64];
+
+	if ((err != -ENOENT && err != -EOPNOTSUPP && err != -ENODEV && err != -EINVAL) ||
+	    a->type != PERF_TYPE_HARDWARE || a->config != PERF_COUNT_HW_CPU_CYCLES)
+		return false;
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	/* perf keeps precise_ip and shows the modifiers: cpu-clock:pppH */
+	snprintf(name, sizeof(name), "cpu-clock%s", a->precise_ip == 3 ? ":pppH" : "");
+	if (!r->o->quiet)
+		fprintf(stderr, "tally record: '%s' is not supported here (no hardware PMU): "
+			"sampling cpu-clock instead\n", e->name);
+	free(e->name);
+	e->name = strdup(name);
+	r->fell_back = true;
+	return e->name != NULL;
+}
+
+static int parse_pid_list(const char *list, struct tally_threadmap **out, bool tids)
+{
+	pid_t bad = 0;
+	int err = tids ? tally_threadmap__parse_tids(list, out)
+		       : tally_threadmap__from_pids(list, out, &bad);
+
+	if (err) {
+		if (err == -ESRCH || err == -ENOENT)
+			cli_error("%s %s: no such %s", tids ? "-t" : "-p", bad ? "" : list,
+				  tids ? "thread" : "process");
+		else
+			cli_error("%s '%s': expected a comma-separated list of ids (%s)",
+				  tids ? "-t" : "-p", list, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_targets(struct record *r)
+{
+	struct record_opts *o = r->o;
+	struct tally_threadmap *tm = NULL;
+	size_t bad = 0;
+	int err;
+
+	if (o->per_thread && !o->system_wide) {
+		err = tally_cpumap__any(&r->cpus);
+	} else if (o->cpu_list) {
+		err = tally_cpumap__parse(o->cpu_list, &r->cpus, &bad);
+		if (err) {
+			cli_error("-C '%s': not a CPU list (e.g. 0-3,5) at position %zu", o->cpu_list,
+				  bad);
+			return -1;
+		}
+	} else {
+		err = tally_cpumap__online(&r->cpus);
+	}
+	if (err) {
+		cli_error("cannot read the list of CPUs: %s", strerror(-err));
+		return -1;
+	}
+	if (o->system_wide) {
+		r->tids = malloc(sizeof(*r->tids));
+		if (!r->tids)
+			return -1;
+		r->tids[0] = -1;
+		r->nr_tids = 1;
+		return 0;
+	}
+	if (r->have_wl) {
+		r->tids = malloc(sizeof(*r->tids));
+		if (!r->tids)
+			return -1;
+		r->tids[0] = r->wl.pid;
+		r->nr_tids = 1;
+		return 0;
+	}
+	if (parse_pid_list(o->pid_list ? o->pid_list : o->tid_list, &tm, !o->pid_list))
+		return -1;
+	r->tids = malloc(tm->nr * sizeof(*r->tids));
+	if (!r->tids) {
+		tally_threadmap__delete(tm);
+		return -1;
+	}
+	memcpy(r->tids, tm->tid, tm->nr * sizeof(*r->tids));
+	r->nr_tids = tm->nr;
+	tally_threadmap__delete(tm);
+	return 0;
+}
+
+static int add_fd(struct record *r, const struct record_fd *f)
+{
+	struct record_fd *n = realloc(r->fds, (r->nr_fds + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	r->fds = n;
+	r->fds[r->nr_fds++] = *f;
+	return 0;
+}
+
+/* Open event EV on (tid, cpu). Returns the fd, or -errno. */
+static int open_one(struct record *r, size_t ev, pid_t tid, int cpu, int group_fd)
+{
+	struct record_event *e = &r->ev[ev];
+	int fd;
+
+	for (;;) {
+		fd = tly_sys__perf_event_open(&e->attr, tid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		if (fd == -EINVAL && (e->attr.read_format & PERF_FORMAT_LOST)) {
+			/* kernels before 6.0 lack PERF_FORMAT_LOST */
+			size_t i;
+
+			for (i = 0; i < r->nr_ev; i++)
+				r->ev[i].attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+			continue;
+		}
+		if (r->nr_fds == 0 && fall_back(r, e, fd))
+			continue;
+		return fd;
+	}
+}
+
+static int open_fds(struct record *r)
+{
+	size_t t, c, i;
+
+	for (t = 0; t < r->nr_tids; t++) {
+		for (c = 0; c < r->cpus->nr; c++) {
+			int cpu = r->cpus->cpu[c];
+			size_t first = r->nr_fds;
+			size_t opened_here = 0;
+
+			for (i = 0; i < r->nr_ev; i++) {
+				struct record_event *e = &r->ev[i];
+				struct record_fd f = { -1, (int)i, cpu, r->tids[t], 0, -1 };
+				int group_fd = -1, fd;
+				size_t k;
+
+				if (e->leader != (int)i) {
+					for (k = first; k < r->nr_fds; k++)
+						if (r->fds[k].ev == e->leader)
+							group_fd = r->fds[k].fd;
+					if (group_fd < 0)
+						continue;	/* leader skipped on this cpu/thread */
+				}
+				fd = open_one(r, i, r->tids[t], cpu, group_fd);
+				if (fd < 0) {
+					struct cli_open_ctx ctx = { r->o->system_wide, cpu,
+								    r->tids[t],
+								    e->attr.exclude_kernel };
+
+					/* A CPU that is offline or a thread that exited: skip. */
+					if ((fd == -ENODEV && r->o->system_wide) ||
+					    (fd == -ESRCH && !r->have_wl))
+						break;
+					cli_open_error(e->name, fd, &ctx);
+					return -1;
+				}
+				f.fd = fd;
+				if (tly_sys__ioctl(fd, PERF_EVENT_IOC_ID, (unsigned long)&f.id) < 0)
+					f.id = 0;
+				if (add_fd(r, &f)) {
+					tly_sys__close(fd);
+					cli_error("out of memory");
+					return -1;
+				}
+				opened_here++;
+			}
+			(void)opened_here;
+		}
+	}
+	if (!r->nr_fds) {
+		cli_error("no event could be opened: the target threads exited or no CPU is online");
+		return -1;
+	}
+	return 0;
+}
+
+static void unmap_rings(struct record *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_rings; i++)
+		tally_ring__delete(r->rings[i].ring);
+	free(r->rings);
+	r->rings = NULL;
+	r->nr_rings = 0;
+}
+
+/* Key of the ring an fd writes into: its CPU, or its thread with --per-thread. */
+static bool same_ring(const struct record *r, const struct record_fd *a, const struct record_fd *b)
+{
+	if (r->o->per_thread && !r->o->system_wide)
+		return a->tid == b->tid;
+	return a->cpu == b->cpu;
+}
+
+static int map_rings(struct record *r, size_t pages)
+{
+	size_t i, k;
+	int err;
+
+	r->rings = calloc(r->nr_fds, sizeof(*r->rings));
+	if (!r->rings)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_fds; i++) {
+		struct record_fd *f = &r->fds[i];
+
+		for (k = 0; k < i; k++)
+			if (same_ring(r, &r->fds[k], f))
+				break;
+		if (k < i) {
+			f->ring = r->fds[k].ring;
+			err = tly_sys__ioctl(f->fd, PERF_EVENT_IOC_SET_OUTPUT,
+					     (unsigned long)r->rings[f->ring].fd);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		err = tally_ring__mmap(&r->rings[r->nr_rings].ring, f->fd, pages, true);
+		if (err)
+			return err;
+		r->rings[r->nr_rings].fd = f->fd;
+		f->ring = (int)r->nr_rings++;
+	}
+	return 0;
+}
+
+static void explain_mlock(size_t pages, size_t got)
+{
+	uint64_t kb = 0;
+	struct rlimit rl;
+	char lim[64] = "unknown";
+
+	tly_read_file_u64("/proc/sys/kernel/perf_event_mlock_kb", &kb);
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl)) {
+		if (rl.rlim_cur == RLIM_INFINITY)
+			snprintf(lim, sizeof(lim), "unlimited");
+		else
+			snprintf(lim, sizeof(lim), "%llu kB", (unsigned long long)rl.rlim_cur / 1024);
+	}
+	if (got)
+		fprintf(stderr, "tally record: the mlock limit (perf_event_mlock_kb = %" PRIu64
+			" kB per CPU, RLIMIT_MEMLOCK = %s) refuses rings of %zu pages: using %zu pages "
+			"per ring (-m %zu)\n", kb, lim, pages, got, got);
+	else
+		cli_error("cannot map even a 1-page ring buffer: the mlock limit "
+			  "(perf_event_mlock_kb = %" PRIu64 " kB, RLIMIT_MEMLOCK = %s) is used up. "
+			  "Raise /proc/sys/kernel/perf_event_mlock_kb or `ulimit -l`, record fewer "
+			  "CPUs (-C), or run with CAP_IPC_LOCK", kb, lim);
+}
+
+int record__open(struct record *r)
+{
+	size_t pages = r->o->mmap_pages ? r->o->mmap_pages : DEFAULT_PAGES;
+	size_t want = pages;
+	int err;
+
+	if (setup_targets(r) || open_fds(r))
+		return -1;
+
+	for (;;) {
+		err = map_rings(r, pages);
+		if (!err)
+			break;
+		unmap_rings(r);
+		if (err != -EPERM || pages == 1) {
+			if (err == -EPERM)
+				explain_mlock(pages, 0);
+			else
+				cli_error("cannot map the ring buffer (%zu pages): %s", pages,
+					  strerror(-err));
+			return -1;
+		}
+		pages /= 2;
+	}
+	if (pages != want && !r->o->quiet)
+		explain_mlock(want, pages);
+	r->mmap_pages = pages;
+	return 0;
+}
+
+void record__close(struct record *r)
+{
+	size_t i;
+
+	unmap_rings(r);
+	for (i = 0; i < r->nr_fds; i++)
+		tly_sys__close(r->fds[i].fd);
+	free(r->fds);
+	r->fds = NULL;
+	r->nr_fds = 0;
+	for (i = 0; i < r->nr_ev; i++) {
+		free(r->ev[i].name);
+		free(r->ev[i].group_name);
+	}
+	free(r->ev);
+	r->ev = NULL;
+	r->nr_ev = 0;
+	tally_cpumap__delete(r->cpus);
+	r->cpus = NULL;
+	free(r->tids);
+	r->tids = NULL;
+}

@@ -1,0 +1,560 @@
+/*
+ * tally record: the file and the recording loop.
+ *
+ * Order of the file, as perf 6.1 writes it: attrs (+ ids), then the synthesized
+ * side-band (kernel map, modules, existing threads and their maps), FINISHED_INIT,
+ * then ring contents pass after pass, each pass closed by FINISHED_ROUND so readers
+ * may sort by time within it; at the end LOST_SAMPLES records for samples the kernel
+ * could not store, then the header features.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tally/synth.h>
+#include <tally/tally.h>
+
+#include "internal/sys.h"
+#include "cmd.h"
+#include "record.h"
+
+/* Same sample_type everywhere: PERF_SAMPLE_ID; otherwise IDENTIFIER, so that readers
+ * find the id at a fixed place (perf's rule). */
+static void set_sample_id(struct record *r)
+{
+	uint64_t bit = PERF_SAMPLE_ID;
+	size_t i;
+
+	if (r->nr_ev < 2)
+		return;
+	for (i = 1; i < r->nr_ev; i++)
+		if (r->ev[i].attr.sample_type != r->ev[0].attr.sample_type)
+			bit = PERF_SAMPLE_IDENTIFIER;
+	for (i = 0; i < r->nr_ev; i++) {
+		r->ev[i].attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER);
+		r->ev[i].attr.sample_type |= bit;
+	}
+}
+
+/* Offset of the time field in samples, when all events put it at the same place. */
+static int sample_time_offset(const struct record *r)
+{
+	int off = -1;
+	size_t i;
+
+	for (i = 0; i < r->nr_ev; i++) {
+		uint64_t t = r->ev[i].attr.sample_type;
+		int o = 8;
+
+		if (!(t & PERF_SAMPLE_TIME))
+			return -1;
+		o += (t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+		o += (t & PERF_SAMPLE_IP) ? 8 : 0;
+		o += (t & PERF_SAMPLE_TID) ? 8 : 0;
+		if (off >= 0 && o != off)
+			return -1;
+		off = o;
+	}
+	return off;
+}
+
+static int write_error(struct record *r, int err)
+{
+	/* Cut the file after the last complete record and make the header say so. */
+	if (r->w)
+		tally_writer__finish(r->w);
+	if (err == -ENOSPC || err == -EFBIG || err == -EDQUOT)
+		cli_error("writing %s failed: %s. Recording stopped; the file holds the complete "
+			  "records written before the error", r->path, strerror(-err));
+	else
+		cli_error("writing %s failed: %s", r->path, strerror(-err));
+	return -1;
+}
+
+static int emit(void *arg, const struct perf_event_header *h)
+{
+	struct record *r = arg;
+
+	if (r->bt)
+		buildid_tracker__record(r->bt, h);
+	return tally_writer__write(r->w, h, h->size);
+}
+
+static int put_user_record(struct record *r, uint32_t type)
+{
+	struct perf_event_header h = { type, 0, sizeof(h) };
+
+	return tally_writer__write(r->w, &h, sizeof(h));
+}
+
+/* Side-band for what already runs (or is about to exec). */
+static int synthesize(struct record *r)
+{
+	struct tally_synth_opts so = { r->id_hdr_size, r->o->sample_addr, NULL };
+	int err;
+
+	err = tally_synth__kernel_map(&so, emit, r);
+	if (err == -ENOENT || err == -EACCES) {
+		if (verbose)
+			cli_warn("kernel addresses are hidden (/proc/sys/kernel/kptr_restrict): "
+				 "kernel samples will not be symbolized");
+		err = 0;
+	}
+	if (!err)
+		err = tally_synth__modules(&so, emit, r);
+	if (err)
+		return err;
+	if (r->o->system_wide) {
+		err = tally_synth__all(&so, emit, r);
+	} else if (r->have_wl) {
+		err = tally_synth__thread(r->wl.pid, &so, emit, r);
+		if (err == -ESRCH)
+			err = 0;
+	} else {
+		size_t i;
+
+		/* -p/-t: one pass per process (threads of one process share its maps). */
+		for (i = 0; !err && i < r->nr_tids; i++) {
+			size_t k;
+
+			for (k = 0; k < i; k++)
+				if (r->tids[k] == r->tids[i])
+					break;
+			if (k < i)
+				continue;
+			err = r->o->pid_list ? 0 : tally_synth__thread(r->tids[i], &so, emit, r);
+		}
+		if (!err && r->o->pid_list) {
+			const char *p = r->o->pid_list;
+
+			while (!err && *p) {
+				char *end;
+				long pid = strtol(p, &end, 10);
+
+				if (end == p)
+					break;
+				err = tally_synth__process((pid_t)pid, &so, emit, r);
+				if (err == -ESRCH)
+					err = 0;
+				p = *end ? end + 1 : end;
+			}
+		}
+		if (err == -ESRCH)
+			err = 0;
+	}
+	if (!err)
+		err = put_user_record(r, TALLY_RECORD_FINISHED_INIT);
+	return err;
+}
+
+/* One pass over all rings; returns bytes taken or -errno (write error). */
+static int64_t drain(struct record *r)
+{
+	int64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < r->nr_rings; i++) {
+		struct tally_ring *ring = r->rings[i].ring;
+		const struct perf_event_header *h;
+		const void *p1, *p2;
+		size_t l1, l2, n;
+		int rc, err = 0;
+
+		while ((rc = tally_ring__read(ring, &h)) == 1) {
+			if (h->type == PERF_RECORD_SAMPLE && r->time_off >= 0 &&
+			    h->size >= r->time_off + 8) {
+				uint64_t t;
+
+				memcpy(&t, (const char *)h + r->time_off, 8);
+				if (!r->first_time || t < r->first_time)
+					r->first_time = t;
+				if (t > r->last_time)
+					r->last_time = t;
+			}
+			if (r->bt)
+				buildid_tracker__record(r->bt, h);
+		}
+		if (rc < 0) {
+			cli_warn("ring buffer %zu holds a damaged record: skipping its contents", i);
+			tally_ring__skip_all(ring);
+			continue;
+		}
+		n = tally_ring__span(ring, &p1, &l1, &p2, &l2);
+		if (l1)
+			err = tally_writer__write(r->w, p1, l1);
+		if (!err && l2)
+			err = tally_writer__write(r->w, p2, l2);
+		tally_ring__consume(ring);
+		if (err)
+			return err;
+		total += (int64_t)n;
+	}
+	if (total) {
+		int err = put_user_record(r, TALLY_RECORD_FINISHED_ROUND);
+
+		if (err)
+			return err;
+	}
+	return total;
+}
+
+/* A LOST_SAMPLES record for fd F: {header; u64 lost; sample_id trailer}. */
+static int write_lost_samples(struct record *r, const struct record_fd *f, uint64_t lost)
+{
+	const struct perf_event_attr *a = &r->ev[f->ev].attr;
+	uint64_t buf[16];
+	size_t n = 2;
+	struct perf_event_header *h = (struct perf_event_header *)buf;
+
+	buf[1] = lost;
+	if (a->sample_id_all) {
+		uint64_t t = a->sample_type;
+
+		if (t & PERF_SAMPLE_TID)
+			buf[n++] = 0;
+		if (t & PERF_SAMPLE_TIME)
+			buf[n++] = r->last_time;
+		if (t & PERF_SAMPLE_ID)
+			buf[n++] = f->id;
+		if (t & PERF_SAMPLE_STREAM_ID)
+			buf[n++] = f->id;
+		if (t & PERF_SAMPLE_CPU)
+			buf[n++] = (uint64_t)(uint32_t)(f->cpu < 0 ? 0 : f->cpu);
+		if (t & PERF_SAMPLE_IDENTIFIER)
+			buf[n++] = f->id;
+	}
+	h->type = PERF_RECORD_LOST_SAMPLES;
+	h->misc = 0;
+	h->size = (uint16_t)(n * 8);
+	return tally_writer__write(r->w, buf, n * 8);
+}
+
+static int read_lost(struct record *r)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_fds; i++) {
+		const struct perf_event_attr *a = &r->ev[r->fds[i].ev].attr;
+		uint64_t v[4];
+		ssize_t n;
+
+		if (!(a->read_format & PERF_FORMAT_LOST))
+			continue;
+		/* read_format ID|LOST: {value, id, lost} */
+		n = tly_sys__read(r->fds[i].fd, v, sizeof(v));
+		if (n < 24 || !v[2])
+			continue;
+		r->lost_samples += v[2];
+		err = write_lost_samples(r, &r->fds[i], v[2]);
+	}
+	return err;
+}
+
+static void ioctl_leaders(struct record *r, unsigned long req)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_fds; i++)
+		if (r->ev[r->fds[i].ev].leader == r->fds[i].ev)
+			tly_sys__ioctl(r->fds[i].fd, req, 0);
+}
+
+static int setup_writer(struct record *r)
+{
+	struct tally_writer_opts wo = { .compress_level = r->o->comp_level,
+					.comp_mmap_len = (uint32_t)((r->mmap_pages + 1) *
+								    (size_t)sysconf(_SC_PAGESIZE)) };
+	char **cargv;
+	size_t i, k;
+	int err;
+
+	if (r->out_fd >= 0) {
+		wo.pipe = true;
+		err = tally_writer__open_fd(&r->w, r->out_fd, &wo);
+	} else {
+		err = tally_writer__open(&r->w, r->path, &wo);
+	}
+	if (err) {
+		cli_error("cannot open %s for writing: %s", r->path, strerror(-err));
+		return -1;
+	}
+	for (i = 0; i < r->nr_ev; i++) {
+		int idx = tally_writer__add_event(r->w, &r->ev[i].attr, r->ev[i].name, NULL, 0);
+
+		if (idx < 0)
+			goto nomem;
+		for (k = 0; k < r->nr_fds; k++)
+			if (r->fds[k].ev == (int)i &&
+			    tally_writer__add_event_ids(r->w, idx, &r->fds[k].id, 1))
+				goto nomem;
+		if (r->ev[i].leader == (int)i && (r->ev[i].nr_members > 1 || r->ev[i].group_name) &&
+		    tally_writer__add_group(r->w, r->ev[i].group_name, (int)i, r->ev[i].nr_members))
+			goto nomem;
+	}
+	if (tally_writer__set_host_features(r->w, tally_version()))
+		goto nomem;
+	cargv = calloc((size_t)r->o->argc + 2, sizeof(*cargv));
+	if (!cargv)
+		goto nomem;
+	cargv[0] = "tally";
+	for (i = 0; i < (size_t)r->o->argc; i++)
+		cargv[i + 1] = r->o->argv[i];
+	err = tally_writer__set_cmdline(r->w, r->o->argc + 1, cargv);
+	free(cargv);
+	if (err)
+		goto nomem;
+	err = tally_writer__set_tracing_data(r->w);
+	if (err) {
+		cli_error("cannot read the tracepoint formats from tracefs (/sys/kernel/tracing): "
+			  "%s; readers need them to decode tracepoint samples", strerror(-err));
+		return -1;
+	}
+	err = tally_writer__start(r->w);
+	if (err)
+		return write_error(r, err);
+	return 0;
+nomem:
+	cli_error("out of memory");
+	return -1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Poll and drain until the end. Returns 0 or -1 (write error reported). */
+static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_status,
+		bool *wl_done)
+{
+	struct pollfd *pfd = calloc(r->nr_rings, sizeof(*pfd));
+	uint64_t deadline = r->o->timeout_ms ? now_ms() + r->o->timeout_ms : 0;
+	sigset_t block, old;
+	size_t i;
+	int rc = 0;
+
+	if (!pfd) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (i = 0; i < r->nr_rings; i++) {
+		pfd[i].fd = r->rings[i].fd;
+		pfd[i].events = POLLIN;
+	}
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	for (;;) {
+		int64_t n = drain(r);
+		struct timespec ts, *tsp = NULL;
+		int pr;
+
+		if (n < 0) {
+			rc = write_error(r, (int)n);
+			break;
+		}
+		if (r->have_wl && *child_exited && !*wl_done) {
+			pid_t w = waitpid(r->wl.pid, wl_status, WNOHANG);
+
+			if (w == r->wl.pid)
+				*wl_done = true;
+			*child_exited = 0;
+		}
+		if (exiting || *wl_done)
+			break;
+		if (deadline) {
+			uint64_t t = now_ms();
+
+			if (t >= deadline)
+				break;
+			ts.tv_sec = (time_t)((deadline - t) / 1000);
+			ts.tv_nsec = (long)((deadline - t) % 1000) * 1000000;
+			tsp = &ts;
+		}
+		/* Sleep until a ring reaches its wakeup watermark (half full) rather than
+		 * spinning on every new record: the recorder's own CPU time is the cost. */
+		/* Wait with the stop signals blocked until ppoll, so none is missed. */
+		sigprocmask(SIG_BLOCK, &block, &old);
+		if (exiting || (*child_exited && r->have_wl)) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			continue;
+		}
+		pr = ppoll(pfd, r->nr_rings, tsp, &old);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (pr > 0) {
+			r->wakeups++;
+			for (i = 0; i < r->nr_rings; i++)
+				if (pfd[i].revents & (POLLHUP | POLLERR)) {
+					pfd[i].fd = -1;	/* stop polling a ring whose events are gone */
+					r->rings[i].hup = true;
+				}
+		}
+		if (!r->have_wl && !r->o->system_wide) {
+			size_t gone = 0;
+
+			for (i = 0; i < r->nr_rings; i++)
+				gone += r->rings[i].hup;
+			if (gone == r->nr_rings) {
+				drain(r);
+				break;	/* every target thread exited */
+			}
+		}
+	}
+	free(pfd);
+	return rc;
+}
+
+static void summary(struct record *r, bool pipe)
+{
+	uint64_t bytes = tally_writer__output_bytes(r->w);
+
+	if (r->o->quiet)
+		return;
+	fprintf(stderr, "[ tally record: Woken up %" PRIu64 " times to write data ]\n", r->wakeups);
+	if (r->lost_records || r->lost_samples)
+		fprintf(stderr, "[ tally record: Lost %" PRIu64 " chunks (%" PRIu64
+			" records) and %" PRIu64 " samples: use a bigger -m or a lower -F ]\n",
+			r->lost_records, r->lost, r->lost_samples);
+	if (pipe)
+		fprintf(stderr, "[ tally record: Captured and wrote %.3f MB - ]\n",
+			(double)bytes / 1024.0 / 1024.0);
+	else
+		fprintf(stderr, "[ tally record: Captured and wrote %.3f MB %s (%" PRIu64
+			" samples) ]\n", (double)bytes / 1024.0 / 1024.0, r->path, r->samples);
+}
+
+static const char *output_path(const struct record_opts *o)
+{
+	struct stat st;
+
+	if (o->output)
+		return o->output;
+	if (!fstat(STDOUT_FILENO, &st) && S_ISFIFO(st.st_mode))
+		return "-";
+	return "perf.data";
+}
+
+int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *child_exited)
+{
+	bool pipe, wl_done = false;
+	int wl_status = 0, rc = 1, err;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->out_fd = -1;
+	r->time_off = -1;
+	r->path = output_path(o);
+	pipe = !strcmp(r->path, "-");
+	if (pipe) {
+		/* The stream owns stdout: the workload's output goes to stderr (as in perf). */
+		r->out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (r->out_fd < 0 || (o->workload && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
+			cli_error("cannot set up the output pipe: %s", strerror(errno));
+			return 1;
+		}
+	}
+	if (o->workload) {
+		err = workload__prepare(&r->wl, o->workload);
+		if (err) {
+			cli_error("cannot start '%s': %s", o->workload[0], strerror(-err));
+			goto out;
+		}
+		r->have_wl = true;
+	}
+	if (record__setup_events(r))
+		goto out;
+	set_sample_id(r);
+	if (record__open(r))
+		goto out;
+	r->time_off = sample_time_offset(r);
+	r->id_hdr_size = tally_synth__id_hdr_size(&r->ev[0].attr);
+	if (setup_writer(r))
+		goto out;
+	if (!o->no_buildid && !pipe && buildid_tracker__new(&r->bt, r)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	err = synthesize(r);
+	if (err) {
+		write_error(r, err);
+		goto out;
+	}
+	if (r->have_wl) {
+		err = workload__start(&r->wl);
+		if (err) {
+			cli_error("cannot run '%s': %s", o->workload[0], strerror(-err));
+			r->have_wl = false;	/* the child has exited */
+			waitpid(r->wl.pid, NULL, 0);
+			goto out;
+		}
+	} else {
+		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
+	}
+
+	if (loop(r, child_exited, &wl_status, &wl_done))
+		goto out;
+
+	ioctl_leaders(r, PERF_EVENT_IOC_DISABLE);
+	{
+		int64_t n = drain(r);
+
+		if (n >= 0)
+			n = read_lost(r);
+		if (n < 0) {
+			write_error(r, (int)n);
+			goto out;
+		}
+	}
+	for (i = 0; i < r->nr_rings; i++) {
+		struct tally_ring_stats st;
+
+		tally_ring__stats(r->rings[i].ring, &st);
+		r->samples += st.samples;
+		r->lost += st.lost;
+		r->lost_records += st.lost_records;
+		r->lost_samples += st.lost_samples;
+	}
+	if (r->first_time)
+		tally_writer__set_sample_time(r->w, r->first_time, r->last_time);
+	if (r->bt && buildid_tracker__write(r->bt, r->w))
+		cli_warn("could not read all build-ids of the DSOs hit");
+	err = tally_writer__finish(r->w);
+	if (err) {
+		write_error(r, err);
+		goto out;
+	}
+	summary(r, pipe);
+	rc = 0;
+	if (r->have_wl && wl_done)
+		rc = workload__exit_code(wl_status);
+out:
+	if (r->have_wl && !wl_done) {
+		kill(r->wl.pid, SIGTERM);
+		if (!r->wl.started)
+			workload__abort(&r->wl);
+		else
+			waitpid(r->wl.pid, &wl_status, 0);
+	}
+	buildid_tracker__delete(r->bt);
+	tally_writer__delete(r->w);
+	record__close(r);
+	if (r->out_fd >= 0)
+		close(r->out_fd);
+	return rc;
+}

@@ -1,0 +1,113 @@
+/*
+ * tally record's parts: options (cmd-record.c), events and fds (record-open.c), the
+ * recording loop and the file (record-run.c), build-ids of hit DSOs (record-buildid.c).
+ */
+#ifndef TALLY_CLI_RECORD_H
+#define TALLY_CLI_RECORD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <tally/event.h>
+#include <tally/ring.h>
+#include <tally/writer.h>
+
+#include "workload.h"
+
+struct record_opts {
+	struct tally_evlist *evlist;	/* -e events (NULL: the default event) */
+	uint64_t freq;			/* -F (default 4000) */
+	bool freq_set, freq_max;
+	uint64_t period;		/* -c */
+	bool callchain, dwarf;
+	uint32_t stack_size;		/* dwarf stack bytes (default 8192) */
+	const char *pid_list, *tid_list, *cpu_list;
+	bool system_wide, per_thread, no_inherit;
+	size_t mmap_pages;		/* 0: default */
+	bool switch_events, sample_addr, raw, sample_cpu, sample_time;
+	const char *output;		/* NULL: perf.data, or stdout when it is a pipe */
+	int comp_level;
+	bool no_buildid, quiet;
+	uint64_t timeout_ms;
+	char **workload;		/* NULL when recording existing targets */
+	int argc;
+	char **argv;
+};
+
+void record_opts__init(struct record_opts *o);
+void record_opts__release(struct record_opts *o);
+/* Parse one -e argument; prints the parse error. 0 or -1. */
+int record_opts__add_event(struct record_opts *o, const char *str);
+
+/* One opened fd: event index, CPU (-1 any), thread (-1 any), its sample id. */
+struct record_fd {
+	int fd;
+	int ev;
+	int cpu;
+	pid_t tid;
+	uint64_t id;
+	int ring;	/* index of the ring it writes into */
+};
+
+struct record_ring {
+	struct tally_ring *ring;
+	int fd;
+	bool hup;
+};
+
+struct record_event {
+	struct perf_event_attr attr;
+	char *name;
+	int leader, nr_members;
+	char *group_name;
+	bool tracepoint;
+};
+
+struct buildid_tracker;
+
+struct record {
+	struct record_opts *o;
+	struct record_event *ev;
+	size_t nr_ev;
+	struct tally_cpumap *cpus;	/* CPUs to open on ({-1} for per-thread) */
+	pid_t *tids;			/* threads to open on ({-1} for -a) */
+	size_t nr_tids;
+	struct record_fd *fds;
+	size_t nr_fds;
+	struct record_ring *rings;
+	size_t nr_rings;
+	size_t mmap_pages;
+	struct workload wl;
+	bool have_wl;
+	int out_fd;			/* pipe mode: the saved stdout */
+	struct tally_writer *w;
+	const char *path;
+	size_t id_hdr_size;
+	int time_off;			/* offset of the time field in samples, -1 unknown */
+	uint64_t first_time, last_time;
+	uint64_t samples, wakeups, lost, lost_samples, lost_records;
+	struct buildid_tracker *bt;
+	bool fell_back;			/* cycles -> cpu-clock */
+};
+
+/* Build the events' attrs from the options (record-open.c). 0 or -1 (message printed). */
+int record__setup_events(struct record *r);
+/* Open every fd and map the rings. 0 or -1 (message printed). */
+int record__open(struct record *r);
+void record__close(struct record *r);
+
+/* Everything: returns the exit status (record-run.c). */
+int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *child_exited);
+
+/* Build-ids of DSOs hit by samples (record-buildid.c). */
+int buildid_tracker__new(struct buildid_tracker **out, const struct record *r);
+void buildid_tracker__delete(struct buildid_tracker *bt);
+/* Look at one record (side-band or sample) as it is written. */
+void buildid_tracker__record(struct buildid_tracker *bt, const struct perf_event_header *h);
+/* Add BUILD_ID entries for hit DSOs to the writer. */
+int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w);
+
+#endif

@@ -1,0 +1,51 @@
+# tally record: option and target errors give one actionable message and exit nonzero;
+# the file tally reads back itself (no perf needed).
+. "$(dirname "$0")/lib.sh"
+
+HOT=$TALLY_BUILD/workloads/hot
+
+"$TALLY" record 2>err; rc=$?
+check "nothing to record: nonzero" test $rc -ne 0
+check "nothing to record: says what to give" grep -q 'give a command, -p PID, -t TID or -a' err
+
+"$TALLY" record -e 'cpu-clock:zz' true 2>err; rc=$?
+check "bad event: nonzero" test $rc -ne 0
+check "bad event: perf-style syntax error" grep -q "event syntax error" err
+
+"$TALLY" record -m 3 true 2>err; rc=$?
+check "-m not a power of two: nonzero" test $rc -ne 0 && grep -q 'power of two' err
+
+"$TALLY" record -c 100 -F 100 true 2>err; rc=$?
+check "-c with -F refused" test $rc -ne 0
+
+"$TALLY" record --call-graph lbr true 2>err; rc=$?
+check "--call-graph lbr explained" grep -q 'LBR' err
+
+"$TALLY" record -o x.data -- /nonexistent/cmd 2>err; rc=$?
+check "missing command: nonzero" test $rc -ne 0
+check "missing command: named" grep -q "/nonexistent/cmd" err
+
+"$TALLY" record -p 999999999 -o y.data 2>err; rc=$?
+check "no such process: nonzero" test $rc -ne 0
+
+"$TALLY" record -o /nonexistent-dir/f.data true 2>err; rc=$?
+check "unwritable output: nonzero" test $rc -ne 0
+check "unwritable output: named" grep -q "cannot open /nonexistent-dir/f.data" err
+
+# The workload's exit status is tally's.
+"$TALLY" record -q -o f.data false; rc=$?
+check "workload exit status passed through" test $rc -eq 1
+
+"$TALLY" record -q -o q.data "$HOT" 0.1 2>err; rc=$?
+check "-q: quiet" test $rc -eq 0 -a ! -s err
+
+# --timeout stops a system-wide recording by itself.
+"$TALLY" record -a --timeout 300 -o t.data 2>err; rc=$?
+check "--timeout ends -a" test $rc -eq 0
+check "--timeout: summary" grep -q 'Captured and wrote' err
+
+# A killed recorder leaves a header that says "no data" rather than a complete-looking file.
+"$TALLY" record -o k.data "$HOT" 1 2>/dev/null & pid=$!
+sleep 0.4; kill -KILL $pid; wait $pid 2>/dev/null
+size=$(od -An -t u8 -j 48 -N 8 k.data | tr -d ' ')
+check "killed mid-way: header data size is 0" test "$size" = 0

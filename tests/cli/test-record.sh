@@ -1,0 +1,108 @@
+# tally record: files that perf 6.1 reads as its own (perf is the oracle).
+. "$(dirname "$0")/lib.sh"
+
+HOT=$TALLY_BUILD/workloads/hot
+have_perf || { skip "record: perf-read files (perf absent)"; exit 0; }
+
+# Profile with a known answer: 75% hot_a, 25% hot_b, frame-pointer chains through main.
+"$TALLY" record -g -F 5000 -o g.data "$HOT" 1 2>err; rc=$?
+check "record -g exits 0" test $rc -eq 0
+check "summary: woken up" grep -q '^\[ tally record: Woken up [0-9]* times to write data \]$' err
+check "summary: captured" grep -Eq '^\[ tally record: Captured and wrote [0-9.]+ MB g.data \([0-9]+ samples\) \]$' err
+perf evlist -v -i g.data >ev 2>&1; rc=$?
+check "perf evlist -v accepts the file" test $rc -eq 0
+check "attr as perf record sets it" grep -q 'sample_type: IP|TID|TIME|CALLCHAIN|PERIOD, read_format: ID|LOST, disabled: 1, inherit: 1, mmap: 1, comm: 1, freq: 1, enable_on_exec: 1, task: 1' ev
+perf report -i g.data --stdio >rep 2>&1
+check "perf report: no lost samples at 5 kHz" grep -q '^# Total Lost Samples: 0$' rep
+pct() { awk -v s="$1" '$NF == s && $2 ~ /%$/ { sub("%", "", $1); print int($1 + 0.5); exit }' rep; }
+a=$(pct hot_a); b=$(pct hot_b)
+if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -ge 70 ] && [ "$a" -le 80 ] && [ "$b" -ge 20 ] && [ "$b" -le 30 ]; then
+	ok "perf report: hot_a ${a}% / hot_b ${b}% (75/25 +-5)"
+else
+	fail "perf report: hot_a '${a}'% / hot_b '${b}'% (want 75/25 +-5)"; sed -n 1,30p rep
+fi
+perf script -i g.data 2>/dev/null >scr
+check "perf script: chains spin -> hot_a -> main" \
+	awk '/spin\+/ { s = NR } /hot_a\+/ && s == NR - 1 { h = NR } /main\+/ && h == NR - 1 { found = 1 } END { exit !found }' scr
+perf buildid-list -i g.data >bid 2>&1
+check "BUILD_ID feature names the workload" grep -q " $HOT\$" bid
+perf report --header-only -I -i g.data >hdr 2>&1
+for f in "hostname :" "os release :" "arch :" "nrcpus online :" "cpudesc :" "cpuid :" "total memory :" \
+	 "cmdline : .*tally record -g" "event : name = " "sibling threads :" "pmu mappings:" "time of first sample :"; do
+	check "header feature: $f" grep -q "^# $f" hdr
+done
+
+# Pipe mode straight into perf.
+"$TALLY" record -q -o - "$HOT" 0.3 2>err | perf report -i - --stdio >prep 2>&1
+check "perf report -i - reads the pipe stream" grep -Eq '%  hot +hot +\[\.\] spin' prep
+# stdout being a pipe selects pipe mode by itself, as in perf.
+"$TALLY" record -q "$HOT" 0.2 2>/dev/null | perf script -i - >pscr 2>&1
+check "stdout pipe implies -o -" grep -q 'cpu-clock\|cycles' pscr
+
+# Compression.
+"$TALLY" record -q -z -o z.data "$HOT" 0.3
+perf report -i z.data --header-only >zh 2>&1
+check "-z: COMPRESSED feature" grep -q '^# compressed : Zstd, level = 1' zh
+perf report -i z.data --stdio --stats >zs 2>&1
+check "-z: perf decompresses the records" grep -Eq 'COMPRESSED events: +[1-9]' zs
+perf report -i z.data --stdio >zr 2>&1
+check "-z: profile readable" grep -Eq '%  hot +hot +\[\.\] spin' zr
+
+# Two events: ids let perf tell them apart.
+"$TALLY" record -q -e cpu-clock,task-clock -o two.data "$HOT" 0.3
+perf evlist -i two.data >ev2 2>&1
+check "two events listed" test "$(cat ev2)" = "$(printf 'cpu-clock\ntask-clock')"
+perf report -i two.data --stdio >r2 2>&1
+check "samples of both events" test "$(grep -c "^# Samples: .* of event '\(cpu\|task\)-clock'" r2)" -eq 2
+"$TALLY" record -q -e '{cpu-clock,task-clock}' -o grp.data "$HOT" 0.2
+check "group: perf evlist -g shows it" grep -q '^{cpu-clock,task-clock}$' <(perf evlist -g -i grp.data 2>&1)
+
+# Tracepoints: TRACING_DATA lets perf decode the raw fields.
+if [ -r /sys/kernel/tracing/events/sched/sched_process_exec/format ]; then
+	"$TALLY" record -q -e sched:sched_process_exec -o tp.data -- sh -c '/bin/true; /bin/true'
+	perf script -i tp.data >tps 2>&1
+	check "tracepoint: perf script decodes fields" grep -q 'sched:sched_process_exec: filename=/bin/true pid=' tps
+	"$TALLY" record -q -e sched:sched_process_exec -o - -- sh -c '/bin/true; /bin/true' 2>/dev/null |
+		perf script -i - >tpp 2>&1
+	check "tracepoint in pipe mode" grep -q 'filename=/bin/true' tpp
+else
+	skip "tracepoints (tracefs not readable)"
+fi
+
+# DWARF call graphs: perf unwinds the copied stacks through libc.
+"$TALLY" record -q --call-graph dwarf -o dw.data "$HOT" 0.3
+perf evlist -v -i dw.data >dwe 2>&1
+check "dwarf: regs and stack as perf" grep -q 'exclude_callchain_user: 1, .*sample_regs_user: 0xff0fff, sample_stack_user: 8192' dwe
+perf script -i dw.data 2>/dev/null >dws
+check "dwarf: perf unwinds through libc" grep -q '__libc_start_call_main+.*libc.so' dws
+check "dwarf: and through hot_a" grep -q 'hot_a+' dws
+
+# System-wide, stopped by SIGINT.
+"$TALLY" record -a -o a.data 2>aerr & pid=$!
+sleep 0.5; kill -INT $pid; wait $pid; rc=$?
+check "-a stopped by SIGINT exits 0" test $rc -eq 0
+perf report -i a.data --stdio --sort comm >ar 2>&1; rc=$?
+check "-a file readable" test $rc -eq 0
+check "-a has samples" grep -q '^# Samples: ' ar
+check "-a samples carry the cpu" grep -q 'sample_type: IP|TID|TIME|CPU|PERIOD' <(perf evlist -v -i a.data)
+
+# An existing process: synthesized COMM/MMAP2 let perf name it.
+"$HOT" 2 & hp=$!
+sleep 0.2
+"$TALLY" record -q -p $hp -o p.data --timeout 400
+perf report -i p.data --stdio >pr 2>&1
+check "-p: perf resolves the running process" grep -Eq '%  hot +hot +\[\.\] spin' pr
+kill $hp 2>/dev/null; wait $hp 2>/dev/null
+
+# perf.data.old like perf.
+"$TALLY" record -q "$HOT" 0.1 >/dev/null && "$TALLY" record -q "$HOT" 0.1 >/dev/null
+check "existing perf.data kept as perf.data.old" test -s perf.data.old
+
+# A file-size limit (EFBIG, like ENOSPC) stops recording; the header describes the
+# complete records written and perf reads them without complaint.
+(ulimit -f 64; exec "$TALLY" record -q -F 20000 -o lim.data "$HOT" 1) 2>lerr; rc=$?
+check "write error: nonzero exit" test $rc -ne 0
+check "write error: explained" grep -q 'writing lim.data failed: File too large' lerr
+perf report -i lim.data --stdio >lr 2>&1; rc=$?
+check "write error: file still valid for perf" grep -q "^# Samples: " lr
+check "write error: no termination warning" bash -c "! grep -qi 'properly terminated' lr"
