@@ -33,6 +33,9 @@
 #include "tally/cpumap.h"
 #include "tally/event.h"
 #include "tally/topology.h"
+#include "tally/format.h"
+#include "tally/writer.h"
+#include "tally-config.h"
 
 struct stat_opts {
 	char **event_specs;
@@ -56,6 +59,9 @@ struct stat_opts {
 	bool null_run;
 	char **argv;		/* the workload */
 	int argc;
+	const char *record_path;	/* tally stat record -o PATH ("-": stdout) */
+	char **cmdline;			/* the whole command line, for CMDLINE */
+	int cmdline_argc;
 };
 
 /* State of one counting session. */
@@ -1066,6 +1072,200 @@ static int run_once(struct stat_run *r, int *child_status)
 	return 0;
 }
 
+/* ---- stat record: perf's STAT records in a perf.data file ---------------------------- */
+
+/* perf's aggr_mode numbers in STAT_CONFIG. */
+static uint64_t perf_aggr_mode(enum stat_aggr a)
+{
+	switch (a) {
+	case AGGR_NONE: return 0;
+	case AGGR_SOCKET: return 2;
+	case AGGR_DIE: return 3;
+	case AGGR_CORE: return 4;
+	case AGGR_THREAD: return 5;
+	case AGGR_NODE: return 7;
+	default: return 1;	/* global */
+	}
+}
+
+static int put_record(struct tally_writer *w, uint32_t type, void *rec, size_t len)
+{
+	struct perf_event_header *h = rec;
+
+	h->type = type;
+	h->misc = 0;
+	h->size = (uint16_t)len;
+	return tally_writer__write(w, rec, len);
+}
+
+static int write_stat_data(struct stat_run *r)
+{
+	struct stat_opts *o = r->opts;
+	struct tally_writer *w = NULL;
+	size_t np = tally_counters__nr_pairs(r->set);
+	int err;
+
+	err = tally_writer__open(&w, o->record_path, NULL);
+	if (err) {
+		cli_error("cannot create '%s': %s", o->record_path, strerror(-err));
+		return 1;
+	}
+	for (int e = 0; e < r->nr_ev && !err; e++) {
+		struct tally_counter *c = &r->set->ev[r->set_idx[e]];
+		uint64_t *ids = calloc(np + 1, sizeof(*ids));
+		size_t n = 0;
+		int idx;
+
+		if (!ids) {
+			err = -ENOMEM;
+			break;
+		}
+		for (size_t k = 0; k < np; k++)
+			if (c->fd[k] >= 0)
+				ids[n++] = c->id[k];
+		idx = tally_writer__add_event(w, c->attr, r->ev[e].name, ids, n);
+		free(ids);
+		if (idx < 0)
+			err = idx;
+	}
+	for (int e = 0; e < r->nr_ev && !err; e++) {
+		int members = r->set->ev[r->set_idx[e]].nr_members;
+
+		if (r->ev[e].leader == e && members > 1)
+			err = tally_writer__add_group(w, NULL, e, members);
+	}
+	if (!err) {
+		/* "tally stat record …": main hands us argv from the subcommand on */
+		char **cl = calloc((size_t)o->cmdline_argc + 2, sizeof(*cl));
+
+		if (!cl) {
+			err = -ENOMEM;
+		} else {
+			cl[0] = "tally";
+			memcpy(cl + 1, o->cmdline, (size_t)o->cmdline_argc * sizeof(*cl));
+			err = tally_writer__set_cmdline(w, o->cmdline_argc + 1, cl);
+			free(cl);
+		}
+	}
+	if (!err)
+		err = tally_writer__set_host_features(w, TALLY_VERSION);
+	if (!err)
+		err = tally_writer__set_feature(w, TALLY_FEAT_STAT, NULL, 0);
+	if (!err)
+		err = tally_writer__start(w);
+	/* EVENT_UPDATE: unit and scale of events that have them (perf: task-clock msec) */
+	for (int e = 0; e < r->nr_ev && !err; e++) {
+		struct tally_counter *c = &r->set->ev[r->set_idx[e]];
+		uint64_t rec[6];
+		uint64_t id = 0;
+		double sc = r->ev[e].scale;
+
+		if (!*r->ev[e].unit)
+			continue;
+		for (size_t k = 0; k < np; k++)
+			if (c->fd[k] >= 0) {
+				id = c->id[k];
+				break;
+			}
+		memset(rec, 0, sizeof(rec));
+		rec[1] = TALLY_EVENT_UPDATE_UNIT;
+		rec[2] = id;
+		snprintf((char *)&rec[3], 3 * sizeof(uint64_t), "%s", r->ev[e].unit);
+		err = put_record(w, TALLY_RECORD_EVENT_UPDATE, rec, sizeof(rec));
+		if (err)
+			break;
+		memset(rec, 0, sizeof(rec));
+		rec[1] = TALLY_EVENT_UPDATE_SCALE;
+		rec[2] = id;
+		memcpy(&rec[3], &sc, sizeof(sc));
+		err = put_record(w, TALLY_RECORD_EVENT_UPDATE, rec, sizeof(rec));
+	}
+	if (!err) {	/* THREAD_MAP: nr, then {pid, comm[16]} */
+		size_t nt = r->threads->nr, len = 16 + nt * 24;
+		char *rec = calloc(1, len);
+
+		if (!rec) {
+			err = -ENOMEM;
+		} else {
+			uint64_t nr = nt;
+
+			memcpy(rec + 8, &nr, 8);
+			for (size_t t = 0; t < nt; t++) {
+				uint64_t pid = (uint64_t)(int64_t)r->threads->tid[t];
+
+				memcpy(rec + 16 + t * 24, &pid, 8);
+				if (r->threads->tid[t] > 0)
+					read_comm(r->threads->tid[t], rec + 16 + t * 24 + 8, 16);
+			}
+			err = put_record(w, TALLY_RECORD_THREAD_MAP, rec, len);
+			free(rec);
+		}
+	}
+	if (!err) {	/* CPU_MAP, type 0 (a list of u16 cpus) */
+		size_t nc = r->cpus->nr, len = (8 + 4 + 2 * nc + 7) & ~(size_t)7;
+		char *rec = calloc(1, len);
+
+		if (!rec) {
+			err = -ENOMEM;
+		} else {
+			uint16_t type = 0, nr = (uint16_t)nc;
+
+			memcpy(rec + 8, &type, 2);
+			memcpy(rec + 10, &nr, 2);
+			for (size_t i = 0; i < nc; i++) {
+				uint16_t cpu = (uint16_t)r->cpus->cpu[i];
+
+				memcpy(rec + 12 + 2 * i, &cpu, 2);
+			}
+			err = put_record(w, TALLY_RECORD_CPU_MAP, rec, len);
+			free(rec);
+		}
+	}
+	if (!err) {
+		uint64_t rec[8] = { 0, 3, TALLY_STAT_CONFIG_AGGR_MODE, perf_aggr_mode(o->aggr),
+				    TALLY_STAT_CONFIG_INTERVAL, (uint64_t)o->interval_ms,
+				    TALLY_STAT_CONFIG_SCALE, 1 };
+
+		err = put_record(w, TALLY_RECORD_STAT_CONFIG, rec, sizeof(rec));
+	}
+	for (int e = 0; e < r->nr_ev && !err; e++) {
+		struct tally_counter *c = &r->set->ev[r->set_idx[e]];
+
+		for (size_t ci = 0; ci < r->cpus->nr && !err; ci++) {
+			for (size_t ti = 0; ti < r->threads->nr && !err; ti++) {
+				size_t k = tally_counters__idx(r->set, ci, ti);
+				uint64_t rec[6];
+				uint32_t cpu = (uint32_t)r->cpus->cpu[ci], thr = (uint32_t)ti;
+
+				if (c->fd[k] < 0)
+					continue;
+				rec[1] = c->id[k];
+				memcpy((char *)&rec[2], &cpu, 4);
+				memcpy((char *)&rec[2] + 4, &thr, 4);
+				rec[3] = c->count[k].val;
+				rec[4] = c->count[k].ena;
+				rec[5] = c->count[k].run;
+				err = put_record(w, TALLY_RECORD_STAT, rec, sizeof(rec));
+			}
+		}
+	}
+	if (!err) {
+		uint64_t rec[3] = { 0, TALLY_STAT_ROUND_FINAL, (uint64_t)r->last_wall_ns };
+
+		err = put_record(w, TALLY_RECORD_STAT_ROUND, rec, sizeof(rec));
+	}
+	if (!err)
+		err = tally_writer__finish(w);
+	else
+		tally_writer__finish(w);
+	tally_writer__delete(w);
+	if (err) {
+		cli_error("writing '%s' failed: %s", o->record_path, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- output framing ----------------------------------------------------------------- */
 
 static void json_string(FILE *f, const char *s)
@@ -1223,7 +1423,8 @@ static void free_run(struct stat_run *r)
 	free(r->acc_counted);
 }
 
-static int cmd_stat_count(int argc, char **argv)
+static int cmd_stat_count_ext(int argc, char **argv, const char *record_path, int full_argc,
+			      char **full_argv)
 {
 	struct stat_opts o;
 	struct stat_run r;
@@ -1234,6 +1435,15 @@ static int cmd_stat_count(int argc, char **argv)
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	o.record_path = record_path;
+	o.cmdline = full_argv;
+	o.cmdline_argc = full_argc;
+	if (record_path && (o.interval_ms || o.repeat > 1)) {
+		cli_error("stat record: -I and -r are not supported; record one run");
+		free(o.event_specs);
+		return 129;
+	}
+
 	memset(&r, 0, sizeof(r));
 	r.opts = &o;
 	ret = build_events(&r);
@@ -1312,6 +1522,12 @@ static int cmd_stat_count(int argc, char **argv)
 	}
 	if (o.repeat > 1)
 		averaged_rows(&r);
+	if (o.record_path && r.nr_ev && r.set) {
+		int wr = write_stat_data(&r);
+
+		if (wr && !exit_code)
+			exit_code = wr;
+	}
 	if (!o.interval_ms) {
 		print_report(&r);
 	} else if (o.summary) {
@@ -1355,7 +1571,46 @@ out:
 	return exit_code;
 }
 
+static int cmd_stat_record(int argc, char **argv, int full_argc, char **full_argv)
+{
+	static const char usage[] =
+		"\n usage: tally stat record [-o FILE|-] [<stat options>] <command>\n\n"
+		"    -o, --output <file>   perf.data file to write (default perf.data; - = stdout)\n\n";
+	const char *path = "perf.data";
+	char **cmdline = malloc(((size_t)full_argc + 1) * sizeof(*cmdline));
+	int i = 1, ret;
+
+	if (!cmdline)
+		return 1;
+	memcpy(cmdline, full_argv, (size_t)full_argc * sizeof(*cmdline));	/* before we edit argv */
+
+	while (i < argc) {
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
+			path = argv[i + 1];
+			i += 2;
+		} else if (!strncmp(argv[i], "--output=", 9)) {
+			path = argv[i] + 9;
+			i++;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(stdout, usage);
+			free(cmdline);
+			return 0;
+		} else {
+			break;
+		}
+	}
+	/* the rest are stat options: argv[i-1] becomes the command name slot */
+	argv[i - 1] = "stat";
+	ret = cmd_stat_count_ext(argc - (i - 1), argv + (i - 1), path, full_argc, cmdline);
+	free(cmdline);
+	return ret;
+}
+
 int cmd_stat(int argc, char **argv)
 {
-	return cmd_stat_count(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "record"))
+		return cmd_stat_record(argc - 1, argv + 1, argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return cmd_stat_report(argc - 1, argv + 1);
+	return cmd_stat_count_ext(argc, argv, NULL, argc, argv);
 }

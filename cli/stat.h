@@ -92,6 +92,9 @@ struct stat_metric {
 struct stat_metric stat_metric(const struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
 			       int nr_ids, const struct stat_row *rows, int e, int a);
 
+/* tally stat report (cli/stat-report.c). */
+int cmd_stat_report(int argc, char **argv);
+
 /* Fill attr/unit/scale/kind for a known event name (legacy hardware, software and
  * cache names perf accepts). 0, or -ENOENT for an unknown name. */
 int stat_event_lookup(const char *name, struct perf_event_attr *attr);

@@ -193,8 +193,9 @@ int tally_counters__open(struct tally_counters *set, unsigned long flags)
 					uint64_t id = 0;
 
 					c->fd[k] = fd;
-					if (c->attr->read_format & PERF_FORMAT_ID &&
-					    tly_sys__ioctl(fd, PERF_EVENT_IOC_ID,
+					/* ids match group reads to members and STAT
+					 * records to events (stat record) */
+					if (tly_sys__ioctl(fd, PERF_EVENT_IOC_ID,
 							   (unsigned long)&id) == 0)
 						c->id[k] = id;
 					continue;
