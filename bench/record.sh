@@ -69,13 +69,17 @@ EOF
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.4f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 : >"$tmp/tally" ; : >"$tmp/perf"
+nsamples() { perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }'; }
 for i in $(seq "$RUNS"); do
-	measure "$TALLY" 10000 "$tmp/t.data" "$HOT" "$SECS" >>"$tmp/tally" || exit 1
-	measure perf 10000 "$tmp/p.data" "$HOT" "$SECS" >>"$tmp/perf" || exit 1
+	m=$(measure "$TALLY" 10000 "$tmp/t.data" "$HOT" "$SECS") || exit 1
+	echo "$m $(nsamples "$tmp/t.data")" >>"$tmp/tally"
+	m=$(measure perf 10000 "$tmp/p.data" "$HOT" "$SECS") || exit 1
+	echo "$m $(nsamples "$tmp/p.data")" >>"$tmp/perf"
 done
 col() { awk -v c="$2" '{ print $c }' "$1" | median; }
-tw=$(col "$tmp/tally" 1); tc=$(col "$tmp/tally" 2); ts=$(col "$tmp/tally" 3)
-pw=$(col "$tmp/perf" 1); pc=$(col "$tmp/perf" 2); ps=$(col "$tmp/perf" 3)
+per() { awk '$4 > 0 { printf "%.1f\n", $3 / $4 }' "$1" | median; }
+tw=$(col "$tmp/tally" 1); tc=$(col "$tmp/tally" 2); ts=$(col "$tmp/tally" 3); tn=$(col "$tmp/tally" 4); tb=$(per "$tmp/tally")
+pw=$(col "$tmp/perf" 1); pc=$(col "$tmp/perf" 2); ps=$(col "$tmp/perf" 3); pn=$(col "$tmp/perf" 4); pb=$(per "$tmp/perf")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 # Lost samples at 20 kHz, as perf report counts them from tally's file.
@@ -94,7 +98,10 @@ echo "|---|---|---|---|"
 echo "| wall time (s) | $tw | $pw | $(ratio "$tw" "$pw") |"
 echo "| recorder CPU (s) | $tc | $pc | $(ratio "$tc" "$pc") |"
 echo "| file size (bytes) | $ts | $ps | $(ratio "$ts" "$ps") |"
+echo "| samples in the file | $tn | $pn | $(ratio "$tn" "$pn") |"
+echo "| file bytes per sample | $tb | $pb | $(ratio "$tb" "$pb") |"
 echo
-echo "Targets: wall ≤ 1.00, recorder CPU ≤ 0.50, size ≤ 1.00."
+echo "Targets: wall ≤ 1.00, recorder CPU ≤ 0.50, size ≤ 1.00. The recorder that keeps up"
+echo "better stores more samples of the same run, so bytes per sample is the fair size figure."
 echo
 echo "At 20 kHz (\`tally record -F 20000 -g\`, ${SECS}s): ${samples:-?} samples, lost samples: ${lost:-?}, LOST records: ${chunks:-0}."

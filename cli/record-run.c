@@ -117,9 +117,9 @@ static int synthesize(struct record *r)
 	if (r->o->system_wide) {
 		err = tally_synth__all(&so, emit, r);
 	} else if (r->have_wl) {
-		err = tally_synth__thread(r->wl.pid, &so, emit, r);
-		if (err == -ESRCH)
-			err = 0;
+		/* The forked child still has our image until it execs: name it only; the
+		 * kernel reports its exec, COMM and maps once enable_on_exec fires. */
+		err = tally_synth__comm(r->wl.pid, r->wl.pid, "tally-exec", &so, emit, r);
 	} else {
 		size_t i;
 

@@ -247,6 +247,17 @@ int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
 	return do_process(&s, pid, tid);
 }
 
+int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
+		      const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
+{
+	struct synth s;
+
+	synth_init(&s, opts, fn, arg);
+	if (strlen(comm) >= 256)
+		return -EINVAL;
+	return emit_comm(&s, pid, tid, comm);
+}
+
 int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
 {
 	struct synth s;

@@ -42,6 +42,9 @@ int tally_synth__process(pid_t pid, const struct tally_synth_opts *opts,
 /* The same for only thread TID (COMM) of its process (maps of the whole process). */
 int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
 			tally_synth_fn fn, void *arg);
+/* One COMM record for PID/TID named COMM (e.g. a forked workload before its exec). */
+int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
+		      const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
 /* Every process in /proc (tally record -a). Processes that vanish are skipped. */
 int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
 
