@@ -159,6 +159,7 @@ static void test_wrap(void **state)
 
 	/* A record whose header itself straddles the end. */
 	tally_ring__delete(r);
+	free(f.mem);
 	fake_init(&f, DATA_SIZE - 4);
 	assert_int_equal(tally_ring__wrap(&r, f.mem, META_SIZE, DATA_SIZE), 0);
 	fake_put(&f, b, sizeof(b));
