@@ -517,8 +517,12 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 
 	if (!r->use_chains || !(smp.type & PERF_SAMPLE_CALLCHAIN))
 		return 0;
-	if (frames__resolve(&r->frames, r->session, &smp, r->o->max_stack))
-		return -ENOMEM;
+	/* a corrupt chain (unknown context marker) is dropped, the sample stays, as in perf */
+	ret = frames__resolve(&r->frames, r->session, &smp, r->o->max_stack);
+	if (ret < 0)
+		return ret;
+	if (r->frames.nr == 0)
+		return 0;
 	chain_buf(r, r->frames.nr + 1);
 	if (r->err)
 		return r->err;

@@ -63,7 +63,9 @@ int frames__resolve(struct frames *f, struct tally_session *s, const struct tall
 				cpumode = PERF_RECORD_MISC_GUEST_USER;
 				break;
 			default:
-				break;
+				/* an unknown context: the chain is corrupt, perf drops it */
+				f->nr = 0;
+				return 1;
 			}
 			continue;
 		}

@@ -23,7 +23,9 @@ struct frames {
 };
 
 void frames__exit(struct frames *f);
-/* Resolve smp's callchain (max_stack 0 = all). 0 or -ENOMEM. */
+/* Resolve smp's callchain (max_stack 0 = all). 0, 1 when the chain holds an unknown
+ * PERF_CONTEXT_* marker (corrupt: no frames, perf then skips the sample in report), or
+ * -ENOMEM. */
 int frames__resolve(struct frames *f, struct tally_session *s, const struct tally_sample *smp,
 		    unsigned max_stack);
 
