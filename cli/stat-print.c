@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stat.h"
@@ -481,10 +482,35 @@ void stat_print_rows(struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
 		o->nr_headers_printed++;
 	}
 	if (event_major) {
-		for (int e = 0; e < nr_ev; e++)
+		int *order = calloc((size_t)nr_ids + 1, sizeof(*order));
+
+		for (int e = 0; e < nr_ev; e++) {
+			int n = 0;
+
+			if (!order) {	/* no memory for sorting: print in map order */
+				for (int a = 0; a < nr_ids; a++)
+					if (row_of(rows, nr_ids, e, a)->present)
+						line(o, ev, nr_ev, ids, nr_ids, rows, e, a);
+				continue;
+			}
 			for (int a = 0; a < nr_ids; a++)
 				if (row_of(rows, nr_ids, e, a)->present)
-					line(o, ev, nr_ev, ids, nr_ids, rows, e, a);
+					order[n++] = a;
+			/* perf lists threads busiest first (insertion sort: stable, small n) */
+			for (int i = 1; o->aggr == AGGR_THREAD && i < n; i++) {
+				int x = order[i], j = i;
+				double v = row_of(rows, nr_ids, e, x)->val;
+
+				while (j > 0 && row_of(rows, nr_ids, e, order[j - 1])->val < v) {
+					order[j] = order[j - 1];
+					j--;
+				}
+				order[j] = x;
+			}
+			for (int i = 0; i < n; i++)
+				line(o, ev, nr_ev, ids, nr_ids, rows, e, order[i]);
+		}
+		free(order);
 	} else {
 		for (int a = 0; a < nr_ids; a++)
 			for (int e = 0; e < nr_ev; e++)

@@ -72,6 +72,16 @@ check "Ctrl-C on -a prints the counts" grep -q "seconds time elapsed" int.txt
 check "Ctrl-C on -a exits 0" test $rc -eq 0
 
 # --- interval count, timeout, repeat -------------------------------------------------------
+"$TALLY" stat -I 10 --interval-count 26 -a -e task-clock 2>hdr.txt
+check "-I: the header repeats every 25 intervals" test "$(grep -c '^#           time' hdr.txt)" -eq 2
+"$HOT" 2 &
+h1=$!
+sleep 1 &
+h2=$!
+sleep 0.2	# let both exec
+"$TALLY" stat --per-thread -p $h2,$h1 -x, -e task-clock --timeout 100 2>pt.csv
+kill $h1 $h2 2>/dev/null; wait $h1 $h2 2>/dev/null
+check "--per-thread lists the busiest thread first" grep -q "^hot-$h1," <(head -1 pt.csv)
 "$TALLY" stat -I 50 --interval-count 3 -a -x, -e task-clock 2>iv.txt
 check "-I --interval-count 3 prints 3 intervals" test "$(wc -l <iv.txt)" -eq 3
 "$TALLY" stat --timeout 100 -a -x, -e task-clock 2>to.txt; rc=$?
