@@ -235,7 +235,8 @@ static bool fall_back(struct record *r, struct record_event *e, int err)
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
 	/* perf keeps precise_ip and shows the modifiers: cpu-clock:pppH */
-	snprintf(name, sizeof(name), "cpu-clock%s", a->precise_ip == 3 ? ":pppH" : "");
+	snprintf(name, sizeof(name), "cpu-clock%s", a->precise_ip != 3 ? "" :
+		 a->exclude_kernel ? ":uhpppH" : ":pppH");
 	if (!r->o->quiet)
 		fprintf(stderr, "tally record: '%s' is not supported here (no hardware PMU): "
 			"sampling cpu-clock instead\n", e->name);
@@ -326,6 +327,39 @@ static int add_fd(struct record *r, const struct record_fd *f)
 	return 0;
 }
 
+/* Not allowed to sample the kernel (perf_event_paranoid > 1, no CAP_PERFMON): record
+ * user space only, as perf does, and say so once. */
+static bool exclude_kernel_fallback(struct record *r, int err)
+{
+	uint64_t paranoid = 0;
+	bool changed = false;
+	size_t i;
+
+	if ((err != -EACCES && err != -EPERM) ||
+	    tly_read_file_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid) ||
+	    (int64_t)paranoid <= 1)
+		return false;
+	for (i = 0; i < r->nr_ev; i++) {
+		struct record_event *e = &r->ev[i];
+
+		if (e->attr.exclude_kernel)
+			continue;
+		e->attr.exclude_kernel = 1;	/* perf 6.1 sets just this bit */
+		changed = true;
+		if (!strcmp(e->name, "cpu-clock:pppH")) {
+			free(e->name);
+			e->name = strdup("cpu-clock:uhpppH");	/* perf's name for it */
+			if (!e->name)
+				return false;
+		}
+	}
+	if (changed && !r->o->quiet)
+		fprintf(stderr, "tally record: kernel.perf_event_paranoid=%d: recording user space "
+			"only (like :u); run as root or with CAP_PERFMON to include the kernel\n",
+			(int)paranoid);
+	return changed;
+}
+
 /* Open event EV on (tid, cpu). Returns the fd, or -errno. */
 static int open_one(struct record *r, size_t ev, pid_t tid, int cpu, int group_fd)
 {
@@ -344,6 +378,8 @@ static int open_one(struct record *r, size_t ev, pid_t tid, int cpu, int group_f
 				r->ev[i].attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 			continue;
 		}
+		if (r->nr_fds == 0 && !r->o->system_wide && exclude_kernel_fallback(r, fd))
+			continue;
 		if (r->nr_fds == 0 && fall_back(r, e, fd))
 			continue;
 		return fd;
@@ -375,7 +411,10 @@ static int open_fds(struct record *r)
 				}
 				fd = open_one(r, i, r->tids[t], cpu, group_fd);
 				if (fd < 0) {
-					struct cli_open_ctx ctx = { r->o->system_wide, cpu,
+					/* Per-task fds are opened per CPU only to get per-CPU
+					 * rings: for the message it is a per-task open. */
+					struct cli_open_ctx ctx = { r->o->system_wide,
+								    r->tids[t] >= 0 ? -1 : cpu,
 								    r->tids[t],
 								    e->attr.exclude_kernel };
 

@@ -49,3 +49,18 @@ check "--timeout: summary" grep -q 'Captured and wrote' err
 sleep 0.4; kill -KILL $pid; wait $pid 2>/dev/null
 size=$(od -An -t u8 -j 48 -N 8 k.data | tr -d ' ')
 check "killed mid-way: header data size is 0" test "$size" = 0
+
+# Unprivileged (perf_event_paranoid 2, no CAP_PERFMON): user space only, like perf; -a is
+# refused with the paranoid level explained.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+	chmod 711 "$TMP"; mkdir nob; chmod 777 nob
+	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	asnobody "$TALLY" record -o nob/u.data "$HOT" 0.2 2>err; rc=$?
+	check "unprivileged: records user space" test $rc -eq 0 -a -s nob/u.data
+	check "unprivileged: says so" grep -q 'perf_event_paranoid=[0-9]*: recording user space only' err
+	asnobody "$TALLY" record -a -o nob/a.data true 2>err; rc=$?
+	check "unprivileged -a: nonzero" test $rc -ne 0
+	check "unprivileged -a: paranoid explained" grep -q 'perf_event_paranoid is [0-9]* and this process does not have CAP_PERFMON' err
+else
+	skip "unprivileged fallbacks (needs root, setpriv and perf_event_paranoid >= 2)"
+fi
