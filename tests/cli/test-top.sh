@@ -73,6 +73,25 @@ check "top while a process execs exits 0" test $rc -eq 0
 if last_table ex | grep -Eq "^ +[0-9.]+% +$EP:hot +hot +\[\.\] spin"; then ok "exec'd process resolved by its new comm and dso"
 else fail "exec'd process resolved by its new comm and dso"; last_table ex | head -5; fi
 
+"$TALLY" top --stdio -d 0.3 --iterations 1 -t $HP -C 0,1 >tid 2>err; rc=$?
+check "top -t -C exits 0" test $rc -eq 0
+check "top -t -C header names the tid and the CPUs" grep -q "(target_tid: $HP, CPUs: 0,1)" tid
+
+# The mlock limit: without CAP_IPC_LOCK and with a tiny ulimit -l, a big -m is cut down
+# with a warning (or, when other processes of this user hold the budget, refused with
+# the limit named); never a bare EPERM.
+if [ "$(id -u)" = 0 ] && command -v capsh >/dev/null 2>&1; then
+	capsh --drop=cap_ipc_lock -- -c "ulimit -l 64; exec '$TALLY' top --stdio -d 0.3 --iterations 1 -p $HP -m 4M" >ml 2>mlerr; rc=$?
+	if { [ $rc -eq 0 ] && grep -q 'locked-memory limit refused .* pages per ring; using' mlerr; } ||
+	   { [ $rc -ne 0 ] && grep -q 'locked-memory limit is used up' mlerr; }; then
+		ok "mlock limit: smaller ring with a warning, or a clear refusal"
+	else
+		fail "mlock limit: smaller ring with a warning, or a clear refusal (rc=$rc: $(cat mlerr))"
+	fi
+else
+	skip "mlock limit (needs root and capsh)"
+fi
+
 # -c: a fixed period shows in the header instead of a frequency.
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -c 100000 >cnt 2>err
 check "top -c shows the period" grep -q '\[100000 [a-z-]*\]' cnt
