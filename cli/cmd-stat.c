@@ -685,16 +685,31 @@ static int open_counters(struct stat_run *r)
 		if (err)
 			return err;
 	}
+	/* like perf: a per-task count refused for the kernel part is retried as :u */
+	r->set->user_only_fallback = !r->opts->system_wide;
 	err = tally_counters__open(r->set, 0);
-	for (int i = 0; i < r->nr_ev; i++)
-		r->ev[i].supported = r->set->ev[r->set_idx[i]].open_err == 0;
+	for (int i = 0; i < r->nr_ev; i++) {
+		struct tally_counter *c = &r->set->ev[r->set_idx[i]];
+
+		r->ev[i].supported = c->open_err == 0;
+		if (c->user_only && !strchr(r->ev[i].name, ':')) {
+			char *n = malloc(strlen(r->ev[i].name) + 3);
+
+			if (n) {
+				sprintf(n, "%s:u", r->ev[i].name);
+				free(r->ev[i].name);
+				r->ev[i].name = n;
+			}
+		}
+	}
 	if (err) {
 		struct cli_open_ctx ctx = { r->opts->system_wide, -1, -1, false };
+		bool other_task = r->opts->pid_list || r->opts->tid_list;
 		int fe = r->set->fail_event;
 
 		if (r->set->fail_cpu_idx >= 0)
 			ctx.cpu = r->cpus->cpu[r->set->fail_cpu_idx];
-		if (r->set->fail_thread_idx >= 0)
+		if (r->set->fail_thread_idx >= 0 && other_task)
 			ctx.pid = r->threads->tid[r->set->fail_thread_idx];
 		if (fe >= 0)
 			ctx.exclude_kernel = r->set->ev[fe].attr->exclude_kernel;

@@ -88,7 +88,8 @@ static void permission(struct msg *m, const char *name, int err, const struct cl
 	int level = read_paranoid();
 	bool perfmon = kernel_has_perfmon();
 	const char *capname = perfmon ? "CAP_PERFMON" : "CAP_SYS_ADMIN";
-	int has = have_cap(perfmon ? CAP_PERFMON : CAP_SYS_ADMIN);
+	int has = ctx && ctx->assume_cap ? ctx->assume_cap == 1 :
+		  have_cap(perfmon ? CAP_PERFMON : CAP_SYS_ADMIN);
 	const char *what = "this event";
 
 	if (ctx && ctx->system_wide)
@@ -99,11 +100,14 @@ static void permission(struct msg *m, const char *name, int err, const struct cl
 		what = "counting another process (-p/-t)";
 
 	put(m, "no permission to open event '%s' (%s) for %s.\n", name, strerror(err), what);
-	if (has == 1)
-		put(m, "  This process has %s, so the kernel's paranoid level is not the cause:"
-		       " an LSM (SELinux, AppArmor), a seccomp filter or a container refuses"
-		       " perf_event_open.\n", capname);
-	else if (level > -100)
+	if (has == 1) {
+		put(m, "  This process has %s, so the kernel's paranoid level (%d) is not the"
+		       " cause: an LSM (SELinux, AppArmor), a seccomp filter or a container"
+		       " refuses perf_event_open. Check the security policy (audit log) or run"
+		       " outside the container.", capname, level);
+		return;
+	}
+	if (level > -100)
 		put(m, "  kernel.perf_event_paranoid is %d and this process does not have %s%s.\n",
 		    level, capname, perfmon ? "" : " (this kernel is older than 5.8, which"
 						   " introduced CAP_PERFMON)");
@@ -120,11 +124,15 @@ static void permission(struct msg *m, const char *name, int err, const struct cl
 	       "  or lower the level: sudo sysctl -w kernel.perf_event_paranoid=%d\n",
 	    perfmon ? "cap_perfmon" : "cap_sys_admin",
 	    ctx && (ctx->system_wide || ctx->cpu >= 0) ? 0 : 1);
-	if (level == 2 || level == -100)
+	if (ctx && ctx->pid > 0)
+		put(m, "  Counting process %d also needs ptrace access to it: it must belong to"
+		       " your user (or you need CAP_PERFMON / CAP_SYS_PTRACE).\n", (int)ctx->pid);
+	if (ctx && ctx->exclude_kernel)
+		put(m, "  What works now: '%s' already counts user space only, so the target is"
+		       " what is refused: count your own processes (tally stat -- CMD).", name);
+	else if (level == 2 || level == -100)
 		put(m, "  What works now: counting your own processes (tally stat -- CMD,"
-		       " -p/-t on your own tasks) in user space only, e.g. -e %s:u%s.",
-		    name, ctx && ctx->exclude_kernel ? " (already :u, so the target or the CPU"
-						       " selection is what is refused)" : "");
+		       " -p/-t on your own tasks) in user space only, e.g. -e %s:u.", name);
 	else if (level == 1)
 		put(m, "  What works now: counting your own processes, user and kernel space"
 		       " (tally stat -- CMD, -p/-t on your own tasks); not -a/-C.");

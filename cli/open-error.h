@@ -16,6 +16,7 @@ struct cli_open_ctx {
 	int cpu;		/* the CPU the open was for, -1 for any */
 	pid_t pid;		/* the task the open was for, -1 for none (per-CPU) */
 	bool exclude_kernel;	/* the event already had :u */
+	int assume_cap;		/* tests: 1 = has CAP_PERFMON, 2 = has not; 0 = ask libcap */
 };
 
 /* Print one actionable message for a failed perf_event_open of event NAME (err = -errno)

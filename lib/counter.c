@@ -153,6 +153,13 @@ static int open_one(struct tally_counters *set, struct tally_counter *c, size_t 
 			c->attr->exclude_host = 0;
 			continue;
 		}
+		if ((fd == -EACCES || fd == -EPERM) && set->user_only_fallback &&
+		    !c->attr->exclude_kernel) {
+			c->attr->exclude_kernel = 1;
+			c->attr->exclude_hv = 1;
+			c->user_only = true;
+			continue;
+		}
 		if (fd != -EMFILE || set->raised_nofile)
 			return fd;
 		set->raised_nofile = true;

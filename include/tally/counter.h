@@ -47,6 +47,7 @@ struct tally_counter {
 	int leader;		/* index of the group leader (itself for a leader/single) */
 	int nr_members;		/* leaders: events in the group including itself */
 	int open_err;		/* 0, or the -errno that made this event unsupported */
+	bool user_only;		/* opened with exclude_kernel/hv after EACCES (see below) */
 	int *fd;		/* per pair; -1 where not open */
 	uint64_t *id;		/* per pair: the kernel's event id */
 	struct tally_count *count;	/* per pair: the last reading */
@@ -62,6 +63,10 @@ struct tally_counters {
 	int fail_event, fail_cpu_idx, fail_thread_idx;
 	/* RLIMIT_NOFILE was raised to make room (once). */
 	bool raised_nofile;
+	/* Set by the caller before open: when EACCES/EPERM refuses an event that counts
+	 * the kernel, retry it user-space only (exclude_kernel|exclude_hv), as perf does
+	 * for unprivileged users at perf_event_paranoid 2; the event gets user_only. */
+	bool user_only_fallback;
 };
 
 /* A new, empty set over cpus x threads (use a cpumap of {-1} for per-task counting,

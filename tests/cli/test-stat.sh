@@ -20,6 +20,29 @@ check "bad -p: names the pid" grep -q "no such process: 999999999" err
 "$TALLY" stat -x, -j true 2>err; rc=$?
 check "conflicting formats rejected" test $rc -ne 0
 
+# --- unprivileged (the CAP_PERFMON lesson): run as nobody when we are root ----------
+par=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 0)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -ge 2 ]; then
+	pub=$(mktemp -d /tmp/tally-stat-pub.XXXXXX)
+	chmod 755 "$pub"
+	cp "$TALLY" "$pub/tally"
+	chmod 755 "$pub/tally"
+	asnobody() { (cd "$pub" && setpriv --reuid=65534 --regid=65534 --clear-groups "$@"); }
+	asnobody "$pub/tally" stat -e task-clock,page-faults true 2>"$pub/u.txt"; rc=$?
+	cp "$pub/u.txt" u.txt
+	check "unprivileged: own command counts, falls back to :u like perf" test $rc -eq 0
+	check "unprivileged: events renamed task-clock:u" grep -q " task-clock:u " u.txt
+	asnobody "$pub/tally" stat -a -e task-clock --timeout 10 2>"$pub/a.txt"; rc=$?
+	cp "$pub/a.txt" a.txt
+	rm -rf "$pub"
+	check "unprivileged -a: nonzero exit" test $rc -ne 0
+	check "unprivileged -a: names the paranoid value" grep -q "perf_event_paranoid is $par" a.txt
+	check "unprivileged -a: names CAP_PERFMON and setcap" grep -q "setcap cap_perfmon=ep" a.txt
+	check "unprivileged -a: one message, not one per CPU" test "$(grep -c 'no permission' a.txt)" -eq 1
+else
+	skip "unprivileged open errors (needs root, setpriv and perf_event_paranoid >= 2)"
+fi
+
 # --- output destinations ----------------------------------------------------------
 "$TALLY" stat -o out.txt -e task-clock,page-faults true 2>err; rc=$?
 check "-o: exit 0, nothing on stderr" test $rc -eq 0 -a ! -s err

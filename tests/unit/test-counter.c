@@ -241,6 +241,38 @@ static void exclude_guest_fallback(void **state)
 	sim_uninstall();
 }
 
+static void user_only_fallback(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = sw(PERF_COUNT_SW_TASK_CLOCK);
+	struct sim_kernel *k;
+
+	(void)state;
+	k = sim_install();
+	sim_fail_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false, EACCES);
+	assert_int_equal(tally_cpumap__any(&cpus), 0);
+	assert_int_equal(tally_threadmap__single(0, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, NULL), 0);
+	/* off (the default): EACCES is fatal at once */
+	assert_int_equal(tally_counters__open(set, 0), -EACCES);
+	assert_int_equal(k->nr_open_calls, 1);
+	assert_false(set->ev[0].user_only);
+	/* on: retried once with exclude_kernel|exclude_hv, then fatal */
+	set->user_only_fallback = true;
+	assert_int_equal(tally_counters__open(set, 0), -EACCES);
+	assert_int_equal(k->nr_open_calls, 3);
+	assert_true(set->ev[0].user_only);
+	assert_int_equal(set->ev[0].attr->exclude_kernel, 1);
+	assert_int_equal(set->ev[0].attr->exclude_hv, 1);
+	tally_counters__delete(set);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
 static void real_kernel_software_count(void **state)
 {
 	struct tally_cpumap *cpus;
@@ -288,6 +320,7 @@ int main(void)
 		cmocka_unit_test(fatal_error_closes_everything),
 		cmocka_unit_test(emfile_raises_limit_once),
 		cmocka_unit_test(exclude_guest_fallback),
+		cmocka_unit_test(user_only_fallback),
 		cmocka_unit_test(real_kernel_software_count),
 	};
 

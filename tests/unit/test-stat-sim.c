@@ -228,7 +228,8 @@ static void human_multiplexing_and_unsupported(void **state)
 static void open_error_messages(void **state)
 {
 	char buf[2048];
-	struct cli_open_ctx sys = { true, 0, -1, false }, proc = { false, -1, 4242, false };
+	struct cli_open_ctx sys = { true, 0, -1, false, 2 }, proc = { false, -1, 4242, false, 2 };
+	struct cli_open_ctx capped = { false, -1, -1, false, 1 };
 
 	(void)state;
 	cli_open_error_text(buf, sizeof(buf), "cycles", -EACCES, &sys);
@@ -238,6 +239,12 @@ static void open_error_messages(void **state)
 	assert_non_null(strstr(buf, "setcap cap_perfmon=ep"));
 	assert_non_null(strstr(buf, ":u"));
 	assert_non_null(strstr(buf, "sysctl -w kernel.perf_event_paranoid=0"));
+	assert_non_null(strstr(buf, "does not have CAP_PERFMON"));
+	/* with the capability, the paranoid level is not the cause */
+	cli_open_error_text(buf, sizeof(buf), "cycles", -EPERM, &capped);
+	assert_non_null(strstr(buf, "LSM"));
+	cli_open_error_text(buf, sizeof(buf), "task-clock", -EACCES, &proc);
+	assert_non_null(strstr(buf, "ptrace access"));
 	cli_open_error_text(buf, sizeof(buf), "cycles", -ENOENT, NULL);
 	assert_non_null(strstr(buf, "not supported"));
 	assert_non_null(strstr(buf, "cpu-clock"));
