@@ -402,9 +402,12 @@ int tally_selfmon__open(struct tally_selfmon **out, const struct perf_event_attr
 	bool self = (pid == 0 || pid == gettid()) && cpu == -1;
 	int fd, err;
 
-	if (!out || !attr || (leader && leader->leader))
+	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	/* a member cannot lead: groups are one level deep */
+	if (!attr || (leader && leader->leader))
+		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

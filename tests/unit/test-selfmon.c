@@ -585,6 +585,13 @@ static void group_read_and_control(void **state)
 	/* a single read of the GROUP leader gives the leader's own value */
 	assert_int_equal(tally_selfmon__read_syscall(lead, &cnt[0]), 0);
 	assert_int_equal(cnt[0].val, 300);
+	/* a member cannot lead a group of its own */
+	{
+		struct tally_selfmon *m3 = lead;
+
+		assert_int_equal(tally_selfmon__open(&m3, &a, 0, -1, m1, 0), -EINVAL);
+		assert_null(m3);
+	}
 	/* a member without GROUP cannot be read as a group */
 	assert_int_equal(tally_selfmon__read_group(m1, cnt, NULL, 3, false), -EINVAL);
 
