@@ -426,10 +426,15 @@ static void summary(struct record *r, bool pipe)
 	if (r->o->quiet)
 		return;
 	fprintf(stderr, "[ tally record: Woken up %" PRIu64 " times to write data ]\n", r->wakeups);
-	if (r->lost_records || r->lost_samples)
-		fprintf(stderr, "[ tally record: Lost %" PRIu64 " chunks (%" PRIu64
-			" records) and %" PRIu64 " samples: use a bigger -m or a lower -F ]\n",
-			r->lost_records, r->lost, r->lost_samples);
+	if (r->lost_records || r->lost_samples) {
+		/* The kernel's LOST records and the per-event lost count (read_format LOST)
+		 * describe the same drops: report the larger. */
+		uint64_t n = r->lost > r->lost_samples ? r->lost : r->lost_samples;
+
+		fprintf(stderr, "[ tally record: Lost %" PRIu64 " samples (%" PRIu64 " LOST records): "
+			"the ring buffer was full; use a bigger -m or a lower -F ]\n",
+			n, r->lost_records);
+	}
 	if (pipe)
 		fprintf(stderr, "[ tally record: Captured and wrote %.3f MB - ]\n",
 			(double)bytes / 1024.0 / 1024.0);

@@ -58,6 +58,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$(cat /proc/sys/ker
 	asnobody "$TALLY" record -o nob/u.data "$HOT" 0.2 2>err; rc=$?
 	check "unprivileged: records user space" test $rc -eq 0 -a -s nob/u.data
 	check "unprivileged: says so" grep -q 'perf_event_paranoid=[0-9]*: recording user space only' err
+	asnobody bash -c 'ulimit -l 0; exec "$0" record -m 1024 -o nob/m.data "$1" 0.2' "$TALLY" "$HOT" 2>err; rc=$?
+	check "mlock limit: smaller rings instead of failing" test $rc -eq 0
+	check "mlock limit: explained" grep -q 'the mlock limit (perf_event_mlock_kb = [0-9]* kB per CPU, RLIMIT_MEMLOCK = 0 kB) refuses rings of 1024 pages: using [0-9]* pages' err
 	asnobody "$TALLY" record -a -o nob/a.data true 2>err; rc=$?
 	check "unprivileged -a: nonzero" test $rc -ne 0
 	check "unprivileged -a: paranoid explained" grep -q 'perf_event_paranoid is [0-9]* and this process does not have CAP_PERFMON' err
