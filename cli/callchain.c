@@ -13,6 +13,47 @@
 
 #include "callchain.h"
 
+struct cc_block {
+	struct cc_block *next;
+	max_align_t data[];
+};
+
+#define CC_BLOCK_SIZE (256u * 1024u)
+
+static void *arena_alloc(struct cc_arena *a, size_t n)
+{
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (n > a->left) {
+		size_t sz = n > CC_BLOCK_SIZE ? n : CC_BLOCK_SIZE;
+		struct cc_block *b = malloc(sizeof(*b) + sz);
+
+		if (!b)
+			return NULL;
+		b->next = a->blocks;
+		a->blocks = b;
+		a->cur = (char *)b->data;
+		a->left = sz;
+	}
+	p = a->cur;
+	a->cur += n;
+	a->left -= n;
+	return p;
+}
+
+void cc_arena_free(struct cc_arena *a)
+{
+	while (a && a->blocks) {
+		struct cc_block *b = a->blocks;
+
+		a->blocks = b->next;
+		free(b);
+	}
+	if (a)
+		memset(a, 0, sizeof(*a));
+}
+
 void cc_root_init(struct cc_node *root)
 {
 	memset(root, 0, sizeof(*root));
@@ -29,10 +70,15 @@ static void node_free(struct cc_node *n)
 
 void cc_root_free(struct cc_node *root)
 {
+	struct cc_arena *a;
+
 	if (!root)
 		return;
-	node_free(root);
+	a = root->arena;
+	if (!a)
+		node_free(root);
 	cc_root_init(root);
+	root->arena = a;
 }
 
 static bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
@@ -48,6 +94,7 @@ static bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
 
 int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uint64_t period)
 {
+	struct cc_arena *a = root->arena;
 	struct cc_node *cur = root;
 
 	root->cumul += period;
@@ -64,16 +111,24 @@ int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uin
 		if (!next) {
 			if (cur->nr_kids == cur->cap_kids) {
 				size_t cap = cur->cap_kids ? cur->cap_kids * 2 : 2;
-				struct cc_node **k = realloc(cur->kids, cap * sizeof(*k));
+				struct cc_node **k;
 
+				if (a) {
+					k = arena_alloc(a, cap * sizeof(*k));
+					if (k && cur->nr_kids)
+						memcpy(k, cur->kids, cur->nr_kids * sizeof(*k));
+				} else {
+					k = realloc(cur->kids, cap * sizeof(*k));
+				}
 				if (!k)
 					return -ENOMEM;
 				cur->kids = k;
 				cur->cap_kids = cap;
 			}
-			next = calloc(1, sizeof(*next));
+			next = a ? arena_alloc(a, sizeof(*next)) : malloc(sizeof(*next));
 			if (!next)
 				return -ENOMEM;
+			memset(next, 0, sizeof(*next));
 			next->f = frames[i];
 			cur->kids[cur->nr_kids++] = next;
 		}

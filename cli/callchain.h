@@ -28,7 +28,17 @@ struct cc_frame {
 	uint64_t ip;		/* address printed for an unresolved frame */
 };
 
+/* Bulk allocation of nodes: a report builds millions and frees them all at once. */
+struct cc_arena {
+	struct cc_block *blocks;
+	char *cur;
+	size_t left;
+};
+
+void cc_arena_free(struct cc_arena *a);
+
 struct cc_node {
+	struct cc_arena *arena;	/* root only: allocate from it (NULL: malloc each node) */
 	struct cc_frame f;
 	uint64_t hits;		/* chains that ended here */
 	uint64_t cumul;		/* hits of this node and everything below */
@@ -41,7 +51,8 @@ enum cc_mode { CC_NONE, CC_GRAPH, CC_FRACTAL, CC_FLAT, CC_FOLDED };
 
 /* A fresh root (its frame is unused). */
 void cc_root_init(struct cc_node *root);
-/* Free everything under root (root itself is caller-owned). */
+/* Free everything under root (root itself is caller-owned; arena nodes stay until
+ * cc_arena_free). */
 void cc_root_free(struct cc_node *root);
 /* Add one chain of n frames (frames[0] first from the root) with weight period. */
 int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uint64_t period);

@@ -76,6 +76,7 @@ struct report {
 	struct cc_frame *ccf;
 	size_t ccf_cap;
 	struct strpool pool;
+	struct cc_arena arena;	/* every call-chain node of the report */
 	/* dso -> interned names: rows are keyed by short name (as perf does), call-chain
 	 * frames by long name; per-process dso objects of one binary merge */
 	struct dso_slot {
@@ -508,6 +509,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	self = hists__findnew(h, &tmpl);
 	if (!self)
 		return -ENOMEM;
+	self->chain.arena = &r->arena;
 	self->period += period;
 	self->nr_samples++;
 	self->period_acc += period;
@@ -562,6 +564,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			e = hists__findnew(h, &tmpl);
 			if (!e)
 				return -ENOMEM;
+			e->chain.arena = &r->arena;
 			for (size_t k = 0; k < nseen; k++)
 				if (r->seen[k] == e)
 					dup = true;
@@ -966,7 +969,7 @@ int cmd_report(int argc, char **argv)
 
 	so.kallsyms = o.kallsyms;
 	so.symfs = o.symfs;
-	if (tally_session__new(&r.session, &so)) {
+	if (report_session_new(&r.session, r.data, &so)) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -1045,6 +1048,7 @@ out:
 	free(r.seen);
 	free(r.dso_keys);
 	strpool__exit(&r.pool);
+	cc_arena_free(&r.arena);
 	frames__exit(&r.frames);
 	tally_session__delete(r.session);
 	tally_data__delete(r.data);

@@ -306,8 +306,12 @@ static void out_ch(struct out *o, char c)
 
 static void out_fill(struct out *o, char c, size_t n)
 {
-	while (n--)
-		out_ch(o, c);
+	if (o->len + n > sizeof(o->buf))
+		out_flush(o);
+	if (n > sizeof(o->buf))
+		n = sizeof(o->buf);
+	memset(o->buf + o->len, c, n);
+	o->len += n;
 }
 
 /* s padded to width: right-aligned ("%16s") or left-aligned ("%-5s") */
@@ -327,15 +331,29 @@ static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char
 {
 	char t[24];
 	size_t n = 0;
+	char *p;
 
-	do {
-		t[n++] = "0123456789abcdef"[v % base];
-		v /= base;
-	} while (v);
-	if (n < width)
-		out_fill(o, pad, width - n);
+	if (base == 16) {
+		do {
+			t[n++] = "0123456789abcdef"[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		do {
+			t[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+	}
+	if (width > 64)
+		width = 64;
+	if (o->len + n + width > sizeof(o->buf))
+		out_flush(o);
+	p = o->buf + o->len;
+	for (size_t i = n; i < width; i++)
+		*p++ = pad;
 	while (n)
-		out_ch(o, t[--n]);
+		*p++ = t[--n];
+	o->len = (size_t)(p - o->buf);
 }
 
 /* "%5d" / "%-5d" of a signed int */
@@ -522,7 +540,7 @@ int cmd_script(int argc, char **argv)
 		goto out;
 	so.kallsyms = o.kallsyms;
 	so.symfs = o.symfs;
-	if (tally_session__new(&s.session, &so)) {
+	if (report_session_new(&s.session, s.data, &so)) {
 		cli_error("out of memory");
 		goto out;
 	}

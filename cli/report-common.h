@@ -16,6 +16,14 @@
 /* Open PATH (or "-" for a pipe); prints the error itself. 0 or nonzero exit status. */
 int report_open(struct tally_data **d, const char *path, bool force);
 
+/* Open the session for D with what the file knows: the dsos' build-ids (BUILD_ID
+ * feature), and perf's cached copy of the recording kernel's kallsyms
+ * (~/.debug/[kernel.kallsyms]/<build-id>/kallsyms) unless opts->kallsyms is set: reading
+ * a plain file is much faster than /proc/kallsyms and right for files from another boot.
+ * 0 or -errno. */
+int report_session_new(struct tally_session **s, struct tally_data *d,
+		       const struct tally_session_opts *opts);
+
 /* A sample's call chain, resolved frame by frame (callee first), markers removed. */
 struct frames {
 	struct tally_addr_loc *v;
