@@ -92,6 +92,19 @@ else
 	skip "mlock limit (needs root and capsh)"
 fi
 
+# Decay: after the process ends its entries fade but stay (7/8 per refresh); with -z
+# they are gone at the next refresh.
+"$HOT" 0.6 & DP=$!
+"$TALLY" top --stdio -d 0.4 --iterations 4 -p $DP >decay 2>err; rc=$?
+check "top -p of a process that exits meanwhile exits 0" test $rc -eq 0
+check "decayed entries stay after the process exits" bash -c "awk '/PerfTop:/ { n++ } n == 4' decay | grep -q '\[\.\] spin'"
+"$HOT" 0.6 & DP=$!
+"$TALLY" top --stdio -d 0.4 --iterations 4 -p $DP -z >zero 2>err; rc=$?
+check "top -z exits 0" test $rc -eq 0
+check "-z: the first table has the process" bash -c "awk '/PerfTop:/ { n++ } n == 1' zero | grep -q '\[\.\] spin'"
+check "-z: the last table is empty once it exited" bash -c "! awk '/PerfTop:/ { n++ } n == 4' zero | grep -q '\\[[.k]\\]'"
+wait $DP 2>/dev/null
+
 # -c: a fixed period shows in the header instead of a frequency.
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -c 100000 >cnt 2>err
 check "top -c shows the period" grep -q '\[100000 [a-z-]*\]' cnt
