@@ -184,11 +184,6 @@ static int64_t drain(struct record *r)
 			if (r->bt)
 				buildid_tracker__record(r->bt, h);
 		}
-		if (rc < 0) {
-			cli_warn("ring buffer %zu holds a damaged record: skipping its contents", i);
-			tally_ring__skip_all(ring);
-			continue;
-		}
 		n = tally_ring__span(ring, &p1, &l1, &p2, &l2);
 		if (l1)
 			err = tally_writer__write(r->w, p1, l1);
@@ -198,6 +193,11 @@ static int64_t drain(struct record *r)
 		if (err)
 			return err;
 		total += (int64_t)n;
+		if (rc < 0) {
+			/* The records before it are written; what follows cannot be framed. */
+			cli_warn("ring buffer %zu holds a damaged record: skipping the rest of it", i);
+			tally_ring__skip_all(ring);
+		}
 	}
 	if (total) {
 		int err = put_user_record(r, TALLY_RECORD_FINISHED_ROUND);

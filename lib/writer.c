@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,12 @@ static int out_write(struct tally_writer *w, const void *p, size_t n, bool data)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) {	/* a non-blocking pipe: wait for room */
+				struct pollfd pfd = { w->fd, POLLOUT, 0 };
+
+				if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
+					continue;
+			}
 			w->error = -errno;
 			break;
 		}

@@ -42,6 +42,23 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Feature payloads sit at any offset of the file: read them byte-wise. */
+static uint32_t u32_at(const void *buf, size_t idx)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *)buf + 4 * idx, 4);
+	return v;
+}
+
+static uint64_t u64_at(const void *buf, size_t idx)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)buf + 8 * idx, 8);
+	return v;
+}
+
 static void path_of(char *buf, size_t len, const char *name)
 {
 	snprintf(buf, len, "%s/%s", dir, name);
@@ -211,16 +228,16 @@ static void test_file_mode(void **state)
 	assert_string_equal(tally_data__feature_string(d, TALLY_FEAT_VERSION), "0.1.0");
 	assert_int_equal(tally_data__feature(d, TALLY_FEAT_NRCPUS, &buf, &len), 0);
 	assert_int_equal(len, 8);
-	assert_true(((const uint32_t *)buf)[1] >= 1);
+	assert_true(u32_at(buf, 1) >= 1);
 	assert_int_equal(tally_data__feature(d, TALLY_FEAT_SAMPLE_TIME, &buf, &len), 0);
 	assert_int_equal(len, 16);
-	assert_int_equal(((const uint64_t *)buf)[1], 1999);
+	assert_int_equal(u64_at(buf, 1), 1999);
 	assert_int_equal(tally_data__feature(d, TALLY_FEAT_BUILD_ID, &buf, &len), 0);
 	assert_int_equal(len, 8 + 4 + 24 + 64);
 	assert_memory_equal((const char *)buf + 12, bid, 20);
 	assert_string_equal((const char *)buf + 36, "/usr/bin/true");
 	assert_int_equal(tally_data__feature(d, TALLY_FEAT_CMDLINE, &buf, &len), 0);
-	assert_int_equal(*(const uint32_t *)buf, 4);
+	assert_int_equal(u32_at(buf, 0), 4);
 	assert_string_equal((const char *)buf + 8, "tally");
 	assert_true(tally_data__has_feature(d, TALLY_FEAT_TOTAL_MEM));
 	assert_true(tally_data__has_feature(d, TALLY_FEAT_EVENT_DESC));
@@ -359,7 +376,6 @@ static void test_compressed(void **state)
 	char path[256];
 	const void *buf;
 	size_t len, i, n = 20000;
-	const uint32_t *comp;
 
 	(void)state;
 	path_of(path, sizeof(path), "z.data");
@@ -379,11 +395,10 @@ static void test_compressed(void **state)
 	assert_int_equal(tally_data__open(&d, path, NULL, &derr), 0);
 	assert_int_equal(tally_data__feature(d, TALLY_FEAT_COMPRESSED, &buf, &len), 0);
 	assert_int_equal(len, 20);
-	comp = buf;
-	assert_int_equal(comp[1], 1);	/* zstd */
-	assert_int_equal(comp[2], 3);	/* level */
-	assert_true(comp[3] >= 4);	/* ratio */
-	assert_int_equal(comp[4], 528384);
+	assert_int_equal(u32_at(buf, 1), 1);	/* zstd */
+	assert_int_equal(u32_at(buf, 2), 3);	/* level */
+	assert_true(u32_at(buf, 3) >= 4);	/* ratio */
+	assert_int_equal(u32_at(buf, 4), 528384);
 	assert_int_equal(tally_data__for_each(d, 0, count_cb, &c, &derr), 0);
 	assert_int_equal(c.samples, n);
 	assert_int_equal(c.bad_order, 0);
@@ -459,7 +474,7 @@ static void test_features_raw(void **state)
 	assert_int_equal(tally_writer__set_feature_string(w, TALLY_FEAT_HOSTNAME, "vm"), 0);
 	buf = tally_writer__feature(w, TALLY_FEAT_HOSTNAME, &len);
 	assert_int_equal(len, 68);
-	assert_int_equal(*(const uint32_t *)buf, 64);
+	assert_int_equal(u32_at(buf, 0), 64);
 	assert_string_equal((const char *)buf + 4, "vm");
 	assert_int_equal(((const char *)buf)[67], 0);
 	assert_int_equal(tally_writer__set_feature_strings(w, TALLY_FEAT_CMDLINE, list, 2), 0);
