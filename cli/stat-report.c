@@ -38,10 +38,13 @@ static int on_walk(void *arg, const struct perf_event_header *h,
 	struct walk *wk = arg;
 	struct report *rp = wk->rp;
 	const uint64_t *u = (const uint64_t *)(h + 1);
-	size_t n = (h->size - sizeof(*h)) / sizeof(uint64_t);
+	size_t n;
 	int e;
 
 	(void)ctx;
+	if (h->size < sizeof(*h))
+		return 0;
+	n = (h->size - sizeof(*h)) / sizeof(uint64_t);
 	switch (h->type) {
 	case TALLY_RECORD_STAT:
 		if (n < 5)

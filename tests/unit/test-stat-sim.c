@@ -225,6 +225,72 @@ static void human_multiplexing_and_unsupported(void **state)
 	unlink(path);
 }
 
+static void give_ratios(struct sim_kernel *k, struct sim_event *e)
+{
+	(void)k;
+	e->enabled = e->running = 1000;
+	if (e->attr.type != PERF_TYPE_HARDWARE) {
+		e->count = 1000;
+		return;
+	}
+	switch (e->attr.config) {
+	case PERF_COUNT_HW_CPU_CYCLES: e->count = 1000; break;
+	case PERF_COUNT_HW_INSTRUCTIONS: e->count = 2000; break;
+	case PERF_COUNT_HW_STALLED_CYCLES_FRONTEND: e->count = 500; break;
+	case PERF_COUNT_HW_BRANCH_INSTRUCTIONS: e->count = 400; break;
+	case PERF_COUNT_HW_BRANCH_MISSES: e->count = 10; break;
+	case PERF_COUNT_HW_CACHE_REFERENCES: e->count = 200; break;
+	case PERF_COUNT_HW_CACHE_MISSES: e->count = 50; break;
+	default: e->count = 1;
+	}
+}
+
+static void ratio_metrics_per_cpu(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX", line[512], want[1024];
+	const char *csv[] = { "-A", "-a", "-C", "0,1", "-x", ",", "--timeout", "10", "-e",
+			      "cycles,instructions,stalled-cycles-frontend,branches,branch-misses,"
+			      "cache-references,cache-misses" };
+	const char *std[] = { "-a", "-C", "0", "--timeout", "10", "-e",
+			      "cycles,instructions,stalled-cycles-frontend" };
+	struct sim_kernel *k;
+	char *text;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	k = sim_install();
+	k->on_open = give_ratios;
+	assert_int_equal(run_stat(path, csv, 10), 0);
+	text = slurp(path);
+	/* one line per CPU, CPU prefix, per-CPU ratios */
+	assert_non_null(strstr(text, "\nCPU0,10,,branch-misses,1000,100.00,2.50,of all branches\n"));
+	assert_non_null(strstr(text, "\nCPU1,10,,branch-misses,1000,100.00,2.50,of all branches\n"));
+	assert_non_null(strstr(text, "\nCPU0,50,,cache-misses,1000,100.00,25.00,of all cache refs\n"));
+	assert_non_null(strstr(text, "\nCPU1,500,,stalled-cycles-frontend,1000,100.00,50.00,"
+			       "frontend cycles idle\n"));
+	assert_non_null(strstr(text, "\nCPU0,2000,,instructions,1000,100.00,2.00,insn per cycle\n"));
+	free(text);
+
+	k = sim_install();
+	k->on_open = give_ratios;
+	assert_int_equal(run_stat(path, std, 7), 0);
+	sim_uninstall();
+	text = slurp(path);
+	/* insn per cycle, then the stalled-cycles metric on a continuation line */
+	assert_non_null(line_with(text, " instructions ", line, sizeof(line)));
+	snprintf(want, sizeof(want), "%18s %-4s %-32s # %7.2f  %-23s", "2000", "", "instructions",
+		 2.0, "insn per cycle");
+	assert_string_equal(line, want);
+	snprintf(want, sizeof(want), "%s\n%49s # %7.2f  %-23s\n", line, "", 0.25,
+		 "stalled cycles per insn");
+	assert_non_null(strstr(text, want));
+	free(text);
+	unlink(path);
+}
+
 static void open_error_messages(void **state)
 {
 	char buf[2048];
@@ -281,6 +347,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(csv_group_multiplexing_not_counted),
 		cmocka_unit_test(human_multiplexing_and_unsupported),
+		cmocka_unit_test(ratio_metrics_per_cpu),
 		cmocka_unit_test(open_error_messages),
 		cmocka_unit_test(permission_error_exits_nonzero),
 	};
