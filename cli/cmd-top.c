@@ -377,8 +377,12 @@ static int wait_until(struct loop *l, double deadline)
 		ms = (int)ceil(left * 1000);
 		n = poll(l->pfd, l->npfd, ms);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR) {
+				/* SIGWINCH: ncurses queues KEY_RESIZE; redraw now */
+				if (l->ui && top_tui__keys(l->ui, l->t))
+					l->quit = true;
 				continue;
+			}
 			cli_error("poll failed: %s", strerror(errno));
 			return -1;
 		}
@@ -444,6 +448,7 @@ static int run(struct top *t, const struct top_opts *o, bool tui)
 		tnow = now();
 		t->interval_secs = tnow - last;
 		last = tnow;
+		top__end_interval(t);
 		if (top__sort(t)) {
 			cli_error("out of memory");
 			err = 1;

@@ -679,6 +679,17 @@ int top__drain(struct top *t)
 	return err;
 }
 
+void top__end_interval(struct top *t)
+{
+	for (size_t e = 0; e < t->nr_ev; e++) {
+		t->ev[e].shown_samples = t->ev[e].interval_samples;
+		t->ev[e].shown_kernel = t->ev[e].interval_kernel;
+		t->ev[e].interval_samples = t->ev[e].interval_kernel = 0;
+	}
+	t->lost_shown = t->lost_interval;
+	t->lost_interval = 0;
+}
+
 /* ---- decay ---- */
 
 static void decay_chain(struct cc_node *n, bool zero)
@@ -748,10 +759,7 @@ void top__decay(struct top *t, bool zero)
 	for (size_t e = 0; e < t->nr_ev; e++) {
 		if (decay_hists(&t->ev[e].hists, zero))
 			cli_warn("out of memory while decaying samples");
-		t->ev[e].interval_samples = 0;
-		t->ev[e].interval_kernel = 0;
 	}
-	t->lost_interval = 0;
 	t->nr_sorted = 0;	/* the tables were rebuilt */
 }
 

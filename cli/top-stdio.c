@@ -16,9 +16,9 @@ int top_header(const struct top *t, char *buf, size_t len)
 {
 	const struct top_event *ev = &t->ev[t->cur];
 	double secs = t->interval_secs > 0 ? t->interval_secs : 1.0;
-	double irqs = (double)ev->interval_samples / secs;
-	double kpct = ev->interval_samples ?
-			      100.0 * (double)ev->interval_kernel / (double)ev->interval_samples : 0;
+	double irqs = (double)ev->shown_samples / secs;
+	double kpct = ev->shown_samples ?
+			      100.0 * (double)ev->shown_kernel / (double)ev->shown_samples : 0;
 	char rate[48], target[160];
 	size_t n;
 
@@ -45,7 +45,7 @@ int top_header(const struct top *t, char *buf, size_t len)
 	return snprintf(buf, len,
 			"   PerfTop:%8.0f irqs/sec  kernel:%4.1f%%  exact: %4.1f%% lost: %" PRIu64
 			"/%" PRIu64 " drop: 0/0 [%s%s],  %s",
-			irqs, kpct, 0.0, t->lost_interval, t->lost, rate, ev->name, target);
+			irqs, kpct, 0.0, t->lost_shown, t->lost, rate, ev->name, target);
 }
 
 static double pct(uint64_t v, uint64_t total)

@@ -302,6 +302,8 @@ int top_tui__keys(struct top_tui *ui, struct top *t)
 			if (!ui->callers && t->o->callgraph)
 				remember(ui, t);
 			break;
+		case KEY_RESIZE:
+			break;	/* redrawn below at the new size */
 		case 27:	/* Esc */
 		case KEY_LEFT:
 		case KEY_BACKSPACE:

@@ -52,7 +52,8 @@ struct top_event {
 	char *name;
 	struct tally_sample_layout layout;
 	struct hists hists;
-	uint64_t interval_samples, interval_kernel;
+	uint64_t interval_samples, interval_kernel;	/* being counted */
+	uint64_t shown_samples, shown_kernel;		/* of the last finished interval */
 };
 
 struct top_id {
@@ -94,7 +95,7 @@ struct top {
 	struct top_rec *recs;
 	size_t nr_recs, cap_recs;
 	/* statistics */
-	uint64_t lost, lost_interval;
+	uint64_t lost, lost_interval, lost_shown;
 	uint64_t total_samples;
 	double interval_secs;		/* length of the last interval */
 	/* view state */
@@ -113,6 +114,8 @@ int top__open(struct top *t, const struct top_opts *o);
 void top__close(struct top *t);
 /* Move everything the rings hold into the session and histograms. */
 int top__drain(struct top *t);
+/* At a refresh: the interval's counts become the ones the header shows. */
+void top__end_interval(struct top *t);
 /* Between refreshes: samples decay by 7/8 (or are zeroed with -z). */
 void top__decay(struct top *t, bool zero);
 /* Sort the shown event's entries for display (after top__drain). */

@@ -45,6 +45,7 @@ check "terminal view shows the key help" grep -q 'q quit' pane
 tm send-keys -t top U
 if wait_pane 'U user:hidden' 5; then ok "U hides user symbols"; else fail "U hides user symbols"; fi
 check "user rows are gone after U" bash -c "! grep -q '\[\.\] spin' pane"
+check "a redraw between refreshes keeps the last interval's rate" grep -Eq 'PerfTop: +[1-9][0-9]* irqs/sec' pane
 tm send-keys -t top U
 wait_pane '\[\.\] spin' 5
 tm send-keys -t top Down Down Up NPage PPage Home End
