@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -991,6 +993,57 @@ static void real_open_events(void **state)
 	tally_selfmon_close_events(cs, nr);
 }
 
+/* Attached to another process and bound to a CPU: read() only, and agreeing with it. */
+static void real_attached_and_cpu(void **state)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+	};
+	struct tally_selfmon *c;
+	struct tally_count v;
+	uint64_t raw[4];
+	pid_t child;
+	int err, status;
+
+	(void)state;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* never outlive the test, even if an assertion ends it early */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(30);
+		for (;;)
+			spin(1000000);
+	}
+	err = tally_selfmon__open(&c, &a, child, -1, NULL, 0);
+	if (err == -EACCES || err == -EPERM) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		skip();
+	}
+	assert_int_equal(err, 0);
+	spin(2000000);
+	assert_int_equal(tally_selfmon__disable(c, false), 0);
+	assert_int_equal(tally_selfmon__read(c, &v), 0);
+	assert_int_equal(tally_selfmon__last_path(c), TALLY_SELF_PATH_NOT_SELF);
+	assert_int_equal(read(tally_selfmon__fd(c), raw, sizeof(raw)), sizeof(raw));
+	assert_int_equal(v.val, raw[0]);
+	assert_int_equal(v.ena, raw[1]);
+	tally_selfmon__delete(c);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+
+	/* this thread, but only on CPU 0 */
+	err = tally_selfmon__open(&c, &a, 0, 0, NULL, 0);
+	if (err == -EACCES || err == -EPERM)
+		return;
+	assert_int_equal(err, 0);
+	assert_int_equal(tally_selfmon__read(c, &v), 0);
+	assert_int_equal(tally_selfmon__last_path(c), TALLY_SELF_PATH_NOT_SELF);
+	tally_selfmon__delete(c);
+}
+
 static volatile sig_atomic_t nr_signals;
 static volatile sig_atomic_t last_fd = -1;
 
@@ -1156,6 +1209,7 @@ int main(void)
 		cmocka_unit_test(real_prctl_enable_disable_all),
 		cmocka_unit_test(real_group),
 		cmocka_unit_test(real_open_events),
+		cmocka_unit_test(real_attached_and_cpu),
 		cmocka_unit_test(real_overflow_signals_refresh),
 		cmocka_unit_test(real_selfsample),
 	};
