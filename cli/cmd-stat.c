@@ -1343,6 +1343,33 @@ static int get_precision(double num)
 	return (int)lround(ceil(-log10(num)));
 }
 
+/* perf's hint: the NMI watchdog holds a hardware counter, so supported events may go
+ * uncounted. */
+static bool any_not_counted(const struct stat_run *r)
+{
+	for (int e = 0; e < r->nr_ev; e++)
+		for (int a = 0; a < r->nr_ids; a++) {
+			const struct stat_row *row = &r->rows[(size_t)e * (size_t)r->nr_ids + (size_t)a];
+
+			if (r->ev[e].supported && row->present && !row->counted && !r->ev[e].tool)
+				return true;
+		}
+	return false;
+}
+
+static bool nmi_watchdog_on(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/nmi_watchdog", "re");
+	int v = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v != 0;
+}
+
 static void print_footer(struct stat_run *r)
 {
 	FILE *f = r->out.f;
@@ -1371,6 +1398,11 @@ static void print_footer(struct stat_run *r)
 			fprintf(f, "  ( +-%6.2f%% )", pct);
 	}
 	fputs("\n\n", f);
+	if (any_not_counted(r) && nmi_watchdog_on())
+		fputs("Some events weren't counted. Try disabling the NMI watchdog:\n"
+		      "\techo 0 > /proc/sys/kernel/nmi_watchdog\n"
+		      "\ttally stat ...\n"
+		      "\techo 1 > /proc/sys/kernel/nmi_watchdog\n", f);
 }
 
 static void print_report(struct stat_run *r)
