@@ -297,7 +297,19 @@ static size_t get_string(const uint8_t *p, size_t avail, const char **s, size_t 
 	return 4 + (size_t)len;
 }
 
-static int parse_event_desc(struct tally_data *d)
+static const char *const feat_names[] = {
+	[TALLY_FEAT_HOSTNAME] = "HOSTNAME", [TALLY_FEAT_OSRELEASE] = "OSRELEASE",
+	[TALLY_FEAT_VERSION] = "VERSION", [TALLY_FEAT_ARCH] = "ARCH",
+	[TALLY_FEAT_CPUDESC] = "CPUDESC", [TALLY_FEAT_CPUID] = "CPUID",
+	[TALLY_FEAT_EVENT_DESC] = "EVENT_DESC", [TALLY_FEAT_GROUP_DESC] = "GROUP_DESC",
+};
+
+static uint64_t feat_off(const struct tally_data *d, const void *p)
+{
+	return (uint64_t)((const uint8_t *)p - d->buf);
+}
+
+static int parse_event_desc(struct tally_data *d, struct tally_data_error *err)
 {
 	struct feat *f = &d->feats[TALLY_FEAT_EVENT_DESC];
 	const uint8_t *p, *end;
@@ -316,16 +328,20 @@ static int parse_event_desc(struct tally_data *d)
 		size_t nlen, used;
 
 		if ((size_t)(end - p) < (size_t)asz + 4)
-			return 0;	/* damaged feature: keep derived names */
+			return fail(err, feat_off(d, p), -EINVAL, "EVENT_DESC: event %u of %u with "
+				    "attr size %u does not fit in the feature (%zu bytes)", i, nr, asz,
+				    f->len);
 		p += asz;
 		memcpy(&nids, p, 4);
 		p += 4;
 		used = get_string(p, (size_t)(end - p), &name, &nlen);
 		if (!used)
-			return 0;
+			return fail(err, feat_off(d, p), -EINVAL, "EVENT_DESC: event %u: name "
+				    "string does not fit in the feature", i);
 		p += used;
 		if (nids > (size_t)(end - p) / 8)
-			return 0;
+			return fail(err, feat_off(d, p), -EINVAL, "EVENT_DESC: event %u: %u ids do "
+				    "not fit in the feature", i, nids);
 		p += (size_t)nids * 8;
 		if (i < d->nr_events && nlen) {
 			char *n = strndup(name, nlen);
@@ -368,7 +384,7 @@ static void parse_group_desc(struct tally_data *d)
 	}
 }
 
-static void decode_string_features(struct tally_data *d)
+static int decode_string_features(struct tally_data *d, struct tally_data_error *err)
 {
 	static const int str_feats[] = { TALLY_FEAT_HOSTNAME, TALLY_FEAT_OSRELEASE,
 					 TALLY_FEAT_VERSION, TALLY_FEAT_ARCH,
@@ -377,15 +393,24 @@ static void decode_string_features(struct tally_data *d)
 		struct feat *f = &d->feats[str_feats[i]];
 		const char *s;
 		size_t len;
-		if (!f->present || !get_string(f->buf, f->len, &s, &len))
+		if (!f->present)
 			continue;
+		if (!get_string(f->buf, f->len, &s, &len)) {
+			uint32_t slen = 0;
+			if (f->len >= 4)
+				memcpy(&slen, f->buf, 4);
+			return fail(err, feat_off(d, f->buf), -EINVAL, "%s feature: string of %u "
+				    "bytes does not fit in its %zu-byte section",
+				    feat_names[str_feats[i]], slen, f->len);
+		}
 		/* must be NUL terminated within the payload */
 		if ((size_t)(s - (const char *)f->buf) + len < f->len)
 			d->feat_str[str_feats[i]] = s;
 	}
+	return 0;
 }
 
-static int finish_events(struct tally_data *d)
+static int finish_events(struct tally_data *d, struct tally_data_error *err)
 {
 	int ret;
 
@@ -393,11 +418,13 @@ static int finish_events(struct tally_data *d)
 		if (!d->events[i].name && !(d->events[i].name = tly_event_name(&d->events[i].attr)))
 			return -ENOMEM;
 	}
-	ret = parse_event_desc(d);
+	ret = parse_event_desc(d, err);
 	if (ret)
 		return ret;
 	parse_group_desc(d);
-	decode_string_features(d);
+	ret = decode_string_features(d, err);
+	if (ret)
+		return ret;
 	d->same_id_pos = true;
 	for (size_t i = 1; i < d->nr_events; i++) {
 		const struct tally_sample_layout *a = &d->events[0].layout, *b = &d->events[i].layout;
@@ -440,6 +467,9 @@ static int open_file_mode(struct tally_data *d, struct tally_data_error *err)
 	if (!in_file(d, h->attrs.offset, h->attrs.size))
 		return fail(err, 24, -EINVAL, "attrs section {0x%" PRIx64 ", %" PRIu64
 			    "} outside the file", h->attrs.offset, h->attrs.size);
+	if (h->attrs.size % stride)
+		return fail(err, 32, -EINVAL, "attrs section of %" PRIu64 " bytes is not a "
+			    "multiple of the attr size %" PRIu64, h->attrs.size, stride);
 	nattr = h->attrs.size / stride;
 	for (uint64_t i = 0; i < nattr; i++) {
 		uint64_t off = h->attrs.offset + i * stride;
@@ -487,9 +517,11 @@ static int open_file_mode(struct tally_data *d, struct tally_data_error *err)
 		if (!in_file(d, ft, 16))
 			break;	/* cut short: the features are lost, the data is not */
 		memcpy(&s, d->buf + ft, 16);
-		ft += 16;
 		if (!in_file(d, s.offset, s.size))
-			continue;
+			return fail(err, ft, -EINVAL, "feature %d section {0x%" PRIx64 ", %" PRIu64
+				    "} lies outside the file (%zu bytes)", bit, s.offset, s.size,
+				    d->size);
+		ft += 16;
 		d->feats[bit].buf = d->buf + s.offset;
 		d->feats[bit].len = s.size;
 		d->feats[bit].present = true;
@@ -621,7 +653,7 @@ static int open_buffer(struct tally_data *d, struct tally_data_error *err)
 	}
 	if (ret)
 		return ret;
-	return finish_events(d);
+	return finish_events(d, err);
 }
 
 static struct tally_data *data_new(const char *path)
@@ -1080,6 +1112,64 @@ static void release_behind(struct tally_data *d, uint64_t off)
 	d->released = off;
 }
 
+/* Counts inside records the reader hands out must fit the record: callers may trust
+ * them. Samples are decoded once here for the same reason. */
+static int check_record(const struct tally_data *d, const struct perf_event_header *hdr,
+			uint64_t off, struct tally_data_error *err)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+	size_t len = hdr->size - sizeof(*hdr);
+	uint64_t nr;
+	uint16_t type, n16, lsz;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SAMPLE: {
+		int idx = tally_data__event_of(d, hdr);
+		struct tally_sample smp;
+		if (idx >= 0 && tally_sample__parse(&d->events[idx].layout, hdr, &smp))
+			return fail(err, off, -EINVAL, "SAMPLE of %u bytes is shorter than its "
+				    "fields say (event %d)", hdr->size, idx);
+		return 0;
+	}
+	case TALLY_RECORD_THREAD_MAP:
+		if (len < 8)
+			return fail(err, off, -EINVAL, "THREAD_MAP record too small");
+		memcpy(&nr, p, 8);
+		if (nr > (len - 8) / 24)
+			return fail(err, off, -EINVAL, "THREAD_MAP with %" PRIu64 " entries does not "
+				    "fit in %u bytes", nr, hdr->size);
+		return 0;
+	case TALLY_RECORD_CPU_MAP:
+		if (len < 4)
+			return fail(err, off, -EINVAL, "CPU_MAP record too small");
+		memcpy(&type, p, 2);
+		memcpy(&n16, p + 2, 2);
+		if (type == 0 && n16 > (len - 4) / 2)	/* cpus: u16 cpu[nr] */
+			return fail(err, off, -EINVAL, "CPU_MAP with %u cpus does not fit in %u "
+				    "bytes", n16, hdr->size);
+		if (type == 2) {			/* range: u8 any_cpu, pad; u16 start, end */
+			uint16_t r[2];
+			if (len < 8)
+				return fail(err, off, -EINVAL, "CPU_MAP range record too small");
+			memcpy(r, p + 4, 4);
+			if (p[2] > 1 || r[0] > r[1])
+				return fail(err, off, -EINVAL, "CPU_MAP range %u-%u (any_cpu %u) is "
+					    "not a cpu range", r[0], r[1], p[2]);
+		}
+		if (type == 1) {			/* mask: u16 long_size; mask[nr] */
+			if (len < 6)
+				return fail(err, off, -EINVAL, "CPU_MAP mask record too small");
+			memcpy(&lsz, p + 4, 2);
+			if ((lsz != 4 && lsz != 8) || (size_t)n16 * lsz > len - 6)
+				return fail(err, off, -EINVAL, "CPU_MAP mask of %u x %u bytes does not "
+					    "fit in %u bytes", n16, lsz, hdr->size);
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 /* One record: consumed by the reader, decompressed, queued or handed over. */
 static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t off,
 		   struct chunk *chunk, bool consumed)
@@ -1105,6 +1195,11 @@ static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t
 					return ret;
 			}
 		}
+	}
+	if (!consumed) {
+		int ret = check_record(d, hdr, off, w->err);
+		if (ret)
+			return ret;
 	}
 	if (!consumed && !tally_record__type_name(hdr->type)) {
 		d->nr_unknown++;
@@ -1210,7 +1305,13 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 			break;
 		}
 		if (sz > d->data_end - off) {
-			d->truncated += sz - (d->data_end - off);
+			if (d->pipe || d->data_end == d->size) {
+				d->truncated += sz - (d->data_end - off);
+				break;	/* the file ends here: cut short */
+			}
+			ret = fail(err, off, -EINVAL, "record of type %u and %" PRIu64 " bytes runs "
+				   "past the end of the data section (0x%" PRIx64 ")", hdr->type, sz,
+				   d->data_end);
 			break;
 		}
 		switch (hdr->type) {

@@ -430,6 +430,38 @@ static void damage(void **state)
 	assert_true(tally_data__truncated(d) >= h->data.size / 2);
 	tally_data__delete(d);
 
+	/* damage the robustness checks name: odd attrs size, a record running past the
+	 * data section (file not cut), a feature section outside the file */
+	memcpy(copy, file, len);
+	uint64_t odd = h->attrs.size + 7;
+	memcpy(copy + 32, &odd, 8);
+	assert_int_equal(tally_data__open_mem(&d, copy, len, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "multiple"));
+	memcpy(copy, file, len);
+	uint64_t big = 1ULL << 40;
+	memcpy(copy + h->data.offset + h->data.size, &big, 8);	/* first feature's offset */
+	assert_int_equal(tally_data__open_mem(&d, copy, len, &err), -EINVAL);
+	assert_int_equal(err.offset, h->data.offset + h->data.size);
+	memcpy(copy, file, len);
+	{
+		/* find the last record of the data section and make it huge */
+		uint64_t ro = h->data.offset, last = ro;
+		while (ro < h->data.offset + h->data.size) {
+			uint16_t sz;
+			memcpy(&sz, copy + ro + 6, 2);
+			last = ro;
+			ro += sz;
+		}
+		uint16_t huge = 0xfff8;
+		memcpy(copy + last + 6, &huge, 2);
+		assert_int_equal(tally_data__open_mem(&d, copy, len, &err), 0);
+		n = 0;
+		assert_int_equal(tally_data__for_each(d, 0, count_only, &n, &err), -EINVAL);
+		assert_int_equal(err.offset, last);
+		assert_non_null(strstr(err.msg, "data section"));
+		tally_data__delete(d);
+	}
+
 	/* the legacy PERFFILE magic with the same layout */
 	memcpy(copy, file, len);
 	uint64_t m1 = TALLY_PERF_MAGIC1;
