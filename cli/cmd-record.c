@@ -150,6 +150,65 @@ static int parse_call_graph(struct record_opts *o, const char *arg)
 	return -1;
 }
 
+/* -m PAGES (a power of two) or -m SIZE[BKMG] (rounded up to a power of two pages, as
+ * perf does). The AUX area size after a comma is not supported. */
+static int parse_mmap_pages(struct record_opts *o, const char *arg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *end;
+	uint64_t v, pages;
+
+	if (strchr(arg, ',')) {
+		cli_error("-m '%s': AUX area buffers are not supported (no AUX tracing PMU here); "
+			  "give only the data pages", arg);
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *arg == '-' || !v)
+		goto bad;
+	if (!*end) {
+		if (v & (v - 1)) {
+			cli_error("-m '%s': the number of data pages must be a power of two "
+				  "(e.g. 128, 512), or give a size such as 512K", arg);
+			return -1;
+		}
+		pages = v;
+	} else {
+		int shift = 0;
+
+		switch (*end) {
+		case 'B': case 'b': shift = 0; break;
+		case 'K': case 'k': shift = 10; break;
+		case 'M': case 'm': shift = 20; break;
+		case 'G': case 'g': shift = 30; break;
+		default: goto bad;
+		}
+		if (end[1] || v > (UINT64_MAX >> shift))
+			goto bad;
+		v <<= shift;
+		pages = (v + (uint64_t)page - 1) / (uint64_t)page;
+		if (pages & (pages - 1)) {
+			uint64_t p2 = 1;
+
+			while (p2 < pages)
+				p2 <<= 1;
+			pages = p2;
+			if (!o->quiet)
+				fprintf(stderr, "rounding mmap pages size to %" PRIu64 " bytes (%" PRIu64
+					" pages)\n", pages * (uint64_t)page, pages);
+		}
+	}
+	if (pages > (1u << 20))
+		goto bad;
+	o->mmap_pages = (size_t)pages;
+	return 0;
+bad:
+	cli_error("-m '%s': expected a number of pages (a power of two) or a size such as 512K, "
+		  "at most 4G", arg);
+	return -1;
+}
+
 /* Parse options into o; returns the index of the workload's argv, or -1 (error, message
  * printed), or -2 (help printed). */
 static int parse_options(struct record_opts *o, int argc, char **argv)
@@ -209,12 +268,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			o->no_inherit = true;
 			break;
 		case 'm':
-			if (!parse_u64(optarg, &v) || !v || (v & (v - 1)) || v > (1u << 20)) {
-				cli_error("-m '%s': the number of data pages must be a power of two "
-					  "(e.g. 128, 512)", optarg);
+			if (parse_mmap_pages(o, optarg))
 				return -1;
-			}
-			o->mmap_pages = (size_t)v;
 			break;
 		case OPT_SWITCH_EVENTS:
 			o->switch_events = true;

@@ -15,6 +15,9 @@ check "bad event: perf-style syntax error" grep -q "event syntax error" err
 "$TALLY" record -m 3 true 2>err; rc=$?
 check "-m not a power of two: nonzero" test $rc -ne 0 && grep -q 'power of two' err
 
+"$TALLY" record -o m.data -m 300K true 2>err; rc=$?
+check "-m SIZE rounded up to a power of two pages" grep -q 'rounding mmap pages size to 524288 bytes (128 pages)' err
+
 "$TALLY" record -c 100 -F 100 true 2>err; rc=$?
 check "-c with -F refused" test $rc -ne 0
 
