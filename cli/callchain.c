@@ -81,8 +81,10 @@ void cc_root_free(struct cc_node *root)
 	root->arena = a;
 }
 
-static bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
+static inline bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
 {
+	if (a->sym && a->sym == b->sym && a->dso_key == b->dso_key)
+		return true;
 	if (a->dso_key != b->dso_key || !a->sym != !b->sym)
 		return false;
 	if (!a->dso_key && a->dso != b->dso)

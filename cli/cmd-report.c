@@ -45,6 +45,7 @@ struct report_opts {
 	bool dump_raw;
 	bool relative;
 	bool force;
+	int group;		/* -1 default (on when the file has groups), 0, 1 */
 	unsigned max_stack;
 	char **comms, **dsos, **syms;
 	size_t nr_comms, nr_dsos, nr_syms;
@@ -65,8 +66,10 @@ struct report {
 	struct ev_state *ev;
 	size_t nr_ev;
 	bool children;
-	bool use_chains;	/* build call-chain trees */
+	bool use_chains;	/* resolve call chains (children, trees) */
+	bool build_trees;	/* keep call-chain trees (not with -g none) */
 	bool caller;		/* chain order */
+	bool group_view;	/* event groups print as one section */
 	uint64_t lost_samples;
 	uint64_t type_counts[128];
 	uint64_t nr_records;
@@ -107,6 +110,8 @@ static const char usage[] =
 	"        --tid <tid[,...]>      only these threads\n"
 	"    -C, --cpu <cpu-list>       only these cpus\n"
 	"        --percentage <relative|absolute>\n"
+	"        --group / --no-group  event groups as one section with a column per member\n"
+	"                          (default: on when the file has groups)\n"
 	"    -q, --quiet           only the entries\n"
 	"        --header          print the perf.data header first\n"
 	"        --header-only     print only the header\n"
@@ -120,7 +125,7 @@ static const char usage[] =
 enum {
 	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_SHOW_PERIOD, OPT_PID,
 	OPT_TID, OPT_PERCENTAGE, OPT_HEADER, OPT_HEADER_ONLY, OPT_STATS, OPT_STDIO, OPT_TUI,
-	OPT_KALLSYMS, OPT_SYMFS, OPT_MAX_STACK,
+	OPT_KALLSYMS, OPT_SYMFS, OPT_MAX_STACK, OPT_GROUP, OPT_NO_GROUP,
 };
 
 static const struct option long_opts[] = {
@@ -144,6 +149,8 @@ static const struct option long_opts[] = {
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "percentage", required_argument, NULL, OPT_PERCENTAGE },
+	{ "group", no_argument, NULL, OPT_GROUP },
+	{ "no-group", no_argument, NULL, OPT_NO_GROUP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "header", no_argument, NULL, OPT_HEADER },
 	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
@@ -330,6 +337,12 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case OPT_GROUP:
+			o->group = 1;
+			break;
+		case OPT_NO_GROUP:
+			o->group = 0;
 			break;
 		case OPT_HEADER:
 			o->header = true;
@@ -542,7 +555,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 		}
 		if (r->err)
 			return r->err;
-		if (cc_append(&self->chain, r->ccf, n, period))
+		if (r->build_trees && cc_append(&self->chain, r->ccf, n, period))
 			return -ENOMEM;
 		if (n > self->max_depth)
 			self->max_depth = (uint32_t)n;
@@ -573,7 +586,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			r->seen[nseen++] = e;
 			e->period_acc += period;
 			e->nr_samples_acc++;
-			if (cc_append(&e->chain, r->ccf + i, n - i, period))
+			if (r->build_trees && cc_append(&e->chain, r->ccf + i, n - i, period))
 				return -ENOMEM;
 			if (n - i > e->max_depth)
 				e->max_depth = (uint32_t)(n - i);
@@ -903,19 +916,47 @@ static int print_report(struct report *r, const enum hist_col *cols, size_t nr_c
 	for (size_t i = 0; i < r->nr_ev; i++) {
 		struct hists *h = &r->ev[i].hists;
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
-		uint64_t nr = r->o->relative ? h->nr_filtered_samples : h->nr_samples;
-		uint64_t period = r->o->relative ? h->filtered_period : h->total_period;
-		char unit;
+		uint64_t nr = 0, period = 0, totals[64];
+		size_t nm = 1;
+		char unit, name[1024];
 
-		if (!h->nr_samples)
+		if (r->group_view && ev->leader != (int)i)
+			continue;	/* a group member: printed in its leader's section */
+		if (r->group_view && ev->nr_members > 1)
+			nm = (size_t)ev->nr_members < 64 && i + (size_t)ev->nr_members <= r->nr_ev
+				     ? (size_t)ev->nr_members : 1;
+		snprintf(name, sizeof(name), "%s", ev->name ? ev->name : "unknown");
+		if (nm > 1) {
+			size_t off = (size_t)snprintf(name, sizeof(name), "anon group {");
+
+			for (size_t k = 0; k < nm && off < sizeof(name); k++) {
+				const struct tally_data_event *m = tally_data__event(r->data, i + k);
+
+				off += (size_t)snprintf(name + off, sizeof(name) - off, "%s %s",
+							k ? "," : "", m->name ? m->name : "unknown");
+			}
+			if (off < sizeof(name))
+				snprintf(name + off, sizeof(name) - off, " }");
+		}
+		for (size_t k = 0; k < nm; k++) {
+			struct hists *m = &r->ev[i + k].hists;
+
+			nr += r->o->relative ? m->nr_filtered_samples : m->nr_samples;
+			totals[k] = r->o->relative ? m->filtered_period : m->total_period;
+			period += totals[k];
+			if (k && hists__link_member(h, m, k, nm))
+				return -ENOMEM;
+		}
+		if (!nr)
 			continue;
+		po.member_totals = totals;
 		if (hists__sort(h, r->children))
 			return -ENOMEM;
 		if (!r->o->quiet) {
 			unsigned long n = convert_unit((unsigned long)nr, &unit);
 
-			printf("# Samples: %lu%c of event '%s'\n", n, unit,
-			       ev->name ? ev->name : "unknown");
+			printf("# Samples: %lu%c of event%s '%s'\n", n, unit, nm > 1 ? "s" : "",
+			       name);
 			printf("# Event count (approx.): %" PRIu64 "\n#\n", period);
 		}
 		err = hists__fprintf(h, stdout, &po);
@@ -933,6 +974,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = {
 		.input = "perf.data",
 		.children = -1,
+		.group = -1,
 		.cc_mode = CC_GRAPH,
 		.cc_order = -1,
 		.cc_min_percent = 0.5,
@@ -965,6 +1007,10 @@ int cmd_report(int argc, char **argv)
 	}
 	r.children = any_chain && o.children != 0;
 	r.use_chains = any_chain;
+	for (size_t i = 0; i < r.nr_ev; i++)
+		if (tally_data__event(r.data, i)->nr_members > 1)
+			r.group_view = o.group != 0;
+	r.build_trees = any_chain && o.cc_mode != CC_NONE;
 	r.caller = o.cc_order >= 0 ? o.cc_order == 1 : r.children;
 
 	so.kallsyms = o.kallsyms;

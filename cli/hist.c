@@ -110,6 +110,7 @@ int hists__init_shared(struct hists *h, const enum hist_col *keys, size_t nr_key
 {
 	memset(h, 0, sizeof(*h));
 	h->pool = pool ? pool : &h->own_pool;
+	h->nr_members = 1;
 	if (nr_keys > HC_NR)
 		return -EINVAL;
 	memcpy(h->keys, keys, nr_keys * sizeof(*keys));
@@ -126,6 +127,7 @@ void hists__exit(struct hists *h)
 	for (size_t i = 0; i < h->cap; i++) {
 		if (h->table[i]) {
 			cc_root_free(&h->table[i]->chain);
+			free(h->table[i]->members);
 			free(h->table[i]);
 		}
 	}
@@ -239,6 +241,7 @@ struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl
 	*e = *tmpl;
 	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
 	e->max_depth = 0;
+	e->members = NULL;
 	cc_root_init(&e->chain);
 	e->hash = hash;
 	h->table[i] = e;
@@ -298,14 +301,38 @@ struct sort_ctx {
 	bool has_sym;
 };
 
+static const struct hist_entry *member(const struct hist_entry *e, size_t k)
+{
+	return k == 0 ? e : e->members ? e->members[k] : NULL;
+}
+
+/* compare a field member by member (group view), heaviest first */
+static int group_cmp(const struct hists *h, const struct hist_entry *a,
+		     const struct hist_entry *b, bool acc)
+{
+	for (size_t k = 1; k < h->nr_members; k++) {
+		const struct hist_entry *x = member(a, k), *y = member(b, k);
+		uint64_t vx = x ? (acc ? x->period_acc : x->period) : 0;
+		uint64_t vy = y ? (acc ? y->period_acc : y->period) : 0;
+
+		if (vx != vy)
+			return vx > vy ? -1 : 1;
+	}
+	return 0;
+}
+
 static int out_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct hist_entry *a = *(struct hist_entry *const *)pa;
 	const struct hist_entry *b = *(struct hist_entry *const *)pb;
 	const struct sort_ctx *ctx = arg;
 
+	int c;
+
 	if (ctx->children && a->period_acc != b->period_acc)
 		return a->period_acc > b->period_acc ? -1 : 1;
+	if (ctx->children && ctx->h->nr_members > 1 && (c = group_cmp(ctx->h, a, b, true)))
+		return c;
 	/* perf: with equal children periods, a caller goes above its callees */
 	if (ctx->children && ctx->has_sym && a->tid == b->tid && a->pid == b->pid &&
 	    a->max_depth != b->max_depth) {
@@ -317,6 +344,8 @@ static int out_cmp(const void *pa, const void *pb, void *arg)
 	}
 	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;
+	if (ctx->h->nr_members > 1 && (c = group_cmp(ctx->h, a, b, false)))
+		return c;
 	return key_cmp(ctx->h, a, b);
 }
 
@@ -337,6 +366,27 @@ int hists__sort(struct hists *h, bool children)
 		ctx.has_sym |= h->keys[i] == HC_SYM;
 
 	qsort_r(h->sorted, n, sizeof(*h->sorted), out_cmp, &ctx);
+	return 0;
+}
+
+int hists__link_member(struct hists *leader, struct hists *m, size_t idx, size_t nr)
+{
+	leader->nr_members = nr;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct hist_entry *e = m->table[i], *l;
+
+		if (!e)
+			continue;
+		l = hists__findnew(leader, e);
+		if (!l)
+			return -ENOMEM;
+		if (!l->members) {
+			l->members = calloc(nr, sizeof(*l->members));
+			if (!l->members)
+				return -ENOMEM;
+		}
+		l->members[idx] = e;
+	}
 	return 0;
 }
 
@@ -397,6 +447,32 @@ static const char *thread_comm(const struct hist_entry *e)
 	const char *c = e->thread ? tally_thread__comm(e->thread) : NULL;
 
 	return c ? c : e->comm;
+}
+
+static void print_value_cell(FILE *fp, const struct hists *h, const struct hist_entry *e,
+			     enum hist_col c, const struct hists_print_opts *o, uint64_t total)
+{
+	for (size_t k = 0; k < h->nr_members; k++) {
+		const struct hist_entry *m = member(e, k);
+		uint64_t t = k == 0 ? total : o->member_totals ? o->member_totals[k] : 0;
+
+		switch (c) {
+		case HC_OVERHEAD:
+			fprintf(fp, "%7.2f%%", pct(m ? m->period : 0, t));
+			break;
+		case HC_CHILDREN:
+			fprintf(fp, "%7.2f%%", pct(m ? m->period_acc : 0, t));
+			break;
+		case HC_SAMPLE:
+			fprintf(fp, "%12" PRIu64, m ? m->nr_samples : 0);
+			break;
+		case HC_PERIOD:
+			fprintf(fp, "%12" PRIu64, m ? m->period : 0);
+			break;
+		default:
+			break;
+		}
+	}
 }
 
 static void print_cell(FILE *fp, const struct hist_entry *e, enum hist_col c, int w,
@@ -473,10 +549,14 @@ int hists__fprintf(struct hists *h, FILE *fp, const struct hists_print_opts *o)
 	for (size_t i = 0; i < o->nr_cols && nr < HC_NR * 2; i++)
 		if (!o->elide[o->cols[i]])
 			cols[nr++] = o->cols[i];
-	for (size_t i = 0; i < nr; i++)
-		widths[i] = strlen(col_header(cols[i], o->children)) > col_min_width(cols[i])
-				    ? strlen(col_header(cols[i], o->children))
-				    : col_min_width(cols[i]);
+	if (!h->nr_members)
+		h->nr_members = 1;
+	for (size_t i = 0; i < nr; i++) {
+		size_t minw = col_min_width(cols[i]) * (hist_col_is_key(cols[i]) ? 1 : h->nr_members);
+
+		widths[i] = strlen(col_header(cols[i], o->children)) > minw
+				    ? strlen(col_header(cols[i], o->children)) : minw;
+	}
 	/* widths over the entries that will be shown */
 	for (size_t k = 0; k < h->nr; k++) {
 		const struct hist_entry *e = h->sorted[k];
@@ -525,7 +605,10 @@ int hists__fprintf(struct hists *h, FILE *fp, const struct hists_print_opts *o)
 		for (size_t i = 0; i < nr; i++) {
 			if (i)
 				fputs("  ", fp);
-			print_cell(fp, e, cols[i], (int)widths[i], total, i + 1 == nr);
+			if (h->nr_members > 1 && !hist_col_is_key(cols[i]))
+				print_value_cell(fp, h, e, cols[i], o, total);
+			else
+				print_cell(fp, e, cols[i], (int)widths[i], total, i + 1 == nr);
 		}
 		fputc('\n', fp);
 		if (o->cc.mode != CC_NONE && h->callchains) {

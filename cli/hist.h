@@ -66,6 +66,8 @@ struct hist_entry {
 	uint64_t period_acc, nr_samples_acc;	/* self + callees (children mode) */
 	struct cc_node chain;
 	uint32_t max_depth;	/* longest chain appended (perf's caller-above-callee tie break) */
+	/* group view: the same row in the other members' hists ([0] unused; NULL: none) */
+	struct hist_entry **members;
 	uint64_t hash;
 };
 
@@ -81,7 +83,13 @@ struct hists {
 	uint64_t filtered_period, nr_filtered_samples;	/* samples kept by filters */
 	bool callchains;	/* entries carry call-chain trees */
 	bool caller;		/* chains are stored root first */
+	size_t nr_members;	/* group view: columns per value (1 = no group) */
 };
+
+/* Group view: link every entry of member (index idx >= 1 of nr in the group) into
+ * leader, creating empty leader rows for keys only the member has. Both hists must share
+ * a strpool. Call before hists__sort(leader). */
+int hists__link_member(struct hists *leader, struct hists *member, size_t idx, size_t nr);
 
 /* Entries keyed by keys; strings interned in a pool of its own. */
 int hists__init(struct hists *h, const enum hist_col *keys, size_t nr_keys);
@@ -111,6 +119,7 @@ struct hists_print_opts {
 	bool relative;			/* --percentage relative */
 	struct cc_print_opts cc;	/* mode CC_NONE: no call chains */
 	const char *field_sep;		/* -t */
+	const uint64_t *member_totals;	/* group view: total period of each member */
 };
 
 int hists__fprintf(struct hists *h, FILE *fp, const struct hists_print_opts *o);

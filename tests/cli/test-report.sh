@@ -32,7 +32,7 @@ same_rows() {
 }
 
 # --- always: fixtures, options, errors -------------------------------------------------
-for f in plain callchain zstd pipe multi system; do
+for f in plain callchain zstd pipe multi group system; do
 	[ -f "$EXP/$f.comm-dso" ] || continue
 	"$TALLY" report --stdio --no-children -g none --sort comm,dso -q -i "$FIX/$f.data" >t.out 2>t.err
 	rows t.out >t.rows
@@ -50,6 +50,8 @@ check "report: Overhead column without call chains" grep -q '^# Overhead  Comman
 check "report: user symbols marked [.]" grep -q '\[\.\] ' plain.out
 "$TALLY" report --stdio -i "$FIX/multi.data" >multi.out 2>&1
 check "report: one section per event" test "$(grep -c '^# Samples:' multi.out)" -eq 3
+"$TALLY" report --stdio -i "$FIX/group.data" >grp.out 2>&1
+check "report: a group is one section with a column per member" eval 'grep -q "^# Samples: 200  of events '"'"'anon group { cpu-clock, task-clock }'"'"'" grp.out && grep -Eq "^ +[0-9.]+% +[0-9.]+%  hot " grp.out'
 "$TALLY" report --stdio -n --sort dso -q -i "$FIX/plain.data" >n.out 2>&1
 check "report -n: sample counts" grep -Eq '^ +[0-9.]+% +[0-9]+  ' n.out
 total=$(awk '{s += $2} END {print s}' n.out)
@@ -87,7 +89,8 @@ perf record -q -F 2000 -o - "$HOT" 0.3 >pipe.data 2>/dev/null
 rec tp.data -a -e sched:sched_switch -e cpu-clock -F 1000 -o tp.data -- sh -c "$HOT --sleeps 20; $HOT 0.1"
 rec multi.data -e cpu-clock,task-clock -F 2000 -o multi.data "$HOT" 0.3
 rec dwarf.data -F 500 --call-graph dwarf,4096 -o dwarf.data "$HOT" 0.3
-corpus="plain g ag z pipe tp multi dwarf"
+rec group.data -F 2000 -g -e '{cpu-clock,task-clock}' -o group.data "$HOT" 0.3
+corpus="plain g ag z pipe tp multi dwarf group"
 if "$TALLY" record -h >/dev/null 2>&1; then
 	"$TALLY" record -F 2000 -o tally.data "$HOT" 0.3 >/dev/null 2>&1 && corpus="$corpus tally"
 	"$TALLY" record -F 2000 -g -o tallyg.data "$HOT" 0.3 >/dev/null 2>&1 && corpus="$corpus tallyg"
@@ -122,6 +125,11 @@ for mode in "graph --no-children" "graph --children" "flat --no-children" "folde
 	"$TALLY" report --stdio -g $1 $2 --percent-limit 5 -i g.data 2>&1 | grep -v '^# (Tip\|^# To display' >t.out
 	if diff p.out t.out >d.out; then ok "g.data: -g $mode output identical to perf"; else fail "g.data: -g $mode output identical to perf"; head -20 d.out | sed 's/^/# /'; fi
 done
+
+# event groups: one section, a column per member, byte for byte
+perf report --stdio --no-children -n -i group.data 2>/dev/null | grep -v '^# (Tip' >p.out
+"$TALLY" report --stdio --no-children -n -i group.data 2>&1 | grep -v '^# (Tip' >t.out
+if diff p.out t.out >d.out; then ok "group.data: group view identical to perf"; else fail "group.data: group view identical to perf"; head -10 d.out | sed 's/^/# /'; fi
 
 # the exact header and table layout
 perf report --stdio --no-children -i plain.data 2>/dev/null | grep -v '^# (Tip' | sed -n '1,12p' >p.out
