@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <tally/data.h>
+#include <tally/synth.h>
 #include <tally/writer.h>
 #include "internal/util.h"
 
@@ -527,6 +528,193 @@ static void test_tracing_data(void **state)
 	tally_writer__delete(w);
 }
 
+/* ---- synthesized side-band (the records the writer is given for running targets) ---- */
+
+struct synth_seen {
+	int comm, fork, mmap2, mmap, data_maps;
+	char names[8][64];
+	int nr_names;
+	uint64_t anon_start;
+	int bad;
+	size_t trailer;
+};
+
+static int synth_cb(void *arg, const struct perf_event_header *h)
+{
+	struct synth_seen *s = arg;
+	const char *p = (const char *)h;
+
+	if (h->size % 8 || h->size < 8 + s->trailer) {
+		s->bad++;
+		return 0;
+	}
+	/* The sample_id trailer is zeroed. */
+	for (size_t i = h->size - s->trailer; i < h->size; i++)
+		if (p[i])
+			s->bad++;
+	switch (h->type) {
+	case PERF_RECORD_COMM:
+		s->comm++;
+		if (s->nr_names < 8)
+			snprintf(s->names[s->nr_names++], 64, "comm:%s", p + 16);
+		break;
+	case PERF_RECORD_FORK:
+		s->fork++;
+		break;
+	case PERF_RECORD_MMAP2: {
+		uint64_t start;
+
+		memcpy(&start, p + 16, 8);
+		s->mmap2++;
+		if (h->misc & PERF_RECORD_MISC_MMAP_DATA)
+			s->data_maps++;
+		if (!strcmp(p + 72, "//anon"))
+			s->anon_start = start;
+		if (s->nr_names < 8)
+			snprintf(s->names[s->nr_names++], 64, "map:%s", p + 72);
+		break;
+	}
+	case PERF_RECORD_MMAP:
+		s->mmap++;
+		if (s->nr_names < 8)
+			snprintf(s->names[s->nr_names++], 64, "kmap:%s", p + 40);
+		break;
+	default:
+		s->bad++;
+	}
+	return 0;
+}
+
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_synth_fake_proc(void **state)
+{
+	char root[256], path[512];
+	struct synth_seen seen;
+	struct tally_synth_opts o;
+	struct perf_event_attr a;
+	int i;
+
+	(void)state;
+	path_of(root, sizeof(root), "proc");
+	const char *dirs[] = { "", "/42", "/42/task", "/42/task/42", "/42/task/43" };
+	for (i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	put_file(root, "42/task/42/comm", "worker\n");
+	put_file(root, "42/task/43/comm", "helper\n");
+	put_file(root, "42/status", "Name:\tworker\nTgid:\t42\nPid:\t43\n");
+	put_file(root, "42/maps",
+		 "55d0c0a4a000-55d0c0a4b000 r--p 00000000 fe:00 123 /usr/bin/worker\n"
+		 "55d0c0a4b000-55d0c0a4c000 r-xp 00001000 fe:00 123 /usr/bin/worker\n"
+		 "55d0c0a4d000-55d0c0a4e000 rw-p 00003000 fe:00 123 /usr/bin/worker\n"
+		 "7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n"
+		 "7ffc00000000-7ffc00002000 r-xp 00000000 00:00 0                          [vdso]\n"
+		 "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n");
+	put_file(root, "kallsyms",
+		 "0000000000000000 A fixed_percpu_data\n"
+		 "ffffffff81000000 T _text\n"
+		 "ffffffff81000100 T startup_64\n"
+		 "ffffffff82000000 T _etext\n");
+	put_file(root, "modules", "");
+
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	assert_int_equal(tally_synth__id_hdr_size(&a), 0);	/* no sample_id_all */
+	a.sample_id_all = 1;
+	assert_int_equal(tally_synth__id_hdr_size(&a), 24);
+
+	memset(&o, 0, sizeof(o));
+	o.id_hdr_size = 24;
+	o.proc = root;
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__process(42, &o, synth_cb, &seen), 0);
+	assert_int_equal(seen.bad, 0);
+	assert_int_equal(seen.comm, 2);
+	assert_int_equal(seen.fork, 1);		/* the second thread */
+	assert_int_equal(seen.mmap2, 3);	/* exe text, anon rwx, vdso; no vsyscall */
+	assert_int_equal(seen.anon_start, 0x7f0000000000ULL);
+	assert_int_equal(seen.data_maps, 0);
+
+	/* -d: file-backed data maps too, marked MMAP_DATA. */
+	o.data_maps = true;
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__process(42, &o, synth_cb, &seen), 0);
+	assert_int_equal(seen.mmap2, 5);
+	assert_int_equal(seen.data_maps, 2);
+
+	/* One thread (-t): its COMM only, and the process's maps. */
+	o.data_maps = false;
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__thread(43, &o, synth_cb, &seen), -ESRCH);	/* no /proc/43 */
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__process(7, &o, synth_cb, &seen), -ESRCH);
+
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__kernel_map(&o, synth_cb, &seen), 0);
+	assert_int_equal(seen.mmap, 1);
+	assert_string_equal(seen.names[0], "kmap:[kernel.kallsyms]_text");
+	assert_int_equal(tally_synth__modules(&o, synth_cb, &seen), 0);
+	assert_int_equal(seen.mmap, 1);
+
+	/* Hidden kernel addresses (kptr_restrict): no kernel map rather than a wrong one. */
+	put_file(root, "kallsyms", "0000000000000000 T _text\n0000000000000000 T _etext\n");
+	assert_int_equal(tally_synth__kernel_map(&o, synth_cb, &seen), -ENOENT);
+	put_file(root, "modules", "virtio_net 65536 0 - Live 0xffffffffc0010000\n");
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__modules(&o, synth_cb, &seen), 0);
+	assert_int_equal(seen.mmap, 1);
+	assert_true(strstr(seen.names[0], "virtio_net") != NULL);
+
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__comm(5, 5, "tally-exec", &o, synth_cb, &seen), 0);
+	assert_string_equal(seen.names[0], "comm:tally-exec");
+}
+
+/* The real /proc: ourselves. */
+static void test_synth_self(void **state)
+{
+	struct synth_seen seen;
+	struct tally_synth_opts o = { 16, false, NULL };
+	char comm[64] = "";
+	FILE *f = fopen("/proc/self/comm", "r");
+	int i, found = 0;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 16;
+	assert_int_equal(tally_synth__process(getpid(), &o, synth_cb, &seen), 0);
+	assert_int_equal(seen.bad, 0);
+	assert_true(seen.comm >= 1);
+	assert_true(seen.mmap2 >= 2);	/* our text and libc's at least */
+	for (i = 0; i < seen.nr_names; i++)
+		if (!strncmp(seen.names[i], "comm:", 5) && !strcmp(seen.names[i] + 5, comm))
+			found = 1;
+	assert_true(found);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +725,8 @@ int main(void)
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_features_raw),
 		cmocka_unit_test(test_tracing_data),
+		cmocka_unit_test(test_synth_fake_proc),
+		cmocka_unit_test(test_synth_self),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
