@@ -8,14 +8,19 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "internal/sys.h"
 #include "simkernel.h"
 #include "tally/counter.h"
 #include "tally/cpumap.h"
+#include "tally/topology.h"
 
 static struct perf_event_attr hw(uint64_t config)
 {
@@ -273,6 +278,79 @@ static void user_only_fallback(void **state)
 	sim_uninstall();
 }
 
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A fake sysfs: 2 sockets x 2 cores, cpu3 on NUMA node 1, cpu10 sorted after cpu2,
+ * cpu2 without die_id (old kernels). */
+static void topology_from_fake_sysfs(void **state)
+{
+	char root[] = "/tmp/tally-topo-XXXXXX", dir[512], cmd[600];
+	static const struct { int cpu, core, die, socket, node; bool has_die; } cpus[] = {
+		{ 0, 0, 0, 0, 0, true }, { 1, 1, 0, 0, 0, true },
+		{ 2, 0, 0, 1, 0, false }, { 10, 1, 0, 1, 1, true },
+	};
+	struct tally_topology *t;
+	const struct tally_cpu_topo *c;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++) {
+		char num[16];
+
+		snprintf(dir, sizeof(dir), "%s/devices/system/cpu/cpu%d/topology", root, cpus[i].cpu);
+		snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
+		assert_int_equal(system(cmd), 0);
+		snprintf(num, sizeof(num), "%d\n", cpus[i].core);
+		put_file(dir, "core_id", num);
+		snprintf(num, sizeof(num), "%d\n", cpus[i].socket);
+		put_file(dir, "physical_package_id", num);
+		if (cpus[i].has_die) {
+			snprintf(num, sizeof(num), "%d\n", cpus[i].die);
+			put_file(dir, "die_id", num);
+		}
+		snprintf(dir, sizeof(dir), "%s/devices/system/cpu/cpu%d/node%d", root, cpus[i].cpu,
+			 cpus[i].node);
+		assert_int_equal(mkdir(dir, 0755), 0);
+	}
+	/* not CPUs: must be skipped */
+	snprintf(dir, sizeof(dir), "%s/devices/system/cpu/cpufreq", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+
+	assert_int_equal(tally_topology__read(root, &t), 0);
+	assert_int_equal(t->nr, 4);
+	assert_int_equal(t->cpu[3].cpu, 10);	/* numeric order */
+	c = tally_topology__cpu(t, 10);
+	assert_non_null(c);
+	assert_int_equal(c->socket, 1);
+	assert_int_equal(c->core, 1);
+	assert_int_equal(c->node, 1);
+	c = tally_topology__cpu(t, 2);
+	assert_non_null(c);
+	assert_int_equal(c->die, 0);
+	assert_int_equal(c->socket, 1);
+	assert_null(tally_topology__cpu(t, 5));
+	tally_topology__delete(t);
+	tally_topology__delete(NULL);
+	assert_int_equal(tally_topology__read("/nonexistent-root", &t), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+	/* the real machine: every online CPU has an entry */
+	assert_int_equal(tally_topology__read(NULL, &t), 0);
+	assert_true(t->nr >= 1);
+	assert_non_null(tally_topology__cpu(t, 0));
+	tally_topology__delete(t);
+}
+
 static void real_kernel_software_count(void **state)
 {
 	struct tally_cpumap *cpus;
@@ -321,6 +399,7 @@ int main(void)
 		cmocka_unit_test(emfile_raises_limit_once),
 		cmocka_unit_test(exclude_guest_fallback),
 		cmocka_unit_test(user_only_fallback),
+		cmocka_unit_test(topology_from_fake_sysfs),
 		cmocka_unit_test(real_kernel_software_count),
 	};
 
