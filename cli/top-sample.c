@@ -224,8 +224,13 @@ static int open_events(struct top *t)
 			for (size_t e = 0; e < t->nr_ev; e++) {
 				int fd = open_one(t, e, tid, cpu, e == 0), err;
 
-				if (fd == -ENODEV && t->system_wide && cpu >= 0)
-					break;	/* offline CPU */
+				if (fd == -ENODEV && cpu >= 0 && t->o->cpu_list) {
+					cli_error("CPU %d is not online (see "
+						  "/sys/devices/system/cpu/online)", cpu);
+					return fd;
+				}
+				if (fd == -ENODEV && cpu >= 0)
+					break;	/* went offline since we listed them */
 				if (fd < 0) {
 					struct cli_open_ctx ctx = {
 						.system_wide = t->system_wide,
@@ -383,10 +388,27 @@ int top__open(struct top *t, const struct top_opts *o)
 	if (o->cpu_list) {
 		size_t bad = 0;
 
+		struct tally_cpumap *online = NULL;
+
 		err = tally_cpumap__parse(o->cpu_list, &t->cpus, &bad);
 		if (err) {
 			cli_error("bad CPU list '%s' at position %zu", o->cpu_list, bad);
 			return err;
+		}
+		if (tally_cpumap__online(&online) == 0) {
+			for (size_t i = 0; i < t->cpus->nr && !err; i++) {
+				if (tally_cpumap__idx(online, t->cpus->cpu[i]) < 0) {
+					char buf[256];
+
+					tally_cpumap__format(online, buf, sizeof(buf));
+					cli_error("CPU %d is not online (online: %s)",
+						  t->cpus->cpu[i], buf);
+					err = -ENODEV;
+				}
+			}
+			tally_cpumap__delete(online);
+			if (err)
+				return err;
 		}
 	} else {
 		/* per-task events too are opened per CPU: the kernel maps no ring for an

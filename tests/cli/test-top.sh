@@ -22,6 +22,7 @@ bad "top -p of a missing process" "no such process" --stdio -p 999999999
 bad "top with a stray argument" "unexpected argument" --stdio ls
 bad "top -K -U hides everything" "hide everything" --stdio -K -U
 bad "top --tui without a terminal" "needs a terminal" --tui
+bad "top -C of a CPU that is not there" "is not online" --stdio -C 4095
 bad "top -e with a bad event" "event syntax\|unknown\|parse" --stdio -e nosuchevent:zz
 
 # Can we sample system-wide here at all?
