@@ -73,6 +73,8 @@ static int write_error(struct record *r, int err)
 	/* Cut the file after the last complete record and make the header say so. */
 	if (r->w)
 		tally_writer__finish(r->w);
+	if (err == -EPIPE)
+		return -1;	/* the reader went away (… | head): nothing to explain */
 	if (err == -ENOSPC || err == -EFBIG || err == -EDQUOT)
 		cli_error("writing %s failed: %s. Recording stopped; the file holds the complete "
 			  "records written before the error", r->path, strerror(-err));
