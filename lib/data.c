@@ -976,7 +976,11 @@ static int queue_flush(struct walk *w, uint64_t limit)
 
 	if (!d->q_nr)
 		return 0;
-	qsort(d->q, d->q_nr, sizeof(*d->q), qcmp);
+	bool sorted = true;	/* one CPU's records come in order: often nothing to sort */
+	for (size_t i = 1; i < d->q_nr && sorted; i++)
+		sorted = qcmp(&d->q[i - 1], &d->q[i]) <= 0;
+	if (!sorted)
+		qsort(d->q, d->q_nr, sizeof(*d->q), qcmp);
 	while (n < d->q_nr && d->q[n].time <= limit) {
 		struct qent *e = &d->q[n++];
 		struct tally_record_ctx ctx = { .evidx = e->evidx, .file_offset = e->off,

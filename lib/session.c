@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct tally_map {
 struct maps {
 	struct tally_map **v;
 	size_t nr, cap;
+	struct tally_map *last;	/* last map found (cleared when the maps change) */
 };
 
 struct proc {
@@ -76,6 +78,8 @@ struct tally_session {
 	struct tally_dso *kernel_dso;
 	struct build_id_entry *build_ids;
 	bool kallsyms_loaded;
+	bool kallsyms_thread;		/* loading in the background since __new */
+	pthread_t kallsyms_tid;
 	struct tly_symtab ksyms;	/* /proc/kallsyms, shared by the kernel and modules */
 };
 
@@ -90,6 +94,14 @@ static size_t hash_s(const char *s)
 	while (*s)
 		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
 	return (size_t)(h >> 20) & (NBUCKETS - 1);
+}
+
+/* Touches only s->ksyms and reads s->kallsyms, which nothing else uses until joined. */
+static void *kallsyms_thread_fn(void *arg)
+{
+	struct tally_session *s = arg;
+	tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
+	return NULL;
 }
 
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts)
@@ -111,6 +123,11 @@ int tally_session__new(struct tally_session **out, const struct tally_session_op
 		tally_session__delete(s);
 		return -ENOMEM;
 	}
+	/* Nearly every profile has kernel samples, and /proc/kallsyms takes a while to
+	 * produce and parse: load it on another thread while the records are read. */
+	if (!s->opts.no_symbols &&
+	    pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread_fn, s) == 0)
+		s->kallsyms_thread = true;
 	*out = s;
 	return 0;
 }
@@ -119,6 +136,8 @@ void tally_session__delete(struct tally_session *s)
 {
 	if (!s)
 		return;
+	if (s->kallsyms_thread)
+		pthread_join(s->kallsyms_tid, NULL);
 	for (struct tally_thread *t = s->all_threads, *n; t; t = n) {
 		n = t->all_next;
 		free(t->comm);
@@ -304,6 +323,8 @@ static int maps_insert(struct maps *ms, struct tally_map *m, struct tally_sessio
 {
 	size_t lo = 0, hi = ms->nr;
 
+	ms->last = NULL;
+
 	/* find the first map ending after m starts */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -377,9 +398,12 @@ static int maps_insert(struct maps *ms, struct tally_map *m, struct tally_sessio
 	return 0;
 }
 
-static struct tally_map *maps_find(const struct maps *ms, uint64_t ip)
+static struct tally_map *maps_find(struct maps *ms, uint64_t ip)
 {
 	size_t lo = 0, hi = ms->nr;
+
+	if (ms->last && ip >= ms->last->start && ip < ms->last->end)
+		return ms->last;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (ms->v[mid]->start <= ip)
@@ -388,7 +412,7 @@ static struct tally_map *maps_find(const struct maps *ms, uint64_t ip)
 			hi = mid;
 	}
 	if (lo && ip < ms->v[lo - 1]->end)
-		return ms->v[lo - 1];
+		return ms->last = ms->v[lo - 1];
 	return NULL;
 }
 
@@ -728,6 +752,11 @@ static void kallsyms_load(struct tally_session *s)
 	if (s->kallsyms_loaded)
 		return;
 	s->kallsyms_loaded = true;
+	if (s->kallsyms_thread) {
+		pthread_join(s->kallsyms_tid, NULL);
+		s->kallsyms_thread = false;
+		return;
+	}
 	if (!s->opts.no_symbols)
 		tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
 }

@@ -180,9 +180,13 @@ sized:
 	t->bind = NULL;
 }
 
-const struct tally_symbol *tly_symtab__find(const struct tly_symtab *t, uint64_t addr)
+const struct tally_symbol *tly_symtab__find(struct tly_symtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->nr;
+
+	if (t->last < t->nr && addr - t->syms[t->last].start < t->syms[t->last].size &&
+	    (t->last + 1 == t->nr || addr < t->syms[t->last + 1].start))
+		return &t->syms[t->last];
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -195,8 +199,10 @@ const struct tally_symbol *tly_symtab__find(const struct tly_symtab *t, uint64_t
 	 * still cover addr (nested symbols), so look back a little */
 	for (size_t i = lo, n = 0; i > 0 && n < 4; i--, n++) {
 		const struct tally_symbol *s = &t->syms[i - 1];
-		if (addr - s->start < s->size)
+		if (addr - s->start < s->size) {
+			t->last = i - 1;
 			return s;
+		}
 	}
 	return NULL;
 }

@@ -19,6 +19,7 @@ struct tly_symtab {
 	size_t nr_segs;
 	/* per-symbol binding used while choosing among aliases (freed after sorting) */
 	uint8_t *bind;
+	size_t last;	/* index of the last symbol found: samples repeat addresses */
 };
 
 void tly_symtab__release(struct tly_symtab *t);
@@ -27,7 +28,7 @@ int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const c
 		    size_t len, int bind);
 /* Sort, pick one symbol per address, give zero-size symbols the room up to the next. */
 void tly_symtab__finish(struct tly_symtab *t);
-const struct tally_symbol *tly_symtab__find(const struct tly_symtab *t, uint64_t addr);
+const struct tally_symbol *tly_symtab__find(struct tly_symtab *t, uint64_t addr);
 /* File offset -> ELF address through the PT_LOAD segments (identity without them). */
 uint64_t tly_symtab__offset_to_addr(const struct tly_symtab *t, uint64_t off);
 
