@@ -45,10 +45,29 @@ static int add_event(struct top *t, const struct perf_event_attr *attr, const ch
 			e->attr.sample_period = t->o->count;
 		} else {
 			e->attr.freq = 1;
-			e->attr.sample_freq = t->o->freq;
+			e->attr.sample_freq = t->freq;
 		}
 	}
 	return 0;
+}
+
+/* Like perf: a frequency above kernel.perf_event_max_sample_rate is lowered to it,
+ * with a warning, instead of failing the open with a bare EINVAL. */
+static unsigned capped_freq(unsigned freq)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	unsigned max = 0;
+
+	if (!f)
+		return freq;
+	if (fscanf(f, "%u", &max) != 1)
+		max = 0;
+	fclose(f);
+	if (!max || freq <= max)
+		return freq;
+	cli_warn("-F %u is above the kernel's maximum sample rate: sampling at %u Hz "
+		 "(/proc/sys/kernel/perf_event_max_sample_rate)", freq, max);
+	return max;
 }
 
 /* The events of -e, or cycles (with the cpu-clock fallback decided at open time). */
@@ -360,6 +379,7 @@ int top__open(struct top *t, const struct top_opts *o)
 	t->children = o->children < 0 ? o->callgraph : o->children;
 	t->ring_pages = o->mmap_pages ? o->mmap_pages : TOP_DEFAULT_PAGES;
 
+	t->freq = o->count ? o->freq : capped_freq(o->freq);
 	err = parse_events(t);
 	if (err)
 		return err == -ENOMEM ? (cli_error("out of memory"), err) : err;

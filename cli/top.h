@@ -86,6 +86,7 @@ struct top {
 	struct top_ring *rings;
 	size_t nr_rings;
 	size_t ring_pages;
+	unsigned freq;			/* -F, capped at the kernel's maximum */
 	struct tally_session *session;
 	struct strpool pool;		/* comms and dso names of every table */
 	struct frames frames;

@@ -106,6 +106,14 @@ check "-z: the first table has the process" bash -c "awk '/PerfTop:/ { n++ } n =
 check "-z: the last table is empty once it exited" bash -c "! awk '/PerfTop:/ { n++ } n == 4' zero | grep -q '\\[[.k]\\]'"
 wait $DP 2>/dev/null
 
+# -F above the kernel's maximum is lowered to it with a warning, as perf does.
+if max=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null) && [ "$max" -gt 0 ]; then
+	"$TALLY" top --stdio -d 0.2 --iterations 1 -p $HP -F $((max + 1)) >fq 2>fqerr; rc=$?
+	check "-F above the maximum still runs" test $rc -eq 0
+	check "-F above the maximum is lowered with a warning" grep -q "sampling at $max Hz" fqerr
+	check "-F above the maximum: the header shows the rate used" grep -q "\[${max}Hz " fq
+fi
+
 # -c: a fixed period shows in the header instead of a frequency.
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -c 100000 >cnt 2>err
 check "top -c shows the period" grep -q '\[100000 [a-z-]*\]' cnt
