@@ -24,6 +24,7 @@ extern int verbose;
 extern volatile sig_atomic_t exiting;
 
 int cmd_list(int argc, char **argv);
+int cmd_parse_events(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -18,6 +18,7 @@ volatile sig_atomic_t exiting;
 
 static const struct cmd commands[] = {
 	{ "list", cmd_list, "List all symbolic event types" },
+	{ "parse-events", cmd_parse_events, "Show the perf_event_attr an event string parses to" },
 	{ "top", cmd_top, "System profiling tool, live" },
 	{ "stat", cmd_stat, "Run a command and gather performance counter statistics" },
 	{ "report", cmd_report, "Read perf.data and display the profile" },

@@ -1518,9 +1518,15 @@ static int parse_event(struct parser *p, size_t pos, size_t end)
 	if (end == pos)
 		return fail(p, pos, 1, -EINVAL, "expected an event");
 	if (end - pos > 4 && !strncmp(s + pos, "mem:", 4)) {
+		const char *bsl = memchr(s + pos, '/', end - pos);
+
 		err = parse_breakpoint(p, pos, end, &mpos, &mlen);
 		if (err)
 			return err;
+		/* perf's lexer ends the event text at a '/', so mem:0x1000/8:rw is
+		 * named "mem:0x1000" */
+		if (bsl && set_str(&l->ev[l->nr - 1].name, s + pos, (size_t)(bsl - s) - pos))
+			return -ENOMEM;
 		goto mods;
 	}
 	slash = memchr(s + pos, '/', end - pos);
@@ -1538,13 +1544,14 @@ static int parse_event(struct parser *p, size_t pos, size_t end)
 		if ((size_t)(close - s) + 1 < end) {
 			size_t c = (size_t)(close - s) + 1;
 
-			if (s[c] != ':')
-				return fail(p, c, 1, -EINVAL, "expected ':' and modifiers, ',' or "
-					    "the end after '/'");
-			mpos = c + 1;
+			/* perf takes modifiers with or without the ':' here (msr/tsc/u) */
+			mpos = s[c] == ':' ? c + 1 : c;
 			mlen = end - mpos;
 			if (!mlen)
 				return fail(p, c, 1, -EINVAL, "missing modifier after ':'");
+			if (s[c] != ':' && !is_mod_span(s + c, mlen))
+				return fail(p, c, 1, -EINVAL, "expected ':' and modifiers, ',' or "
+					    "the end after '/'");
 		}
 		if (!hlen)
 			return fail(p, pos, 1, -EINVAL, "expected a PMU or event name before '/'");

@@ -1,0 +1,287 @@
+/*
+ * tally parse-events: show what an event string parses to, without opening anything.
+ *
+ * Each event is printed as a name line followed by its perf_event_attr in the layout
+ * perf 6.1 uses for `perf stat -vv` / `perf record -vv` (only nonzero fields, same
+ * field names and number formats), so the output can be compared field by field with
+ * perf's (tests/cli/test-event-attrs.sh). -v adds the settings that are not attr bits
+ * (group, pmu, call-graph=, period/freq chosen by the user …).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tally/cpumap.h>
+#include <tally/event.h>
+
+#include "cmd.h"
+
+static const char usage[] =
+	"\n usage: tally parse-events [<options>] <event> [<event>...]\n\n"
+	"    -v, --verbose         also show group, PMU and per-event term settings\n"
+	"        --sysfs <dir>     read PMUs and tracepoints under <dir> instead of /sys\n"
+	"        --no-pfm          do not ask libpfm4 about unknown names\n"
+	"    -h, --help            show this help\n\n"
+	" Each argument is parsed like one -e option; all of them go into one list.\n\n";
+
+struct parse_opts {
+	int verbose;
+	const char *sysfs;
+	bool no_pfm;
+};
+
+struct bitname {
+	uint64_t bit;
+	const char *name;
+};
+
+static const struct bitname sample_bits[] = {
+	{ PERF_SAMPLE_IP, "IP" }, { PERF_SAMPLE_TID, "TID" }, { PERF_SAMPLE_TIME, "TIME" },
+	{ PERF_SAMPLE_ADDR, "ADDR" }, { PERF_SAMPLE_READ, "READ" },
+	{ PERF_SAMPLE_CALLCHAIN, "CALLCHAIN" }, { PERF_SAMPLE_ID, "ID" },
+	{ PERF_SAMPLE_CPU, "CPU" }, { PERF_SAMPLE_PERIOD, "PERIOD" },
+	{ PERF_SAMPLE_STREAM_ID, "STREAM_ID" }, { PERF_SAMPLE_RAW, "RAW" },
+	{ PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK" }, { PERF_SAMPLE_REGS_USER, "REGS_USER" },
+	{ PERF_SAMPLE_STACK_USER, "STACK_USER" }, { PERF_SAMPLE_WEIGHT, "WEIGHT" },
+	{ PERF_SAMPLE_DATA_SRC, "DATA_SRC" }, { PERF_SAMPLE_IDENTIFIER, "IDENTIFIER" },
+	{ PERF_SAMPLE_TRANSACTION, "TRANSACTION" }, { PERF_SAMPLE_REGS_INTR, "REGS_INTR" },
+	{ PERF_SAMPLE_PHYS_ADDR, "PHYS_ADDR" }, { PERF_SAMPLE_AUX, "AUX" },
+	{ PERF_SAMPLE_CGROUP, "CGROUP" }, { PERF_SAMPLE_DATA_PAGE_SIZE, "DATA_PAGE_SIZE" },
+	{ PERF_SAMPLE_CODE_PAGE_SIZE, "CODE_PAGE_SIZE" },
+	{ PERF_SAMPLE_WEIGHT_STRUCT, "WEIGHT_STRUCT" },
+	{ 0, NULL },
+};
+
+static const struct bitname read_bits[] = {
+	{ PERF_FORMAT_TOTAL_TIME_ENABLED, "TOTAL_TIME_ENABLED" },
+	{ PERF_FORMAT_TOTAL_TIME_RUNNING, "TOTAL_TIME_RUNNING" },
+	{ PERF_FORMAT_ID, "ID" }, { PERF_FORMAT_GROUP, "GROUP" },
+	{ 1U << 4 /* PERF_FORMAT_LOST */, "LOST" },
+	{ 0, NULL },
+};
+
+static const struct bitname branch_bits[] = {
+	{ PERF_SAMPLE_BRANCH_USER, "USER" }, { PERF_SAMPLE_BRANCH_KERNEL, "KERNEL" },
+	{ PERF_SAMPLE_BRANCH_HV, "HV" }, { PERF_SAMPLE_BRANCH_ANY, "ANY" },
+	{ PERF_SAMPLE_BRANCH_ANY_CALL, "ANY_CALL" },
+	{ PERF_SAMPLE_BRANCH_ANY_RETURN, "ANY_RETURN" },
+	{ PERF_SAMPLE_BRANCH_IND_CALL, "IND_CALL" }, { PERF_SAMPLE_BRANCH_ABORT_TX, "ABORT_TX" },
+	{ PERF_SAMPLE_BRANCH_IN_TX, "IN_TX" }, { PERF_SAMPLE_BRANCH_NO_TX, "NO_TX" },
+	{ PERF_SAMPLE_BRANCH_COND, "COND" }, { PERF_SAMPLE_BRANCH_CALL_STACK, "CALL_STACK" },
+	{ PERF_SAMPLE_BRANCH_IND_JUMP, "IND_JUMP" }, { PERF_SAMPLE_BRANCH_CALL, "CALL" },
+	{ PERF_SAMPLE_BRANCH_NO_FLAGS, "NO_FLAGS" }, { PERF_SAMPLE_BRANCH_NO_CYCLES, "NO_CYCLES" },
+	{ PERF_SAMPLE_BRANCH_TYPE_SAVE, "TYPE_SAVE" }, { PERF_SAMPLE_BRANCH_HW_INDEX, "HW_INDEX" },
+	{ 1ULL << 18, "PRIV_SAVE" },
+	{ 0, NULL },
+};
+
+static void print_bits(FILE *f, const char *field, uint64_t v, const struct bitname *names)
+{
+	bool first = true;
+
+	if (!v)
+		return;
+	fprintf(f, "  %-32s ", field);
+	for (size_t i = 0; names[i].name; i++) {
+		if (!(v & names[i].bit))
+			continue;
+		fprintf(f, "%s%s", first ? "" : "|", names[i].name);
+		first = false;
+		v &= ~names[i].bit;
+	}
+	if (v)
+		fprintf(f, "%s%#" PRIx64, first ? "" : "|", v);
+	fputc('\n', f);
+}
+
+#define U(f, name, val) do { if (val) fprintf(f, "  %-32s %" PRIu64 "\n", name, (uint64_t)(val)); } while (0)
+#define X(f, name, val) do { if (val) fprintf(f, "  %-32s %#" PRIx64 "\n", name, (uint64_t)(val)); } while (0)
+
+/* The attr block as perf 6.1's perf_event_attr__fprintf() lays it out. */
+static void print_attr(FILE *f, const struct tally_event *ev)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	static const char line[] = "------------------------------------------------------------\n";
+
+	fputs(line, f);
+	fputs("perf_event_attr:\n", f);
+	U(f, "type", a->type);
+	U(f, "size", a->size);
+	X(f, "config", a->config);
+	U(f, "{ sample_period, sample_freq }", a->sample_period);
+	print_bits(f, "sample_type", a->sample_type, sample_bits);
+	print_bits(f, "read_format", a->read_format, read_bits);
+	U(f, "disabled", a->disabled);
+	U(f, "inherit", a->inherit);
+	U(f, "pinned", a->pinned);
+	U(f, "exclusive", a->exclusive);
+	U(f, "exclude_user", a->exclude_user);
+	U(f, "exclude_kernel", a->exclude_kernel);
+	U(f, "exclude_hv", a->exclude_hv);
+	U(f, "exclude_idle", a->exclude_idle);
+	U(f, "mmap", a->mmap);
+	U(f, "comm", a->comm);
+	U(f, "freq", a->freq);
+	U(f, "inherit_stat", a->inherit_stat);
+	U(f, "enable_on_exec", a->enable_on_exec);
+	U(f, "task", a->task);
+	U(f, "watermark", a->watermark);
+	U(f, "precise_ip", a->precise_ip);
+	U(f, "mmap_data", a->mmap_data);
+	U(f, "sample_id_all", a->sample_id_all);
+	U(f, "exclude_host", a->exclude_host);
+	U(f, "exclude_guest", a->exclude_guest);
+	U(f, "exclude_callchain_kernel", a->exclude_callchain_kernel);
+	U(f, "exclude_callchain_user", a->exclude_callchain_user);
+	U(f, "mmap2", a->mmap2);
+	U(f, "comm_exec", a->comm_exec);
+	U(f, "use_clockid", a->use_clockid);
+	U(f, "context_switch", a->context_switch);
+	U(f, "write_backward", a->write_backward);
+	U(f, "namespaces", a->namespaces);
+	U(f, "ksymbol", a->ksymbol);
+	U(f, "bpf_event", a->bpf_event);
+	U(f, "aux_output", a->aux_output);
+	U(f, "cgroup", a->cgroup);
+	U(f, "text_poke", a->text_poke);
+	U(f, "build_id", a->build_id);
+	U(f, "inherit_thread", a->inherit_thread);
+	U(f, "remove_on_exec", a->remove_on_exec);
+	U(f, "sigtrap", a->sigtrap);
+	U(f, "{ wakeup_events, wakeup_watermark }", a->wakeup_events);
+	U(f, "bp_type", a->bp_type);
+	X(f, "{ bp_addr, config1 }", a->bp_addr);
+	X(f, "{ bp_len, config2 }", a->bp_len);
+	X(f, "config3", ev->config3);
+	print_bits(f, "branch_sample_type", a->branch_sample_type, branch_bits);
+	X(f, "sample_regs_user", a->sample_regs_user);
+	U(f, "sample_stack_user", a->sample_stack_user);
+	if (a->clockid)
+		fprintf(f, "  %-32s %d\n", "clockid", a->clockid);
+	X(f, "sample_regs_intr", a->sample_regs_intr);
+	U(f, "aux_watermark", a->aux_watermark);
+	U(f, "sample_max_stack", a->sample_max_stack);
+	U(f, "aux_sample_size", a->aux_sample_size);
+	U(f, "sig_data", a->sig_data);
+	fputs(line, f);
+}
+
+static void print_extra(FILE *f, const struct tally_evlist *l, size_t i)
+{
+	const struct tally_event *ev = &l->ev[i];
+	char cpus[256] = "";
+
+	if (ev->cpus)
+		tally_cpumap__format(ev->cpus, cpus, sizeof(cpus));
+	fprintf(f, "  pmu: %s  leader: %d  members: %d", ev->pmu_name ? ev->pmu_name : "-",
+		ev->leader, ev->nr_members);
+	if (ev->group_name)
+		fprintf(f, "  group: %s", ev->group_name);
+	if (cpus[0])
+		fprintf(f, "  cpus: %s", cpus);
+	fputc('\n', f);
+	if (ev->period_set || ev->freq_set || ev->inherit_set || ev->exclude_set)
+		fprintf(f, "  user set:%s%s%s%s\n", ev->period_set ? " period" : "",
+			ev->freq_set ? " freq" : "", ev->inherit_set ? " inherit" : "",
+			ev->exclude_set ? " privilege-modifiers" : "");
+	if (ev->sample_read || ev->precise_max || ev->weak_group || ev->exclude_GH || ev->bpf_counter)
+		fprintf(f, "  modifiers:%s%s%s%s%s\n", ev->sample_read ? " sample_read(S)" : "",
+			ev->precise_max ? " precise_max(P)" : "",
+			ev->weak_group ? " weak_group(W)" : "", ev->exclude_GH ? " G/H" : "",
+			ev->bpf_counter ? " bpf(b)" : "");
+	if (ev->call_graph)
+		fprintf(f, "  call-graph: %s\n", ev->call_graph);
+	if (ev->stack_size)
+		fprintf(f, "  stack-size: %u\n", ev->stack_size);
+	if (ev->max_stack)
+		fprintf(f, "  max-stack: %d\n", ev->max_stack);
+	if (ev->time >= 0)
+		fprintf(f, "  time: %d\n", ev->time);
+	if (ev->overwrite >= 0)
+		fprintf(f, "  overwrite: %d\n", ev->overwrite);
+	if (ev->percore)
+		fprintf(f, "  percore: 1\n");
+	if (ev->driver_config)
+		fprintf(f, "  driver-config: %s\n", ev->driver_config);
+	if (ev->metric_id)
+		fprintf(f, "  metric-id: %s\n", ev->metric_id);
+	if (ev->unit || ev->scale != 1.0)
+		fprintf(f, "  unit: %s  scale: %g\n", ev->unit ? ev->unit : "", ev->scale);
+	if (ev->tool)
+		fprintf(f, "  tool event: %s\n", tally_event__tool_name(ev->tool));
+}
+
+int cmd_parse_events(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "sysfs", required_argument, NULL, 1 },
+		{ "no-pfm", no_argument, NULL, 2 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct parse_opts o = { .verbose = verbose };
+	struct tally_evlist *list = NULL;
+	int c, ret = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			o.verbose++;
+			break;
+		case 1:
+			o.sysfs = optarg;
+			break;
+		case 2:
+			o.no_pfm = true;
+			break;
+		case 'h':
+			cli_usage(stdout, usage);
+			return 0;
+		default:
+			cli_usage(stderr, usage);
+			return 129;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("parse-events: no event given (e.g. tally parse-events 'cycles:u')");
+		cli_usage(stderr, usage);
+		return 129;
+	}
+	if (tally_evlist__new(&list)) {
+		cli_error("out of memory");
+		return 1;
+	}
+	if (o.sysfs && tally_evlist__set_sysfs_root(list, o.sysfs)) {
+		cli_error("out of memory");
+		tally_evlist__delete(list);
+		return 1;
+	}
+	if (o.no_pfm)
+		tally_evlist__set_flags(list, TALLY_EVLIST_NO_PFM);
+	for (int i = optind; i < argc; i++) {
+		struct tally_parse_error err;
+		char msg[1024];
+
+		if (tally_evlist__add(list, argv[i], &err)) {
+			tally_parse_error__format(&err, argv[i], msg, sizeof(msg));
+			fflush(stdout);
+			fprintf(stderr, "%s\n", msg);
+			fprintf(stderr, "Run 'tally list' for a list of valid events\n");
+			ret = 1;
+			break;
+		}
+	}
+	for (size_t i = 0; !ret && i < list->nr; i++) {
+		printf("%s\n", list->ev[i].name);
+		print_attr(stdout, &list->ev[i]);
+		if (o.verbose)
+			print_extra(stdout, list, i);
+	}
+	tally_evlist__delete(list);
+	return ret;
+}
