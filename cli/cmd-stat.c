@@ -458,6 +458,17 @@ static int build_events(struct stat_run *r)
 	}
 	if (!r->nr_ev && !o->null_run) {
 		err = add_names(r, default_events, sizeof(default_events) / sizeof(*default_events));
+		/* perf 6.1 counts cpu-clock instead of task-clock for whole CPUs */
+		if (!err && o->system_wide) {
+			struct stat_evsel *c = &r->ev[r->nr_ev - 8];
+			char *n = strdup("cpu-clock");
+
+			if (!n)
+				return -ENOMEM;
+			free(c->name);
+			c->name = n;
+			c->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		}
 		if (!err && o->detail >= 1)
 			err = add_names(r, detail1, sizeof(detail1) / sizeof(*detail1));
 		if (!err && o->detail >= 2)

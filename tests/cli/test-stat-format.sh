@@ -53,6 +53,8 @@ for f in std csv json; do
 	compare "$f: workload, default events" $f "${fmt[@]}" true
 	compare "$f: -e list with <not supported>" $f "${fmt[@]}" -e $EV true
 	compare "$f: -a" $f "${fmt[@]}" -a -e $EV --timeout 100
+	compare "$f: -a, default events (cpu-clock)" $f "${fmt[@]}" -a --timeout 100
+	compare "$f: -d" $f "${fmt[@]}" -d true
 	compare "$f: -A -a" $f "${fmt[@]}" -A -a -e $EV --timeout 100
 	compare "$f: -I -a" $f "${fmt[@]}" -I 50 --interval-count 2 -a -e $EV
 	compare "$f: -I -A -a" $f "${fmt[@]}" -I 50 --interval-count 1 -A -a -e task-clock
