@@ -297,30 +297,44 @@ static int emit_kmap(struct synth *s, uint64_t start, uint64_t len, uint64_t pgo
 	return emit(s, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 8 + 32, name);
 }
 
+/* Address of symbol NAME in a kallsyms text ("ADDR TYPE NAME[\t[module]]\n" lines),
+ * found by searching for the name rather than parsing 100k+ lines. 0 if absent. */
+static uint64_t kallsyms_addr(const char *text, size_t len, const char *name)
+{
+	size_t nlen = strlen(name);
+	const char *p = text, *end = text + len;
+
+	while ((p = memmem(p, (size_t)(end - p), name, nlen))) {
+		const char *line = p;
+
+		/* " T _text\n": preceded by "<type> ", followed by the end of the line */
+		if (p - text >= 3 && p[-1] == ' ' && p[-3] == ' ' &&
+		    (p + nlen == end || p[nlen] == '\n')) {
+			while (line > text && line[-1] != '\n')
+				line--;
+			return strtoull(line, NULL, 16);
+		}
+		p += nlen;
+	}
+	return 0;
+}
+
 int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
 {
-	uint64_t text = 0, etext = 0;
-	char path[96], line[512];
+	uint64_t text, etext;
+	char path[96], *buf = NULL;
 	struct synth s;
-	FILE *f;
+	size_t len;
+	int err;
 
 	synth_init(&s, opts, fn, arg);
 	snprintf(path, sizeof(path), "%s/kallsyms", s.proc);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f) && (!text || !etext)) {
-		uint64_t addr;
-		char type, name[256];
-
-		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (!strcmp(name, "_text"))
-			text = addr;
-		else if (!strcmp(name, "_etext"))
-			etext = addr;
-	}
-	fclose(f);
+	err = tly_read_file_all(path, &buf, &len);
+	if (err)
+		return err;
+	text = kallsyms_addr(buf, len, "_text");
+	etext = kallsyms_addr(buf, len, "_etext");
+	free(buf);
 	if (!text || etext <= text)
 		return -ENOENT;
 	return emit_kmap(&s, text, etext - text, text, "[kernel.kallsyms]_text");
