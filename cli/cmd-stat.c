@@ -88,6 +88,7 @@ struct stat_run {
 	struct timespec start;
 	double last_wall_ns;
 	double span_ns;		/* what the rows cover: the run or the interval (duration_time) */
+	bool stopped_workload;	/* --timeout / --interval-count ended the command */
 	struct rusage ru;
 	bool have_ru;
 	int exit_status;
@@ -927,6 +928,7 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 
 		if (x == 0 && !exiting) {
 			kill(w->pid, SIGTERM);
+			r->stopped_workload = true;	/* perf then exits 0 */
 		}
 		if (x == 0) {
 			while (waitpid(w->pid, wstatus, 0) < 0 && errno == EINTR)
@@ -1578,7 +1580,7 @@ static int cmd_stat_count_ext(int argc, char **argv, const char *record_path, in
 			}
 			accumulate(&r);
 		}
-		exit_code = r.workload_ran ? workload__exit_code(status) : 0;
+		exit_code = r.workload_ran && !r.stopped_workload ? workload__exit_code(status) : 0;
 		if (exiting)
 			break;
 	}

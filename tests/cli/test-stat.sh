@@ -95,6 +95,8 @@ check "Ctrl-C on -a prints the counts" grep -q "seconds time elapsed" int.txt
 check "Ctrl-C on -a exits 0" test $rc -eq 0
 
 # --- interval count, timeout, repeat -------------------------------------------------------
+"$TALLY" stat --timeout 100 -e task-clock -- sleep 5 2>/dev/null; rc=$?
+check "--timeout ends the command; exit 0 like perf" test $rc -eq 0
 "$TALLY" stat -I 10 --interval-count 26 -a -e task-clock 2>hdr.txt
 check "-I: the header repeats every 25 intervals" test "$(grep -c '^#           time' hdr.txt)" -eq 2
 "$HOT" 2 &
