@@ -3,12 +3,14 @@
 # load (the hot workload) system-wide for the same interval, same refresh (-d 1) and
 # the same default sampling (4000 Hz, cpu-clock where there is no PMU). Runs alternate
 # tally, perf, tally, perf ... and the Markdown section shows every pair and the
-# median ratio. The goal: tally's CPU time at most half of perf's.
-# Usage: bench/top.sh BUILD_DIR [RUNS] [SECONDS]
+# median ratio. The goal: tally's CPU time at most half of perf's. Each run includes
+# start-up (both read /proc/kallsyms and the symbols of what runs), so short intervals
+# weigh start-up more; 10 s is a short look at a busy machine.
+# Usage: bench/top.sh BUILD_DIR [RUNS] [SECONDS]   (defaults: 5 runs of 10 s)
 set -u
 B=$(cd "${1:-build}" && pwd)
 RUNS=${2:-5}
-SECS=${3:-5}
+SECS=${3:-10}
 TALLY=$B/tally
 HOT=$B/workloads/hot
 
