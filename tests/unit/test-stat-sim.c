@@ -139,6 +139,7 @@ static void csv_group_multiplexing_not_counted(void **state)
 	char path[] = "/tmp/tally-stat-sim-XXXXXX", line[512];
 	const char *args[] = { "-a", "-C", "0", "-x", ",", "--timeout", "10", "-e",
 			       "{cycles,instructions},task-clock,branches" };
+	/* -x , is replaced below by -j -j, then --strict-json twice (repeats are harmless) */
 	struct sim_kernel *k;
 	char *text;
 	int fd, n = 0;
@@ -181,6 +182,35 @@ static void csv_group_multiplexing_not_counted(void **state)
 	assert_non_null(strstr(line, "2.00,msec,task-clock,3000000,100.00,"));
 	assert_non_null(line_with(text, ",branches,", line, sizeof(line)));
 	assert_string_equal(line, "<not counted>,,branches,0,0.00,,");	/* run 0 of ena */
+	free(text);
+
+	/* the same in perf's JSON lines and in tally's strict JSON */
+	args[3] = "-j";
+	args[4] = "-j";
+	k = sim_install();
+	k->on_open = give_counts;
+	assert_int_equal(run_stat(path, args, 9), 0);
+	text = slurp(path);
+	assert_non_null(strstr(text, "{\"counter-value\" : \"6000000.000000\", \"unit\" : \"\", "
+			       "\"event\" : \"cycles\", \"event-runtime\" : 2000000, "
+			       "\"pcnt-running\" : 66.67, \"metric-value\" : 3.000000, "
+			       "\"metric-unit\" : \"GHz\"}\n"));
+	assert_non_null(strstr(text, "{\"counter-value\" : \"<not counted>\", \"unit\" : \"\", "
+			       "\"event\" : \"branches\""));
+	free(text);
+	args[3] = "--strict-json";
+	args[4] = "--strict-json";
+	k = sim_install();
+	k->on_open = give_counts;
+	assert_int_equal(run_stat(path, args, 9), 0);
+	sim_uninstall();
+	text = slurp(path);
+	assert_non_null(strstr(text, "\"event\": \"cycles\", \"unit\": \"\", \"status\": "
+			       "\"counted\", \"value\": 6000000, \"count\": 6000000, "
+			       "\"time-enabled\": 3000000, \"time-running\": 2000000, "
+			       "\"pcnt-running\": 66.67"));
+	assert_non_null(strstr(text, "\"event\": \"branches\", \"unit\": \"\", "
+			       "\"status\": \"not counted\", \"value\": null"));
 	free(text);
 	unlink(path);
 }
