@@ -19,8 +19,8 @@ fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-# 1. single process, call graphs: cpu-clock every 50 us for 10 s = ~200k samples
-perf record -q -e cpu-clock -c 50000 -g -o "$W/proc.data" "$HOT" 10 >/dev/null 2>&1
+# 1. single process, call graphs: cpu-clock every 50 us for 16 s = ~200k samples
+perf record -q -e cpu-clock -c 50000 -g -o "$W/proc.data" "$HOT" 16 >/dev/null 2>&1
 # 2. system-wide with call graphs while a mix of programs runs (many dsos, kernel time)
 perf record -q -a -g -e cpu-clock -c 250000 -o "$W/sys.data" -- sh -c '
 	for i in 1 2 3; do
@@ -33,24 +33,29 @@ perf record -q -a -g -e cpu-clock -c 250000 -o "$W/sys.data" -- sh -c '
 
 nsamples() { perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}'; }
 
-# time CMD...: prints "seconds maxrss_kb" for one run (output discarded)
+# one CMD...: prints "wall_s cpu_s maxrss_kb" for one run (output discarded)
 one() {
-	/usr/bin/time -f '%e %M' -o "$W/t" "$@" >/dev/null 2>/dev/null
-	cat "$W/t"
+	/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$@" >/dev/null 2>/dev/null
+	awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$W/t"
 }
-# median of RUNS runs: prints "seconds maxrss_kb"
+# median of RUNS runs, each column on its own: prints "wall_s cpu_s maxrss_kb"
 median() {
-	for _ in $(seq "$RUNS"); do one "$@"; done | sort -n | awk '{a[NR]=$1; m[NR]=$2} END {i=int((NR+1)/2); print a[i], m[i]}'
+	for _ in $(seq "$RUNS"); do one "$@"; done >"$W/runs"
+	for c in 1 2 3; do
+		awk -v c=$c '{print $c}' "$W/runs" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+	done | paste -sd' '
 }
+ratio() { awk -v p="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.1fx", p / t; else print "inf" }'; }
 
-echo "Median of $RUNS runs, output to /dev/null; RSS is peak resident set (KiB)."
+echo "Median of $RUNS runs, output to /dev/null. Wall seconds, CPU seconds (user+sys, less"
+echo "sensitive to a busy machine), peak RSS in KiB."
 echo
-echo "| file | samples | command | perf s | tally s | speedup | perf RSS | tally RSS | RSS ratio |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+echo "| file | samples | command | perf wall | tally wall | speedup | perf CPU | tally CPU | CPU speedup | perf RSS | tally RSS | RSS ratio |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 fail=0
 for f in proc sys; do
 	d=$W/$f.data
-	[ -s "$d" ] || { echo "| $f | recording failed | | | | | | | |"; fail=1; continue; }
+	[ -s "$d" ] || { echo "| $f | recording failed | | | | | | | | | | |"; fail=1; continue; }
 	n=$(nsamples "$d")
 	for c in report script; do
 		if [ $c = report ]; then
@@ -58,11 +63,11 @@ for f in proc sys; do
 		else
 			pa=(perf script -i "$d"); ta=("$TALLY" script -i "$d")
 		fi
-		read -r pt pm < <(median "${pa[@]}")
-		read -r tt tm < <(median "${ta[@]}")
-		sp=$(awk -v p="$pt" -v t="$tt" 'BEGIN { if (t > 0) printf "%.1fx", p / t; else print "inf" }')
+		read -r pt pc pm < <(median "${pa[@]}")
+		read -r tt tc tm < <(median "${ta[@]}")
 		rr=$(awk -v p="$pm" -v t="$tm" 'BEGIN { if (p > 0) printf "%.2f", t / p; else print "-" }')
-		echo "| $f | $n | $c --stdio | $pt | $tt | $sp | $pm | $tm | $rr |" | sed 's/script --stdio/script/'
+		echo "| $f | $n | $c --stdio | $pt | $tt | $(ratio "$pt" "$tt") | $pc | $tc | $(ratio "$pc" "$tc") | $pm | $tm | $rr |" |
+			sed 's/script --stdio/script/'
 	done
 done
 echo

@@ -498,8 +498,8 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	if (r->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
 			   tally_cpumap__idx(r->o->cpus, (int)smp.cpu) < 0))
 		return 0;
-	tally_session__resolve(r->session, (pid_t)smp.pid, (pid_t)smp.tid,
-			       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+	resolve_cached(&r->frames.cache, r->session, (pid_t)smp.pid, (pid_t)smp.tid,
+		       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
 	loc.cpumode = smp.misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	if (r->o->dsos && !(loc.dso && (strlist_has(r->o->dsos, tally_dso__short_name(loc.dso)) ||
 					strlist_has(r->o->dsos, tally_dso__name(loc.dso)))))
@@ -683,6 +683,8 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	if (hdr->type != PERF_RECORD_SAMPLE) {
 		if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16)
 			r->lost_samples += *(const uint64_t *)(hdr + 1);
+		if (hdr->type != TALLY_RECORD_FINISHED_ROUND)
+			resolve_cache__invalidate(&r->frames.cache);
 		return tally_session__process(r->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
 	if (evidx < 0 && r->nr_ev == 1)

@@ -467,8 +467,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 		} else {
 			struct tally_addr_loc loc;
 
-			tally_session__resolve(s->session, (pid_t)smp.pid, (pid_t)smp.tid,
-					       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+			resolve_cached(&s->frames.cache, s->session, (pid_t)smp.pid, (pid_t)smp.tid,
+				       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
 			out_ch(o, ' ');
 			out_num(o, smp.ip, 16, 16, ' ');
 			print_sym(o, &loc, f);
@@ -476,8 +476,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	} else if ((f & (F_SYM | F_DSO))) {
 		struct tally_addr_loc loc;
 
-		tally_session__resolve(s->session, (pid_t)smp.pid, (pid_t)smp.tid,
-				       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+		resolve_cached(&s->frames.cache, s->session, (pid_t)smp.pid, (pid_t)smp.tid,
+			       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
 		print_sym(o, &loc, f);
 	}
 	out_ch(o, '\n');
@@ -492,8 +492,11 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 
 	if (exiting)
 		return -EINTR;
-	if (hdr->type != PERF_RECORD_SAMPLE)
+	if (hdr->type != PERF_RECORD_SAMPLE) {
+		if (hdr->type != TALLY_RECORD_FINISHED_ROUND)
+			resolve_cache__invalidate(&s->frames.cache);
 		return tally_session__process(s->session, hdr) == -ENOMEM ? -ENOMEM : 0;
+	}
 	if (evidx < 0 && s->nr_ev == 1)
 		evidx = 0;
 	if (evidx < 0 || (size_t)evidx >= s->nr_ev)

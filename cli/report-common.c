@@ -87,8 +87,42 @@ int report_session_new(struct tally_session **s, struct tally_data *d,
 	return ret;
 }
 
+#define RESOLVE_SLOTS 4096
+
+void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,
+		    uint8_t cpumode, uint64_t ip, struct tally_addr_loc *loc)
+{
+	struct resolve_slot *slot;
+	uint64_t h;
+
+	if (c && !c->slots) {
+		c->slots = calloc(RESOLVE_SLOTS, sizeof(*c->slots));
+		c->gen = 1;
+	}
+	if (!c || !c->slots) {
+		tally_session__resolve(s, pid, tid, cpumode, ip, loc);
+		loc->cpumode = cpumode;
+		return;
+	}
+	h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull) ^ cpumode) *
+	    0xff51afd7ed558ccdull;
+	slot = &c->slots[(h >> 40) & (RESOLVE_SLOTS - 1)];
+	if (slot->gen == c->gen && slot->ip == ip && slot->pid == (int32_t)pid &&
+	    slot->loc.cpumode == cpumode) {
+		*loc = slot->loc;
+		return;
+	}
+	tally_session__resolve(s, pid, tid, cpumode, ip, loc);
+	loc->cpumode = cpumode;
+	slot->gen = c->gen;
+	slot->ip = ip;
+	slot->pid = (int32_t)pid;
+	slot->loc = *loc;
+}
+
 void frames__exit(struct frames *f)
 {
+	free(f->cache.slots);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
 }
@@ -139,9 +173,8 @@ int frames__resolve(struct frames *f, struct tally_session *s, const struct tall
 			f->v = v;
 			f->cap = cap;
 		}
-		tally_session__resolve(s, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip,
-				       &f->v[f->nr]);
-		f->v[f->nr].cpumode = cpumode;
+		resolve_cached(&f->cache, s, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip,
+			       &f->v[f->nr]);
 		f->nr++;
 	}
 	return 0;

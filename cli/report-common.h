@@ -24,10 +24,33 @@ int report_open(struct tally_data **d, const char *path, bool force);
 int report_session_new(struct tally_session **s, struct tally_data *d,
 		       const struct tally_session_opts *opts);
 
+/* Resolved addresses of the recent past: samples repeat the same few ips and return
+ * addresses, so a direct-mapped cache in front of tally_session__resolve saves most
+ * lookups. Any side-band record (maps may change) empties it. */
+struct resolve_cache {
+	struct resolve_slot {
+		uint64_t ip;
+		int32_t pid;
+		uint32_t gen;
+		struct tally_addr_loc loc;
+	} *slots;
+	uint32_t gen;
+};
+
+/* Resolve through the cache (which may be NULL or unallocated: then directly). The
+ * loc's thread field is not meaningful from the cache. */
+void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,
+		    uint8_t cpumode, uint64_t ip, struct tally_addr_loc *loc);
+static inline void resolve_cache__invalidate(struct resolve_cache *c)
+{
+	c->gen++;
+}
+
 /* A sample's call chain, resolved frame by frame (callee first), markers removed. */
 struct frames {
 	struct tally_addr_loc *v;
 	size_t nr, cap;
+	struct resolve_cache cache;
 };
 
 void frames__exit(struct frames *f);
