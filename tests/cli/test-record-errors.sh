@@ -18,6 +18,9 @@ check "-m not a power of two: nonzero" test $rc -ne 0 && grep -q 'power of two' 
 "$TALLY" record -o m.data -m 300K true 2>err; rc=$?
 check "-m SIZE rounded up to a power of two pages" grep -q 'rounding mmap pages size to 524288 bytes (128 pages)' err
 
+"$TALLY" record -F max -o fm.data true 2>err; rc=$?
+check "-F max: the kernel's maximum rate, said" grep -q "info: Using a maximum frequency rate of $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz" err
+
 "$TALLY" record -c 100 -F 100 true 2>err; rc=$?
 check "-c with -F refused" test $rc -ne 0
 

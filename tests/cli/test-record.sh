@@ -32,6 +32,21 @@ for f in "hostname :" "os release :" "arch :" "nrcpus online :" "cpudesc :" "cpu
 	check "header feature: $f" grep -q "^# $f" hdr
 done
 
+# The attrs perf record builds, option by option (perf's ksymbol/bpf_event side-band
+# bits aside: tally does not ask for BPF side-band).
+for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switch-events" \
+	    "--no-inherit" "--per-thread" "-e cpu-clock,task-clock" "-e {cpu-clock,task-clock}" \
+	    "-e cpu-clock:u" "-e cpu-clock,sched:sched_process_exec" "--call-graph dwarf,4096" \
+	    "-e cpu-clock -g -e task-clock"; do
+	# shellcheck disable=SC2086
+	perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null &&
+		"$TALLY" record -q $opts -o ta.data true 2>/dev/null
+	want=$(perf evlist -v -i pa.data 2>&1 | sed 's/, ksymbol: 1//; s/, bpf_event: 1//')
+	got=$(perf evlist -v -i ta.data 2>&1)
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then ok "attrs as perf record '$opts'"
+	else fail "attrs as perf record '$opts'"; printf '  perf : %s\n  tally: %s\n' "$want" "$got"; fi
+done
+
 # Pipe mode straight into perf.
 "$TALLY" record -q -o - "$HOT" 0.3 2>err | perf report -i - --stdio >prep 2>&1
 check "perf report -i - reads the pipe stream" grep -Eq '%  hot +hot +\[\.\] spin' prep
