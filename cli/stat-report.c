@@ -16,12 +16,22 @@
 #include "tally/data.h"
 #include "tally/format.h"
 
+/* One STAT record: an event's count on one CPU (value) and thread (map index). */
+struct stat_entry {
+	int ev;
+	int cpu, thread;
+	uint64_t val, ena, run;
+};
+
 struct report {
 	struct stat_evsel *ev;
 	int nr_ev;
-	struct stat_row *rows;	/* global aggregation: one row per event */
-	uint64_t *val, *ena, *run;
-	bool *seen;
+	struct stat_entry *ent;
+	size_t nr_ent, cap_ent;
+	/* THREAD_MAP */
+	int *tids;
+	char (*comms)[16];
+	size_t nr_threads;
 	double wall_ns;
 	bool have_round;
 };
@@ -52,10 +62,49 @@ static int on_walk(void *arg, const struct perf_event_header *h,
 		e = tally_data__event_of_id(wk->d, u[0]);
 		if (e < 0 || e >= rp->nr_ev)
 			break;
-		rp->val[e] += u[2];
-		rp->ena[e] += u[3];
-		rp->run[e] += u[4];
-		rp->seen[e] = true;
+		if (rp->nr_ent == rp->cap_ent) {
+			size_t cap = rp->cap_ent ? rp->cap_ent * 2 : 64;
+			struct stat_entry *ne = realloc(rp->ent, cap * sizeof(*ne));
+
+			if (!ne)
+				return -ENOMEM;
+			rp->ent = ne;
+			rp->cap_ent = cap;
+		}
+		{
+			struct stat_entry *x = &rp->ent[rp->nr_ent++];
+			uint32_t cpu, thr;
+
+			memcpy(&cpu, &u[1], 4);
+			memcpy(&thr, (const char *)&u[1] + 4, 4);
+			x->ev = e;
+			x->cpu = (int)cpu;
+			x->thread = (int)thr;
+			x->val = u[2];
+			x->ena = u[3];
+			x->run = u[4];
+		}
+		break;
+	case TALLY_RECORD_THREAD_MAP:
+		/* nr, then {u64 pid, char comm[16]} */
+		if (n < 1 || rp->tids)
+			break;
+		{
+			uint64_t nr = u[0];
+			size_t room = (n - 1) / 3;
+
+			if (nr > room)
+				nr = room;
+			rp->tids = calloc((size_t)nr + 1, sizeof(*rp->tids));
+			rp->comms = calloc((size_t)nr + 1, sizeof(*rp->comms));
+			if (!rp->tids || !rp->comms)
+				return -ENOMEM;
+			for (uint64_t i = 0; i < nr; i++) {
+				rp->tids[i] = (int)u[1 + 3 * i];
+				memcpy(rp->comms[i], &u[2 + 3 * i], 15);
+			}
+			rp->nr_threads = (size_t)nr;
+		}
 		break;
 	case TALLY_RECORD_EVENT_UPDATE:
 		if (n < 3)
@@ -125,41 +174,148 @@ static void free_report(struct report *rp)
 		free(rp->ev[i].unit_buf);
 	}
 	free(rp->ev);
-	free(rp->rows);
-	free(rp->val);
-	free(rp->ena);
-	free(rp->run);
-	free(rp->seen);
+	free(rp->ent);
+	free(rp->tids);
+	free(rp->comms);
+}
+
+/* Bucket key of an entry for the chosen aggregation. */
+static int entry_key(const struct stat_entry *x, enum stat_aggr aggr)
+{
+	return aggr == AGGR_NONE ? x->cpu : aggr == AGGR_THREAD ? x->thread : 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Buckets (sorted keys) and rows[e * nr_ids + a] from the STAT entries. */
+static int build_rows(struct report *rp, enum stat_aggr aggr, struct stat_aggr_id **ids_out,
+		      int *nr_ids_out, struct stat_row **rows_out)
+{
+	int *keys = calloc(rp->nr_ent + 1, sizeof(int)), nk = 0;
+	struct stat_aggr_id *ids;
+	struct stat_row *rows;
+	uint64_t *acc;
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < rp->nr_ent; i++)
+		keys[nk++] = entry_key(&rp->ent[i], aggr);
+	if (!nk)
+		keys[nk++] = 0;
+	qsort(keys, (size_t)nk, sizeof(int), cmp_int);
+	{
+		int u = 0;
+
+		for (int i = 0; i < nk; i++)
+			if (!u || keys[u - 1] != keys[i])
+				keys[u++] = keys[i];
+		nk = u;
+	}
+	ids = calloc((size_t)nk, sizeof(*ids));
+	rows = calloc((size_t)nk * (size_t)rp->nr_ev + 1, sizeof(*rows));
+	acc = calloc((size_t)nk * (size_t)rp->nr_ev * 3 + 1, sizeof(uint64_t));
+	if (!ids || !rows || !acc) {
+		free(keys);
+		free(ids);
+		free(rows);
+		free(acc);
+		return -ENOMEM;
+	}
+	for (int a = 0; a < nk; a++) {
+		ids[a].cpu = keys[a];
+		ids[a].thread_idx = keys[a];
+		ids[a].nr = 1;
+		if (aggr == AGGR_THREAD) {
+			bool known = keys[a] >= 0 && (size_t)keys[a] < rp->nr_threads;
+
+			ids[a].tid = known ? rp->tids[keys[a]] : -1;
+			snprintf(ids[a].comm, sizeof(ids[a].comm), "%s",
+				 known && rp->comms[keys[a]][0] ? rp->comms[keys[a]] : "?");
+		}
+	}
+	for (size_t i = 0; i < rp->nr_ent; i++) {
+		const struct stat_entry *x = &rp->ent[i];
+		int key = entry_key(x, aggr);
+		int *hit = bsearch(&key, keys, (size_t)nk, sizeof(int), cmp_int);
+		size_t k = ((size_t)x->ev * (size_t)nk + (size_t)(hit - keys)) * 3;
+
+		acc[k] += x->val;
+		acc[k + 1] += x->ena;
+		acc[k + 2] += x->run;
+		rows[k / 3].present = true;
+		rows[k / 3].nr++;
+	}
+	for (int e = 0; e < rp->nr_ev; e++) {
+		bool seen = false;
+
+		for (int a = 0; a < nk; a++)
+			seen |= rows[(size_t)e * (size_t)nk + (size_t)a].present;
+		/* an event with no STAT record failed to open when it was recorded */
+		rp->ev[e].supported = seen;
+		for (int a = 0; a < nk; a++) {
+			struct stat_row *r = &rows[(size_t)e * (size_t)nk + (size_t)a];
+			uint64_t *v = &acc[((size_t)e * (size_t)nk + (size_t)a) * 3];
+
+			if (!seen && a == 0)
+				r->present = true;	/* one <not supported> line */
+			r->ena = (double)v[1];
+			r->run = (double)v[2];
+			r->counted = seen && v[1] && v[2];
+			r->val = r->counted ? (double)tally_scale(v[0], v[1], v[2]) : 0;
+			if (!r->nr)
+				r->nr = 1;
+		}
+	}
+	free(keys);
+	free(acc);
+	*ids_out = ids;
+	*nr_ids_out = nk;
+	*rows_out = rows;
+	return 0;
 }
 
 int cmd_stat_report(int argc, char **argv)
 {
 	static const char usage[] =
-		"\n usage: tally stat report [-i FILE|-] [-x SEP | -j]\n\n"
+		"\n usage: tally stat report [-i FILE|-] [-A | --per-thread] [-x SEP | -j]\n\n"
 		"    -i, --input <file>    perf.data file to read (default perf.data; - = stdin)\n"
+		"    -A, --no-aggr         one line per CPU\n"
+		"        --per-thread      one line per thread\n"
 		"    -x, --field-separator <sep>  CSV output\n"
 		"    -j, --json            JSON lines output\n\n";
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "field-separator", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "no-aggr", no_argument, NULL, 'A' },
+		{ "per-thread", no_argument, NULL, 256 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "perf.data", *sep = NULL;
 	bool json = false;
+	enum stat_aggr aggr = AGGR_GLOBAL;
+	struct stat_aggr_id *ids = NULL;
+	struct stat_row *rows = NULL;
+	int nr_ids = 0;
 	struct tally_data *d = NULL;
 	struct tally_data_error derr;
 	struct report rp;
 	struct walk wk;
 	struct stat_out out;
-	struct stat_aggr_id id;
 	int c, err, ret = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:x:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:x:jAh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'A': aggr = AGGR_NONE; break;
+		case 256: aggr = AGGR_THREAD; break;
 		case 'i': path = optarg; break;
 		case 'x': sep = optarg; break;
 		case 'j': json = true; break;
@@ -188,13 +344,7 @@ int cmd_stat_report(int argc, char **argv)
 	memset(&rp, 0, sizeof(rp));
 	rp.nr_ev = (int)tally_data__nr_events(d);
 	rp.ev = calloc((size_t)rp.nr_ev + 1, sizeof(*rp.ev));
-	rp.rows = calloc((size_t)rp.nr_ev + 1, sizeof(*rp.rows));
-	rp.val = calloc((size_t)rp.nr_ev + 1, sizeof(uint64_t));
-	rp.ena = calloc((size_t)rp.nr_ev + 1, sizeof(uint64_t));
-	rp.run = calloc((size_t)rp.nr_ev + 1, sizeof(uint64_t));
-	rp.seen = calloc((size_t)rp.nr_ev + 1, sizeof(bool));
-	if (!rp.ev || !rp.rows || !rp.val || !rp.ena || !rp.run || !rp.seen) {
-		free_report(&rp);
+	if (!rp.ev) {
 		tally_data__delete(d);
 		return 1;
 	}
@@ -222,23 +372,15 @@ int cmd_stat_report(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	for (int e = 0; e < rp.nr_ev; e++) {
-		struct stat_row *r = &rp.rows[e];
-
-		/* an event with no STAT record failed to open when it was recorded */
-		rp.ev[e].supported = rp.seen[e];
-		r->present = true;
-		r->nr = 1;
-		r->ena = (double)rp.ena[e];
-		r->run = (double)rp.run[e];
-		r->counted = rp.seen[e] && rp.run[e] && rp.ena[e];
-		r->val = r->counted ? (double)tally_scale(rp.val[e], rp.ena[e], rp.run[e]) : 0;
+	if (build_rows(&rp, aggr, &ids, &nr_ids, &rows)) {
+		cli_error("out of memory");
+		ret = 1;
+		goto out;
 	}
 	memset(&out, 0, sizeof(out));
-	memset(&id, 0, sizeof(id));
 	out.f = stderr;
 	out.fmt = json ? FMT_JSON : sep ? FMT_CSV : FMT_STD;
-	out.aggr = AGGR_GLOBAL;
+	out.aggr = aggr;
 	out.sep = sep ? sep : " ";
 	out.big_num = true;
 	out.unit_width = 4;
@@ -253,12 +395,14 @@ int cmd_stat_report(int argc, char **argv)
 			cmdline_text(d, cmd, sizeof(cmd));
 		fprintf(out.f, "\n Performance counter stats for '%s':\n\n", cmd);
 	}
-	stat_print_rows(&out, rp.ev, rp.nr_ev, &id, 1, rp.rows);
+	stat_print_rows(&out, rp.ev, rp.nr_ev, ids, nr_ids, rows);
 	if (out.fmt == FMT_STD)
 		fprintf(out.f, "\n %17.9f seconds time elapsed\n\n", rp.wall_ns / 1e9);
 	if (cli_finish_output(stderr, "standard error"))
 		ret = 1;
 out:
+	free(ids);
+	free(rows);
 	free_report(&rp);
 	tally_data__delete(d);
 	return ret;

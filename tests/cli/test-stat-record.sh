@@ -36,3 +36,14 @@ check "tally reads perf's stat file: same page-faults" test "$(pf trep.txt)" = "
 perf stat record -o - -e task-clock,page-faults true 2>/dev/null | "$TALLY" stat report -i - 2>tp.txt
 check "perf stat record -o - | tally stat report -i -: 'pipe'" grep -q "Performance counter stats for 'pipe':" tp.txt
 check "perf pipe: task-clock counted" grep -q "msec task-clock" tp.txt
+# The same file read by both: byte-identical reports (values come from the file).
+"$TALLY" stat record -o sys.data -a -e cpu-clock,page-faults --timeout 50 2>/dev/null
+perf stat report -i sys.data 2>p1.txt
+"$TALLY" stat report -i sys.data 2>t1.txt
+check "stat report -a file: byte-identical to perf stat report" cmp -s p1.txt t1.txt
+perf stat report -A -i sys.data 2>p2.txt
+"$TALLY" stat report -A -i sys.data 2>t2.txt
+check "stat report -A: byte-identical to perf stat report -A" cmp -s p2.txt t2.txt
+perf stat report -i p.data 2>p3.txt
+"$TALLY" stat report -i p.data 2>t3.txt
+check "perf's file: byte-identical reports" cmp -s p3.txt t3.txt
