@@ -1,3 +1,430 @@
-/* placeholder replaced by the event-layer work */
+/*
+ * tally list: the events this machine can count, in perf 6.1's `perf list` layout.
+ *
+ * Sections in perf's order: hardware events (only those that really open here, probed
+ * with a user-only counter on this thread), software events, tool events, hardware
+ * cache events (probed too), kernel PMU events (sysfs aliases), the raw and breakpoint
+ * descriptors, tracepoints. Each line is "  %-50s [Kind]". Arguments filter by
+ * category (hw, sw, cache, tracepoint, pmu) or by glob. `--raw-dump [category]` prints
+ * the names on one line for shell completion; `--pmu` describes the PMUs: sysfs
+ * (type, formats, events, caps, cpumask) and what the CPU itself reports (CPUID leaf
+ * 0xA), saying plainly when the two disagree.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tally/cpumap.h>
+#include <tally/event.h>
+#include <tally/pmu.h>
+
 #include "cmd.h"
-int cmd_list(int argc, char **argv) { (void)argc; (void)argv; return 0; }
+#include "internal/event.h"
+
+static const char usage[] =
+	"\n usage: tally list [<options>] [hw|sw|cache|tracepoint|pmu|event_glob]\n\n"
+	"        --raw-dump [<category>]\n"
+	"                          print the event names on one line (for completion)\n"
+	"        --pmu             describe the PMUs: sysfs and what the CPU reports (CPUID)\n"
+	"        --sysfs <dir>     read PMUs and tracepoints under <dir> instead of /sys\n"
+	"    -h, --help            show this help\n\n";
+
+enum kind { K_HW, K_SW, K_TOOL, K_CACHE, K_PMU, K_RAW, K_BP, K_TP, K_MAX };
+
+static const char *const kind_names[K_MAX] = {
+	[K_HW] = "Hardware event", [K_SW] = "Software event", [K_TOOL] = "Tool event",
+	[K_CACHE] = "Hardware cache event", [K_PMU] = "Kernel PMU event",
+	[K_RAW] = "Raw hardware event descriptor", [K_BP] = "Hardware breakpoint",
+	[K_TP] = "Tracepoint event",
+};
+
+struct entry {
+	char *name;	/* "cpu-cycles", "sched:sched_switch" */
+	char *alias;	/* "cycles" or NULL */
+	enum kind kind;
+};
+
+struct entries {
+	struct entry *e;
+	size_t nr, cap;
+};
+
+struct list_opts {
+	const char *sysfs;
+	bool raw_dump, pmu_info;
+	const char *raw_cat;
+	char **filters;
+	int nr_filters;
+};
+
+static int add(struct entries *es, enum kind kind, const char *name, const char *alias)
+{
+	if (es->nr == es->cap) {
+		size_t cap = es->cap ? es->cap * 2 : 256;
+		struct entry *n = realloc(es->e, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		es->e = n;
+		es->cap = cap;
+	}
+	es->e[es->nr].name = strdup(name);
+	es->e[es->nr].alias = alias ? strdup(alias) : NULL;
+	es->e[es->nr].kind = kind;
+	if (!es->e[es->nr].name || (alias && !es->e[es->nr].alias))
+		return -ENOMEM;
+	es->nr++;
+	return 0;
+}
+
+static void entries_release(struct entries *es)
+{
+	for (size_t i = 0; i < es->nr; i++) {
+		free(es->e[i].name);
+		free(es->e[i].alias);
+	}
+	free(es->e);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	if (x->kind == K_TOOL || x->kind == K_RAW)
+		return 0;	/* kept in perf's fixed order (qsort is not stable: see below) */
+	return strcmp(x->name, y->name);
+}
+
+/* Does the event open here? Parsing never opens; this does, once. */
+static bool opens(const char *name, const char *sysfs)
+{
+	struct tally_evlist *l;
+	bool ok = false;
+
+	if (tally_evlist__new(&l))
+		return false;
+	if (sysfs)
+		tally_evlist__set_sysfs_root(l, sysfs);
+	tally_evlist__set_flags(l, TALLY_EVLIST_NO_PFM);
+	if (!tally_evlist__add(l, name, NULL) && l->nr == 1)
+		ok = tally_event__probe(&l->ev[0]) == 0;
+	tally_evlist__delete(l);
+	return ok;
+}
+
+static int tp_cb(const char *sys, const char *name, uint64_t id, void *arg)
+{
+	char buf[512];
+
+	(void)id;
+	snprintf(buf, sizeof(buf), "%s:%s", sys, name);
+	return add(arg, K_TP, buf, NULL);
+}
+
+static int collect(struct entries *es, const struct list_opts *o, const bool want[K_MAX])
+{
+	struct tally_pmus *pmus = NULL;
+	char buf[512];
+	int err = 0;
+
+	if (want[K_HW]) {
+		for (size_t i = 0; i < tly_nr_hw_symbols && !err; i++)
+			if (opens(tly_hw_symbols[i].name, o->sysfs))
+				err = add(es, K_HW, tly_hw_symbols[i].name, tly_hw_symbols[i].alias);
+	}
+	if (want[K_SW])
+		for (size_t i = 0; i < tly_nr_sw_symbols && !err; i++)
+			err = add(es, K_SW, tly_sw_symbols[i].name, tly_sw_symbols[i].alias);
+	if (want[K_TOOL])
+		for (int t = TALLY_TOOL_DURATION_TIME; t <= TALLY_TOOL_SYSTEM_TIME && !err; t++)
+			err = add(es, K_TOOL, tally_event__tool_name((enum tally_tool_event)t), NULL);
+	if (want[K_CACHE] && !err) {
+		/* probe one cache event first: with no PMU none of them opens */
+		bool any = opens("L1-dcache-loads", o->sysfs) || opens("LLC-loads", o->sysfs) ||
+			   opens("branch-loads", o->sysfs);
+
+		for (uint64_t t = 0; any && t < PERF_COUNT_HW_CACHE_MAX && !err; t++)
+			for (uint64_t op = 0; op < PERF_COUNT_HW_CACHE_OP_MAX && !err; op++)
+				for (uint64_t r = 0; r < PERF_COUNT_HW_CACHE_RESULT_MAX && !err; r++) {
+					if (tally_event__hw_cache_name(t | op << 8 | r << 16, buf,
+								       sizeof(buf)))
+						continue;
+					if (opens(buf, o->sysfs))
+						err = add(es, K_CACHE, buf, NULL);
+				}
+	}
+	if (want[K_PMU] && !err && !tally_pmus__new(o->sysfs, &pmus)) {
+		for (size_t i = 0; i < pmus->nr && !err; i++) {
+			const struct tally_pmu *p = &pmus->pmu[i];
+
+			for (size_t j = 0; j < p->nr_events && !err; j++) {
+				snprintf(buf, sizeof(buf), "%s/%s/", p->name, p->events[j].name);
+				err = add(es, K_PMU, buf, NULL);
+			}
+		}
+		tally_pmus__delete(pmus);
+	}
+	if (want[K_RAW] && !err) {
+		err = add(es, K_RAW, "rNNN", NULL);
+		if (!err)
+			err = add(es, K_RAW, "cpu/t1=v1[,t2=v2,t3 ...]/modifier", NULL);
+	}
+	if (want[K_BP] && !err)
+		err = add(es, K_BP, "mem:<addr>[/len][:access]", NULL);
+	if (want[K_TP] && !err) {
+		int e = tally_tracepoint__for_each(o->sysfs, NULL, NULL, tp_cb, es);
+
+		if (e == -ENOMEM)
+			err = e;
+		else if ((e == -EACCES || e == -EPERM) && !o->raw_dump)
+			cli_warn("tracepoints not listed: tracefs is not readable (needs root)");
+	}
+	return err;
+}
+
+static bool glob_match(const struct entry *e, const char *glob)
+{
+	const char *colon;
+
+	if (!fnmatch(glob, e->name, 0) || (e->alias && !fnmatch(glob, e->alias, 0)))
+		return true;
+	/* tracepoints: the glob may name just the event or the subsystem */
+	colon = e->kind == K_TP ? strchr(e->name, ':') : NULL;
+	if (colon && !strchr(glob, ':') && (!fnmatch(glob, colon + 1, 0)))
+		return true;
+	return false;
+}
+
+static int category(const char *arg, bool want[K_MAX])
+{
+	if (!strcmp(arg, "hw") || !strcmp(arg, "hardware"))
+		want[K_HW] = true;
+	else if (!strcmp(arg, "sw") || !strcmp(arg, "software"))
+		want[K_SW] = want[K_TOOL] = true;
+	else if (!strcmp(arg, "cache") || !strcmp(arg, "hwcache"))
+		want[K_CACHE] = true;
+	else if (!strcmp(arg, "tracepoint"))
+		want[K_TP] = true;
+	else if (!strcmp(arg, "pmu"))
+		want[K_PMU] = true;
+	else if (!strcmp(arg, "sdt") || !strcmp(arg, "metric") || !strcmp(arg, "metricgroup"))
+		return 1;	/* tally has none of these: an empty list */
+	else
+		return -1;
+	return 0;
+}
+
+static void print_line(const struct entry *e)
+{
+	char buf[600];
+
+	if (e->alias)
+		snprintf(buf, sizeof(buf), "%s OR %s", e->name, e->alias);
+	else
+		snprintf(buf, sizeof(buf), "%s", e->name);
+	printf("  %-50s [%s]\n", buf, kind_names[e->kind]);
+}
+
+static void print_pmu_info(const char *sysfs)
+{
+	struct tally_pmus *pmus = NULL;
+	struct tally_cpuid_pmu c;
+	bool kernel_cpu_pmu = false;
+	int err = tally_pmus__new(sysfs, &pmus);
+
+	if (err) {
+		printf("No PMUs: cannot read %s/bus/event_source/devices (%s)\n",
+		       sysfs ? sysfs : "/sys", strerror(-err));
+	} else {
+		printf("Kernel PMUs (%s/bus/event_source/devices):\n", sysfs ? sysfs : "/sys");
+		printf("  %-20s %5s  %-8s %-7s %s\n", "name", "type", "cpumask", "events", "formats");
+		for (size_t i = 0; i < pmus->nr; i++) {
+			const struct tally_pmu *p = &pmus->pmu[i];
+			char cpus[64] = "-";
+			size_t n = 0;
+			char fm[512] = "";
+
+			if (p->cpus)
+				tally_cpumap__format(p->cpus, cpus, sizeof(cpus));
+			for (size_t j = 0; j < p->nr_formats && n < sizeof(fm); j++) {
+				const struct tally_pmu_format *f = &p->formats[j];
+				int lo = __builtin_ctzll(f->mask), hi = 63 - __builtin_clzll(f->mask);
+				bool contiguous = __builtin_popcountll(f->mask) == hi - lo + 1;
+
+				n += (size_t)snprintf(fm + n, sizeof(fm) - n, "%s%s=config%s:%d%s",
+						      j ? " " : "", f->name,
+						      f->field ? (f->field == 1 ? "1" : f->field == 2 ?
+								  "2" : "3") : "", lo,
+						      contiguous ? "" : "…");
+				if (contiguous && hi != lo && n < sizeof(fm))
+					n += (size_t)snprintf(fm + n, sizeof(fm) - n, "-%d", hi);
+			}
+			printf("  %-20s %5u  %-8s %-7zu %s\n", p->name, p->type, cpus, p->nr_events, fm);
+			for (size_t j = 0; j < p->nr_events; j++) {
+				const struct tally_pmu_alias *a = &p->events[j];
+
+				printf("      %s/%s/ = %s", p->name, a->name, a->terms);
+				if (a->unit || a->scale != 1.0)
+					printf("  (unit %s, scale %g)", a->unit ? a->unit : "-", a->scale);
+				putchar('\n');
+			}
+			for (size_t j = 0; j < p->nr_caps; j++)
+				printf("      caps/%s = %s\n", p->caps[j].name, p->caps[j].value);
+			if (!strcmp(p->name, "cpu") || !strncmp(p->name, "cpu_", 4) ||
+			    !strncmp(p->name, "armv8_", 6) || !strcmp(p->name, "cpum_cf"))
+				kernel_cpu_pmu = true;
+		}
+	}
+	tally_pmus__delete(pmus);
+
+	putchar('\n');
+	err = tally_cpuid_pmu(&c);
+	if (err && !c.vendor[0]) {
+		printf("CPU PMU (CPUID): not an x86 CPU, nothing to read.\n");
+	} else {
+		printf("CPU (CPUID): %s family %u model %#x stepping %u%s\n", c.vendor, c.family,
+		       c.model, c.stepping, c.hypervisor ? ", running under a hypervisor" : "");
+		if (err || c.version == 0) {
+			printf("  CPUID leaf 0xA: no architectural PMU (version 0)%s.\n",
+			       c.hypervisor ? ": the hypervisor does not give this VM a virtual PMU" : "");
+		} else {
+			printf("  CPUID leaf 0xA: architectural PMU version %u\n", c.version);
+			printf("    general-purpose counters: %u x %u bits\n", c.nr_gp, c.gp_width);
+			printf("    fixed counters:           %u x %u bits\n", c.nr_fixed, c.fixed_width);
+			for (unsigned b = 0; b < c.nr_arch_events && b < 8; b++)
+				printf("    %-28s %s\n", tally_cpuid_pmu__event_name(b),
+				       c.events_unavailable & (1u << b) ? "not available" : "available");
+		}
+		if (c.version && !kernel_cpu_pmu)
+			printf("\nThe CPU reports a PMU but the kernel exposes none (no \"cpu\" PMU in "
+			       "sysfs): hardware events cannot be counted; check dmesg for "
+			       "\"Performance Events\" (no PMU driver for this CPU model?).\n");
+		else if (!c.version && !kernel_cpu_pmu)
+			printf("\nNeither the CPU nor the kernel offers a hardware PMU here: only software "
+			       "events, tracepoints, breakpoints, probes and the listed kernel PMUs work.\n");
+		else if (!c.version && kernel_cpu_pmu)
+			printf("\nThe kernel exposes a CPU PMU although CPUID leaf 0xA reports none.\n");
+	}
+	printf("libpfm4: %d PMU model(s) detected from the CPU id%s\n", tly_pfm_nr_present(),
+	       tly_pfm_nr_present() && !kernel_cpu_pmu ?
+	       " (its event names encode, but the kernel cannot open them)" : "");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "raw-dump", no_argument, NULL, 1 },
+		{ "pmu", no_argument, NULL, 2 },
+		{ "sysfs", required_argument, NULL, 3 },
+		{ "desc", no_argument, NULL, 'd' },
+		{ "no-desc", no_argument, NULL, 4 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct list_opts o = { 0 };
+	struct entries es = { 0 };
+	bool want[K_MAX] = { false }, any_cat = false;
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+hd", longopts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			o.raw_dump = true;
+			break;
+		case 2:
+			o.pmu_info = true;
+			break;
+		case 3:
+			o.sysfs = optarg;
+			break;
+		case 'd':
+		case 4:
+			break;	/* tally has no long descriptions: accepted for perf compatibility */
+		case 'h':
+			cli_usage(stdout, usage);
+			return 0;
+		default:
+			cli_usage(stderr, usage);
+			return 129;
+		}
+	}
+	if (o.pmu_info) {
+		print_pmu_info(o.sysfs);
+		return 0;
+	}
+	o.filters = argv + optind;
+	o.nr_filters = argc - optind;
+	if (o.raw_dump && o.nr_filters > 1) {
+		cli_error("list: --raw-dump takes at most one category");
+		return 129;
+	}
+	/* categories select sections; other arguments are globs */
+	for (int i = 0; i < o.nr_filters; i++) {
+		int r = category(o.filters[i], want);
+
+		if (r >= 0) {
+			any_cat = true;
+			o.filters[i] = NULL;
+		}
+	}
+	{
+		bool globs = false;
+
+		for (int i = 0; i < o.nr_filters; i++)
+			globs |= o.filters[i] != NULL;
+		if (!any_cat || globs)
+			for (int k = 0; k < K_MAX; k++)
+				if (!any_cat || globs)
+					want[k] = want[k] || !any_cat || globs;
+		if (globs || (o.raw_dump && !any_cat)) {
+			/* descriptors are not events: perf shows them only in the full list */
+			want[K_RAW] = want[K_BP] = !globs && !o.raw_dump;
+		}
+	}
+	err = collect(&es, &o, want);
+	if (err) {
+		entries_release(&es);
+		cli_error("list: %s", strerror(-err));
+		return 1;
+	}
+	/* stable order within tool/raw: sort only the sortable kinds by index range */
+	for (size_t a = 0; a < es.nr;) {
+		size_t b = a;
+
+		while (b < es.nr && es.e[b].kind == es.e[a].kind)
+			b++;
+		if (es.e[a].kind != K_TOOL && es.e[a].kind != K_RAW)
+			qsort(es.e + a, b - a, sizeof(*es.e), cmp_entry);
+		a = b;
+	}
+	for (size_t i = 0; i < es.nr; i++) {
+		const struct entry *e = &es.e[i];
+		bool show = true;
+
+		if (o.nr_filters) {
+			bool globs = false, matched = false;
+
+			for (int f = 0; f < o.nr_filters; f++) {
+				if (!o.filters[f])
+					continue;
+				globs = true;
+				matched |= glob_match(e, o.filters[f]);
+			}
+			show = !globs || matched;
+		}
+		if (!show)
+			continue;
+		if (o.raw_dump)
+			printf("%s ", e->name);
+		else
+			print_line(e);
+	}
+	entries_release(&es);
+	return 0;
+}

@@ -36,6 +36,7 @@
 #include <tally/pmu.h>
 
 #include "internal/event.h"
+#include "internal/sys.h"
 #include "internal/util.h"
 
 #define MOD_CHARS "ukhGHIpPSDeWb"
@@ -728,6 +729,10 @@ static int caps_check(struct parser *p, const struct tally_pmu *pmu, const struc
 	/* arm64 PMUv3 counting thresholds (FEAT_PMUv3_TH): threshold must fit the PMU. */
 	if (!term_is(t, "threshold"))
 		return 0;
+	if (t->val > 4095)
+		return fail(p, t->vpos, t->vlen ? t->vlen : t->len, -ERANGE,
+			    "threshold=%llu is above 4095, the largest threshold an arm64 PMU "
+			    "can count", (unsigned long long)t->val);
 	cap = tally_pmu__cap(pmu, "threshold_max");
 	if (cap) {
 		uint64_t max;
@@ -735,7 +740,7 @@ static int caps_check(struct parser *p, const struct tally_pmu *pmu, const struc
 		if (!parse_u64(cap, strlen(cap), &max))
 			max = 0;
 		if (max == 0)
-			return fail(p, t->vpos, t->vlen ? t->vlen : t->len, -EOPNOTSUPP,
+			return fail(p, t->pos, t->len, -EOPNOTSUPP,
 				    "PMU '%s' does not support counting thresholds "
 				    "(caps/threshold_max is 0)", pmu->name);
 		if (t->val > max)
@@ -744,10 +749,6 @@ static int caps_check(struct parser *p, const struct tally_pmu *pmu, const struc
 				    "(caps/threshold_max)", (unsigned long long)t->val,
 				    (unsigned long long)max);
 	}
-	if (t->val > 4095)
-		return fail(p, t->vpos, t->vlen ? t->vlen : t->len, -ERANGE,
-			    "threshold=%llu is above 4095, the largest threshold an arm64 PMU "
-			    "can count", (unsigned long long)t->val);
 	return 0;
 }
 
@@ -865,14 +866,14 @@ static int pmu_event(struct parser *p, size_t idx, const struct tally_pmu *pmu, 
 				   f->name, (int)t->vlen, t->sval);
 			break;
 		}
+		if ((err = caps_check(p, pmu, t)))
+			break;
 		if (t->val > tally_pmu_format__max(f)) {
 			err = fail(p, t->vpos, t->from_alias ? t->len : (t->sval ? t->vlen : t->len),
 				   -ERANGE, "value too big for format '%s', maximum is %llu",
 				   f->name, (unsigned long long)tally_pmu_format__max(f));
 			break;
 		}
-		if ((err = caps_check(p, pmu, t)))
-			break;
 		{
 			uint64_t v = 0;
 
@@ -1953,4 +1954,26 @@ size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t
 		m[n++] = 'e';
 	m[n] = 0;
 	return (size_t)snprintf(buf, len, "%s%s", n ? ":" : "", m);
+}
+
+int tally_event__probe(const struct tally_event *ev)
+{
+	struct perf_event_attr attr = ev->attr;
+	int fd;
+
+	/* like perf list: a user-only, disabled counter on this thread */
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.exclude_guest = 1;
+	attr.size = sizeof(attr);
+	fd = tly_sys__perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd == -EACCES || fd == -EPERM) {
+		attr.exclude_guest = 0;
+		fd = tly_sys__perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0)
+		return fd;
+	tly_sys__close(fd);
+	return 0;
 }

@@ -335,8 +335,12 @@ static int load_pmu(struct tally_pmu *pmu, const char *devdir, const char *name)
 	}
 	if (!err) {
 		pathf(path, sizeof(path), "%s/%s/cpumask", devdir, name);
-		if (tally_cpumap__read_file(path, &pmu->cpus))
-			pmu->cpus = NULL;
+		if (tally_cpumap__read_file(path, &pmu->cpus)) {
+			/* core PMUs of arm64 and hybrid x86 call it "cpus" */
+			pathf(path, sizeof(path), "%s/%s/cpus", devdir, name);
+			if (tally_cpumap__read_file(path, &pmu->cpus))
+				pmu->cpus = NULL;
+		}
 	}
 	if (err)
 		pmu_release(pmu);

@@ -141,6 +141,11 @@ int tally_event__hw_cache_name(uint64_t config, char *buf, size_t len);
 /* The name of a tool event ("duration_time"), or NULL. */
 const char *tally_event__tool_name(enum tally_tool_event tool);
 
+/* Whether the event opens here: a disabled, user-only counter on the calling thread
+ * is opened and closed (what perf list does to hide unsupported hardware events).
+ * 0 or -errno from perf_event_open. */
+int tally_event__probe(const struct tally_event *ev);
+
 /* Names of the modifier letters set on an event, perf's evsel__add_modifiers style
  * (":u", ":ppH" …) into buf; "" when none. */
 size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t len);
