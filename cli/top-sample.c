@@ -550,8 +550,9 @@ static int rec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void frame_of(const struct tally_addr_loc *l, struct cc_frame *f)
+static void frame_of(struct top *t, const struct tally_addr_loc *l, struct cc_frame *f)
 {
+	f->dso_key = l->dso ? strpool__intern(&t->pool, tally_dso__name(l->dso)) : NULL;
 	f->dso = l->dso;
 	f->sym = l->sym;
 	f->ip = l->sym || !l->dso ? l->addr : l->dso_addr;
@@ -604,7 +605,7 @@ static int add_callchain(struct top *t, struct hists *h, const struct tally_samp
 	n = t->frames.nr < 256 ? t->frames.nr : 256;
 	/* caller first, as the callers view prints it */
 	for (size_t i = 0; i < n; i++)
-		frame_of(&t->frames.v[n - 1 - i], &fr[i]);
+		frame_of(t, &t->frames.v[n - 1 - i], &fr[i]);
 	if (!t->children) {
 		if (n)
 			return cc_append(&self->chain, fr, n, period);
@@ -734,13 +735,27 @@ void top__end_interval(struct top *t)
 
 /* ---- decay ---- */
 
+/* Decay a call graph; branches that reach zero are freed, so a long run with -g
+ * keeps only the chains still being sampled. */
 static void decay_chain(struct cc_node *n, bool zero)
 {
+	size_t kept = 0;
+
 	n->hits = zero ? 0 : n->hits * 7 / 8;
 	n->cumul = zero ? 0 : n->cumul * 7 / 8;
 	n->count = zero ? 0 : n->count * 7 / 8;
-	for (size_t i = 0; i < n->nr_kids; i++)
-		decay_chain(n->kids[i], zero);
+	for (size_t i = 0; i < n->nr_kids; i++) {
+		struct cc_node *k = n->kids[i];
+
+		decay_chain(k, zero);
+		if (k->cumul || k->hits) {
+			n->kids[kept++] = k;
+		} else {
+			cc_root_free(k);	/* its subtree (nodes are malloc'd: no arena) */
+			free(k);
+		}
+	}
+	n->nr_kids = kept;
 }
 
 static uint64_t decayed(uint64_t v, bool zero)
