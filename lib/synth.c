@@ -132,7 +132,8 @@ static int synth_maps(struct synth *s, pid_t pid)
 			   &start, &end, perms, &pgoff, &maj, &min, &ino, &name_at) < 7)
 			continue;
 		name = name_at ? line + name_at : "";
-		if (perms[2] != 'x' && !(s->opts->data_maps && *name == '/'))
+		/* Executable maps; with -d also every readable data map (perf's rule). */
+		if (perms[2] != 'x' && !(s->opts->data_maps && perms[0] == 'r'))
 			continue;
 		if (!strcmp(name, "[vsyscall]"))
 			continue;	/* a kernel address: not the process's map */

@@ -31,7 +31,7 @@ size_t tally_synth__id_hdr_size(const struct perf_event_attr *attr);
 
 struct tally_synth_opts {
 	size_t id_hdr_size;	/* trailer bytes appended to every record */
-	bool data_maps;		/* also non-executable file maps (perf record -d) */
+	bool data_maps;		/* also readable non-executable maps (perf record -d) */
 	const char *proc;	/* procfs root; NULL: "/proc" (tests point elsewhere) */
 };
 
