@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal/symbols.h"
@@ -465,9 +466,24 @@ static long load_symbols(struct tly_symtab *t, Elf *e, bool dynsym_too)
 	return n;
 }
 
+/* Paths come from perf.data: never block on a FIFO or read a device. */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
 static Elf *elf_open(const char *path, int *fd)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	*fd = open_regular(path);
 	if (*fd < 0)
 		return NULL;
 	Elf *e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
@@ -650,14 +666,18 @@ int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	int fd = open_regular(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	int ret = 0;
 
-	if (!f)
-		return -errno;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
 	while ((len = getline(&line, &cap, f)) > 0) {
 		unsigned long long start, size;
 		int pos = 0;
