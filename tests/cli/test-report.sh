@@ -74,6 +74,15 @@ check "report -g folded" grep -Eq '^[0-9.]+% [^ ]+;' fo.out
 check "report --sort bogus: error naming the key" eval 'test $rc -ne 0 && grep -q bogus err'
 "$TALLY" report -i nosuch.data 2>err >/dev/null; rc=$?
 check "report on a missing file: error naming it" eval 'test $rc -ne 0 && grep -q nosuch.data err'
+size=$(stat -c %s "$FIX/callchain.data")
+head -c $((size / 2)) "$FIX/callchain.data" >cut.data
+"$TALLY" report --stdio -i cut.data >cut.out 2>cut.err; rc=$?
+check "report on a file cut short: warning, exit 0, the complete records reported" eval 'test $rc -eq 0 && grep -q "cut short" cut.err && grep -q "^# Samples:" cut.out'
+cp "$FIX/callchain.data" bad.data; chmod u+w bad.data
+# the first record's size field (data offset + 6) set to 4: smaller than a record header
+perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f; my $h; read($f, $h, 104); my ($off) = unpack("Q", substr($h, 40, 8)); seek($f, $off + 6, 0); print $f pack("v", 4); close $f' bad.data
+"$TALLY" report --stdio -i bad.data >/dev/null 2>bad.err; rc=$?
+check "report on a damaged record: error naming the offset" eval 'test $rc -ne 0 && grep -q "offset 0x" bad.err'
 "$TALLY" report --stdio -i - <"$FIX/pipe.data" >pipe.out 2>&1
 check "report -i - reads a pipe stream" grep -q '^# Samples:' pipe.out
 
