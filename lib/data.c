@@ -739,7 +739,10 @@ int tally_data__open(struct tally_data **out, const char *path,
 	d = data_new(path);
 	if (!d)
 		return -ENOMEM;
-	if (!strcmp(path, "-")) {
+	bool is_stdin = !strcmp(path, "-");
+	/* standard input redirected from a file is mapped like the file itself */
+	if (is_stdin && (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode) ||
+			 lseek(STDIN_FILENO, 0, SEEK_CUR) != 0)) {
 		ret = read_all(STDIN_FILENO, &d->owned, &d->size);
 		if (ret) {
 			fail(err, 0, ret, "reading standard input: %s", strerror(-ret));
@@ -747,7 +750,7 @@ int tally_data__open(struct tally_data **out, const char *path,
 		}
 		d->buf = d->owned;
 	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = is_stdin ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			ret = -errno;
 			fail(err, 0, ret, "%s", strerror(errno));
@@ -770,7 +773,8 @@ int tally_data__open(struct tally_data **out, const char *path,
 				ret = fail(err, 0, -EINVAL, "not a regular file");
 				goto out;
 			}
-			if (!(opts && opts->force) && st.st_uid != geteuid() && st.st_uid != 0) {
+			if (!is_stdin && !(opts && opts->force) && st.st_uid != geteuid() &&
+			    st.st_uid != 0) {
 				ret = fail(err, 0, -EPERM, "file not owned by the current user or "
 					   "root (use -f to read it anyway)");
 				goto out;
