@@ -1075,12 +1075,15 @@ static int run_once(struct stat_run *r, int *child_status)
 			struct timespec d = { o->delay_ms / 1000, (o->delay_ms % 1000) * 1000000L };
 
 			fputs("Events disabled\n", stderr);	/* perf's words */
+			fflush(stderr);
 			while (nanosleep(&d, &d) < 0 && errno == EINTR && !exiting)
 				;
 		}
 		tally_counters__enable(r->set);
-		if (o->delay_ms > 0)
+		if (o->delay_ms > 0) {
 			fputs("Events enabled\n", stderr);
+			fflush(stderr);
+		}
 		r->start = now();	/* elapsed time counts from here, like perf */
 	}
 	wait_loop(r, have_w ? &w : NULL, &status);
