@@ -394,7 +394,6 @@ static int open_fds(struct record *r)
 		for (c = 0; c < r->cpus->nr; c++) {
 			int cpu = r->cpus->cpu[c];
 			size_t first = r->nr_fds;
-			size_t opened_here = 0;
 
 			for (i = 0; i < r->nr_ev; i++) {
 				struct record_event *e = &r->ev[i];
@@ -433,9 +432,7 @@ static int open_fds(struct record *r)
 					cli_error("out of memory");
 					return -1;
 				}
-				opened_here++;
 			}
-			(void)opened_here;
 		}
 	}
 	if (!r->nr_fds) {

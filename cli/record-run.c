@@ -389,8 +389,8 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 			tsp = &ts;
 		}
 		/* Sleep until a ring reaches its wakeup watermark (half full) rather than
-		 * spinning on every new record: the recorder's own CPU time is the cost. */
-		/* Wait with the stop signals blocked until ppoll, so none is missed. */
+		 * spinning on every new record: the recorder's own CPU time is the cost.
+		 * The stop signals stay blocked until ppoll, so none is missed. */
 		sigprocmask(SIG_BLOCK, &block, &old);
 		if (exiting || (*child_exited && r->have_wl)) {
 			sigprocmask(SIG_SETMASK, &old, NULL);
@@ -411,10 +411,8 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 
 			for (i = 0; i < r->nr_rings; i++)
 				gone += r->rings[i].hup;
-			if (gone == r->nr_rings) {
-				drain(r);
-				break;	/* every target thread exited */
-			}
+			if (gone == r->nr_rings)
+				break;	/* every target thread exited; the caller drains */
 		}
 	}
 	free(pfd);
