@@ -203,6 +203,13 @@ int tally_ring__read(struct tally_ring *r, const struct perf_event_header **rec)
 		if (avail < sizeof(h))
 			return 0;
 	}
+	if (avail > r->data_size) {
+		/* Only a read-only (overwrite) ring gets here: the kernel lapped us and the
+		 * bytes at rd are gone. Nothing before head can be framed: start over there. */
+		r->st.overwritten += avail;
+		r->rd = r->tail = r->head;
+		return 0;
+	}
 	off = (size_t)(r->rd & r->mask);
 	if (off + sizeof(h) <= r->data_size)
 		memcpy(&h, r->data + off, sizeof(h));

@@ -42,11 +42,15 @@ struct tally_ring_stats {
 	uint64_t throttle;	/* PERF_RECORD_THROTTLE */
 	uint64_t unthrottle;	/* PERF_RECORD_UNTHROTTLE */
 	uint64_t wraps;		/* records that wrapped the end and were copied out */
+	uint64_t overwritten;	/* bytes the kernel overwrote before we read them
+				 * (read-only rings only) */
 };
 
 /* Map the ring of perf event FD: one metadata page plus DATA_PAGES pages (a power of
- * two). With WRITABLE false the ring is mapped read-only (overwrite mode: the kernel
- * never waits for us; used by tally top's snapshot-style readers); normally pass true.
+ * two). With WRITABLE false the ring is mapped read-only: the kernel then never waits
+ * for us and overwrites the oldest data (overwrite mode); when it has lapped the reader,
+ * the reader skips to data_head and counts the bytes in stats.overwritten. Normally
+ * pass true.
  * Returns 0 or -errno (-EPERM typically means the mlock limit refused the buffer). */
 int tally_ring__mmap(struct tally_ring **out, int fd, size_t data_pages, bool writable);
 

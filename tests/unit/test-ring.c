@@ -267,6 +267,34 @@ static void test_damaged(void **state)
 	free(f.mem);
 }
 
+/* A reader lapped by the kernel (possible only for read-only rings) starts over at head. */
+static void test_lapped(void **state)
+{
+	struct fake f;
+	struct tally_ring *r;
+	const struct perf_event_header *h;
+	struct tally_ring_stats st;
+	unsigned char a[64];
+	int i;
+
+	(void)state;
+	fake_init(&f, 0);
+	assert_int_equal(tally_ring__wrap(&r, f.mem, META_SIZE, DATA_SIZE), 0);
+	make_record(a, PERF_RECORD_SAMPLE, sizeof(a), 3);
+	for (i = 0; i < DATA_SIZE / 64 + 2; i++)
+		fake_put(&f, a, sizeof(a));
+	fake_publish(&f);
+	assert_int_equal(tally_ring__read(r, &h), 0);
+	tally_ring__stats(r, &st);
+	assert_int_equal(st.overwritten, DATA_SIZE + 128);
+	fake_put(&f, a, sizeof(a));
+	fake_publish(&f);
+	assert_int_equal(tally_ring__read(r, &h), 1);
+	assert_memory_equal(h, a, sizeof(a));
+	tally_ring__delete(r);
+	free(f.mem);
+}
+
 /* A real ring: task-clock sampling on ourselves, read back as SAMPLE records. */
 static void test_real_kernel(void **state)
 {
@@ -324,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_partial),
 		cmocka_unit_test(test_lost_and_throttle),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_lapped),
 		cmocka_unit_test(test_real_kernel),
 	};
 
