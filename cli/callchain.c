@@ -162,6 +162,21 @@ static struct cc_node *run_end(struct cc_node *n)
 	return n;
 }
 
+/* Order of branches: heaviest first; perf breaks ties by its insertion tree, which keeps
+ * frames of one dso in descending address order. Otherwise first seen first. */
+static bool run_after(const struct cc_node *a, const struct cc_node *b)
+{
+	uint64_t x, y;
+
+	if (a->cumul != b->cumul)
+		return a->cumul < b->cumul;
+	if (a->f.dso_key != b->f.dso_key || (!a->f.dso_key && a->f.dso != b->f.dso))
+		return false;
+	x = a->f.sym ? a->f.sym->start : a->f.ip;
+	y = b->f.sym ? b->f.sym->start : b->f.ip;
+	return x < y;
+}
+
 /* The runs below node (children of its run end), sorted by weight, pruned. */
 static struct run *sorted_runs(struct cc_node *end, uint64_t min_hit, size_t *nr)
 {
@@ -188,7 +203,7 @@ static struct run *sorted_runs(struct cc_node *end, uint64_t min_hit, size_t *nr
 		struct run t = r[i];
 		size_t j = i;
 
-		while (j > 0 && r[j - 1].head->cumul < t.head->cumul) {
+		while (j > 0 && run_after(r[j - 1].head, t.head)) {
 			r[j] = r[j - 1];
 			j--;
 		}

@@ -1007,13 +1007,15 @@ int cmd_report(int argc, char **argv)
 		status = cli_finish_output(stdout, "the report");
 		goto out;
 	}
-	r.children = any_chain && o.children != 0;
+	/* perf decides children mode before it has seen a pipe's attrs: off for pipes */
+	r.children = any_chain && o.children != 0 && !(o.children < 0 && tally_data__is_pipe(r.data));
 	r.use_chains = any_chain;
 	for (size_t i = 0; i < r.nr_ev; i++)
 		if (tally_data__event(r.data, i)->nr_members > 1)
 			r.group_view = o.group != 0;
 	r.build_trees = any_chain && o.cc_mode != CC_NONE;
-	r.caller = o.cc_order >= 0 ? o.cc_order == 1 : r.children;
+	/* caller order unless --no-children (pipes: caller order without children, as perf) */
+	r.caller = o.cc_order >= 0 ? o.cc_order == 1 : o.children != 0;
 
 	so.kallsyms = o.kallsyms;
 	so.symfs = o.symfs;
@@ -1067,6 +1069,9 @@ int cmd_report(int argc, char **argv)
 		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; "
 			 "reported the complete records before it", o.input,
 			 tally_data__truncated(r.data));
+	if (tally_data__nr_unknown_records(r.data))
+		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
+			 o.input, tally_data__nr_unknown_records(r.data));
 	if (o.dump_raw || o.stats) {
 		print_stats(&r);
 		status = cli_finish_output(stdout, "the report");
