@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -148,7 +149,7 @@ static bool fallback_to_cpu_clock(struct top_event *e, int err)
 	e->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	e->attr.precise_ip = 0;
 	free(e->name);
-	e->name = strdup("cpu-clock");
+	e->name = strdup(e->attr.exclude_kernel ? "cpu-clock:u" : "cpu-clock");
 	if (verbose)
 		cli_warn("cycles does not open here (%s): sampling cpu-clock instead",
 			 strerror(-err));
@@ -210,6 +211,27 @@ static int map_ring(struct top *t, int fd)
 	return 0;
 }
 
+/* Watching one's own tasks at perf_event_paranoid 2 allows user space only: like perf,
+ * retry such an event as :u rather than fail (system-wide stays an error: it needs
+ * CAP_PERFMON either way). */
+static bool fallback_to_user_only(struct top *t, struct top_event *e, int err)
+{
+	char *name;
+
+	if (err != -EACCES || t->system_wide || e->attr.exclude_kernel)
+		return false;
+	e->attr.exclude_kernel = 1;
+	e->attr.exclude_hv = 1;
+	if (asprintf(&name, "%s%su", e->name, strchr(e->name, ':') ? "" : ":") < 0)
+		return false;
+	free(e->name);
+	e->name = name;
+	if (verbose)
+		cli_warn("kernel samples are not allowed here (perf_event_paranoid): sampling "
+			 "user space only (%s)", name);
+	return true;
+}
+
 static int open_one(struct top *t, size_t e, pid_t tid, int cpu, bool first)
 {
 	struct top_event *ev = &t->ev[e];
@@ -220,7 +242,8 @@ static int open_one(struct top *t, size_t e, pid_t tid, int cpu, bool first)
 		a = ev->attr;
 		apply_policy(t, &a, first);
 		fd = tly_sys__perf_event_open(&a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0 || !fallback_to_cpu_clock(ev, fd))
+		if (fd >= 0 || !(fallback_to_cpu_clock(ev, fd) ||
+				 fallback_to_user_only(t, ev, fd)))
 			break;
 	}
 	if (fd >= 0)
