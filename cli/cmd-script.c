@@ -578,6 +578,9 @@ int cmd_script(int argc, char **argv)
 		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; "
 			 "printed the complete records before it", o.input,
 			 tally_data__truncated(s.data));
+	if (tally_data__nr_unknown_records(s.data))
+		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
+			 o.input, tally_data__nr_unknown_records(s.data));
 	status = cli_finish_output(stdout, "the script output");
 out:
 	if (s.out)

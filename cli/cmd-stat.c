@@ -1441,9 +1441,16 @@ static FILE *open_output(struct stat_opts *o, bool *owned)
 
 	*owned = false;
 	if (o->output) {
-		f = fopen(o->output, o->append ? "ae" : "we");
+		/* O_NOFOLLOW: never write through a symlink planted at the output path */
+		int fd = open(o->output, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+			      (o->append ? O_APPEND : O_TRUNC), 0666);
+		f = fd < 0 ? NULL : fdopen(fd, o->append ? "a" : "w");
 		if (!f) {
-			cli_error("cannot open output file '%s': %s", o->output, strerror(errno));
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			cli_error("cannot open output file '%s': %s", o->output,
+				  e == ELOOP ? "it is a symbolic link (not followed)" : strerror(e));
 			return NULL;
 		}
 		*owned = true;

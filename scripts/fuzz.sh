@@ -57,7 +57,7 @@ for t in "${avail[@]}"; do
 		-max_total_time="$secs" -timeout=5 -rss_limit_mb=1024 -max_len=65536 \
 		-artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1
 	rc=$?
-	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	runs=$(sed -n "s/^stat::number_of_executed_units: *//p" "$log" | tail -1)
 	if [ $rc -ne 0 ]; then
 		found=1
 		echo "FINDING in $t (rc=$rc), artifacts in $findings:" >&2
