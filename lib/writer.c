@@ -817,13 +817,14 @@ int tally_writer__finish(struct tally_writer *w)
 	if (err)
 		return salvage(w);
 	err = derived_features(w);
-	if (err)
-		return err;
+	table = err ? NULL : calloc(TALLY_FEAT_MAX, sizeof(*table));
+	if (!table) {
+		/* Out of memory: keep the complete data, described, without features. */
+		w->error = err ? err : -ENOMEM;
+		return salvage(w);
+	}
 	for (i = 1; i < TALLY_FEAT_MAX; i++)
 		nr += w->feat[i].set;
-	table = calloc(nr ? nr : 1, sizeof(*table));
-	if (!table)
-		return -ENOMEM;
 	off = w->data_offset + w->committed + nr * sizeof(*table);
 	for (i = 1, nr = 0; i < TALLY_FEAT_MAX; i++) {
 		if (!w->feat[i].set)
