@@ -15,6 +15,7 @@
 #include "top.h"
 
 struct top_tui {
+	SCREEN *screen;
 	size_t sel;		/* selected row among the visible entries */
 	size_t first;		/* first visible row on screen */
 	bool callers;		/* showing the callers of the remembered entry */
@@ -31,10 +32,13 @@ int top_tui__new(struct top_tui **out)
 
 	if (!ui)
 		return -1;
-	if (!initscr()) {
+	/* newterm, not initscr: initscr exits the process when TERM is unusable */
+	ui->screen = newterm(NULL, stdout, stdin);
+	if (!ui->screen) {
 		free(ui);
 		return -1;
 	}
+	set_term(ui->screen);
 	cbreak();
 	noecho();
 	nonl();
@@ -51,6 +55,7 @@ void top_tui__delete(struct top_tui *ui)
 	if (!ui)
 		return;
 	endwin();
+	delscreen(ui->screen);
 	free(ui->key_comm);
 	free(ui);
 }

@@ -68,3 +68,11 @@ tm send-keys -t top q
 if wait_rc 10; then check "q quits the -g view with status 0" test "$(cat rc)" = 0
 else fail "q quits the -g view with status 0 (still running)"; fi
 check "nothing on stderr with -g" test ! -s err
+
+# A terminal ncurses cannot drive: one clear message, no exit from inside ncurses.
+rm -f rc
+tm new-session -d -s top -x 100 -y 20 \
+	"TERM=no-such-terminal '$TALLY' top -d 0.3 -p $HP 2>'$TMP/err'; echo \$? >'$TMP/rc'"
+if wait_rc 10; then check "unusable TERM exits 1" test "$(cat rc)" = 1
+else fail "unusable TERM exits 1 (still running)"; fi
+check "unusable TERM says to use --stdio" grep -q 'cannot start the terminal view (TERM=no-such-terminal); use --stdio' err
