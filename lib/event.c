@@ -1595,6 +1595,9 @@ static int parse_event(struct parser *p, size_t pos, size_t end)
 				if (c2)
 					return fail(p, (size_t)(c2 - s), 1, -EINVAL,
 						    "unexpected ':' after the modifiers");
+				if (!rlen)
+					return fail(p, rest, 1, -EINVAL, "missing modifier after ':' "
+						    "(expected some of %s)", MOD_CHARS);
 				mpos = rest;
 				mlen = rlen;
 				goto mods;
