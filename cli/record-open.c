@@ -111,6 +111,8 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	bool leader = e->leader == (int)i;
 	bool sample_addr = o->sample_addr || (o->callchain && o->dwarf);
 	bool user_rate = src && (src->period_set || src->freq_set);
+	bool sample_read = r->o->evlist && r->o->evlist->nr > (size_t)e->leader &&
+			   (r->o->evlist->ev[e->leader].sample_read || (src && src->sample_read));
 
 	a->size = sizeof(*a) < TALLY_ATTR_SIZE_MAX_COMPAT ? sizeof(*a) : TALLY_ATTR_SIZE_MAX_COMPAT;
 	a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID;
@@ -152,10 +154,21 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	if (a->freq)
 		a->sample_type |= PERF_SAMPLE_PERIOD;
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	if (sample_read) {
+		/* :S leader sampling: the leader's samples carry the whole group's counts;
+		 * members only count. The kernel cannot inherit PERF_SAMPLE_READ events. */
+		a->sample_type |= PERF_SAMPLE_READ;
+		if (r->ev[e->leader].nr_members > 1)
+			a->read_format |= PERF_FORMAT_GROUP;
+		if (!leader) {
+			a->freq = 0;
+			a->sample_period = 0;	/* sample_type keeps PERIOD, as the leader's */
+		}
+	}
 	a->disabled = leader;
 	a->enable_on_exec = leader && r->have_wl;
 	if (!(src && src->inherit_set))
-		a->inherit = !o->no_inherit && !o->per_thread;
+		a->inherit = !o->no_inherit && !o->per_thread && !sample_read;
 	if (i == 0) {
 		a->mmap = 1;
 		a->comm = 1;

@@ -241,24 +241,58 @@ static int write_lost_samples(struct record *r, const struct record_fd *f, uint6
 	return tally_writer__write(r->w, buf, n * 8);
 }
 
+static const struct record_fd *fd_of_id(const struct record *r, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_fds; i++)
+		if (r->fds[i].id == id)
+			return &r->fds[i];
+	return NULL;
+}
+
+/* Samples the kernel dropped per fd (read_format LOST), as LOST_SAMPLES records. */
 static int read_lost(struct record *r)
 {
 	size_t i;
 	int err = 0;
 
 	for (i = 0; !err && i < r->nr_fds; i++) {
-		const struct perf_event_attr *a = &r->ev[r->fds[i].ev].attr;
-		uint64_t v[4];
+		const struct record_fd *f = &r->fds[i];
+		const struct perf_event_attr *a = &r->ev[f->ev].attr;
+		uint64_t v[1 + 3 * 64];
 		ssize_t n;
 
 		if (!(a->read_format & PERF_FORMAT_LOST))
 			continue;
-		/* read_format ID|LOST: {value, id, lost} */
-		n = tly_sys__read(r->fds[i].fd, v, sizeof(v));
-		if (n < 24 || !v[2])
+		if (!(a->read_format & PERF_FORMAT_GROUP)) {
+			/* read_format ID|LOST: {value, id, lost} */
+			n = tly_sys__read(f->fd, v, 3 * sizeof(uint64_t));
+			if (n < 24 || !v[2])
+				continue;
+			r->lost_samples += v[2];
+			err = write_lost_samples(r, f, v[2]);
 			continue;
-		r->lost_samples += v[2];
-		err = write_lost_samples(r, &r->fds[i], v[2]);
+		}
+		/* GROUP|ID|LOST, read on the leader: {nr; {value, id, lost}[nr]} */
+		if (r->ev[f->ev].leader != f->ev)
+			continue;
+		n = tly_sys__read(f->fd, v, sizeof(v));
+		if (n < 8) {
+			continue;
+		} else {
+			uint64_t k, nr = v[0];
+
+			for (k = 0; !err && k < nr && (ssize_t)(8 + 24 * (k + 1)) <= n; k++) {
+				const struct record_fd *m = fd_of_id(r, v[1 + 3 * k + 1]);
+				uint64_t lost = v[1 + 3 * k + 2];
+
+				if (!lost || !m)
+					continue;
+				r->lost_samples += lost;
+				err = write_lost_samples(r, m, lost);
+			}
+		}
 	}
 	return err;
 }

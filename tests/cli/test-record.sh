@@ -37,7 +37,7 @@ done
 for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switch-events" \
 	    "--no-inherit" "--per-thread" "-e cpu-clock,task-clock" "-e {cpu-clock,task-clock}" \
 	    "-e cpu-clock:u" "-e cpu-clock,sched:sched_process_exec" "--call-graph dwarf,4096" \
-	    "-e cpu-clock -g -e task-clock"; do
+	    "-e cpu-clock -g -e task-clock" "-e {cpu-clock,task-clock}:S"; do
 	# shellcheck disable=SC2086
 	perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null &&
 		"$TALLY" record -q $opts -o ta.data true 2>/dev/null
