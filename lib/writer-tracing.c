@@ -45,6 +45,33 @@ struct tp {
 	char sys[128], name[128];
 };
 
+/* The event named "sys:name[:modifiers]" if its id is ID (the usual case: no scan). */
+static bool tracepoint_by_name(const char *root, const char *evname, uint64_t id, struct tp *out)
+{
+	const char *colon = evname ? strchr(evname, ':') : NULL;
+	const char *end;
+	char path[512];
+	size_t ls, ln;
+	uint64_t v;
+
+	if (!colon)
+		return false;
+	end = strchr(colon + 1, ':');
+	ls = (size_t)(colon - evname);
+	ln = end ? (size_t)(end - colon - 1) : strlen(colon + 1);
+	if (!ls || !ln || ls >= sizeof(out->sys) || ln >= sizeof(out->name) ||
+	    memchr(evname, '/', ls + 1 + ln))
+		return false;
+	memcpy(out->sys, evname, ls);
+	out->sys[ls] = '\0';
+	memcpy(out->name, colon + 1, ln);
+	out->name[ln] = '\0';
+	if (snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, out->sys, out->name) >=
+	    (int)sizeof(path))
+		return false;
+	return !tly_read_file_u64(path, &v) && v == id;
+}
+
 /* Find system/event whose id is ID (scan events/). */
 static int find_tracepoint(const char *root, uint64_t id, struct tp *out)
 {
@@ -140,7 +167,8 @@ int tally_writer__set_tracing_data(struct tally_writer *w)
 		tly_writer__event(w, i, &attr, &name);
 		if (attr->type != PERF_TYPE_TRACEPOINT)
 			continue;
-		err = find_tracepoint(root, attr->config, &tps[nr]);
+		if (!tracepoint_by_name(root, name, attr->config, &tps[nr]))
+			err = find_tracepoint(root, attr->config, &tps[nr]);
 		nr++;
 	}
 	if (err)
