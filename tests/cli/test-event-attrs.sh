@@ -36,6 +36,9 @@ STAT_EVENTS=(
 	'{task-clock:u,page-faults:k}:H' '{cycles:p,cs}:e' 'grp{task-clock,minor-faults}'
 	'4:0x10' '1:3'
 	'cpu-clock/period=1000/' 'task-clock/config=2/'
+	'cycles/period=1/' 'msr/tsc,name=x/u' 'cpu-clock:u,cs:k' 'r1a2/config1=5/' 'mem:0x1000:u'
+	'tsc:u' 'faults:PS' '{cs:D,faults}' 'instructions:Iu' 'cpu-clock:ukhGHI'
+	'L1-dcache-loads/name=l1/' '{cs,faults}:u,{cycles}'
 )
 # Fields perf's sample_period/freq are compared on (record -vv).
 RECORD_EVENTS=(
