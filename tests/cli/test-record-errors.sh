@@ -21,6 +21,11 @@ check "-m SIZE rounded up to a power of two pages" grep -q 'rounding mmap pages 
 "$TALLY" record -F max -o fm.data true 2>err; rc=$?
 check "-F max: the kernel's maximum rate, said" grep -q "info: Using a maximum frequency rate of $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz" err
 
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+"$TALLY" record -F $((max * 2)) -o fx.data true 2>err; rc=$?
+check "-F above the kernel's maximum: throttled with perf's warning" \
+	grep -q "warning: Maximum frequency rate ($max Hz) exceeded, throttling from $((max * 2)) Hz to $max Hz." err
+
 "$TALLY" record -c 100 -F 100 true 2>err; rc=$?
 check "-c with -F refused" test $rc -ne 0
 
