@@ -78,6 +78,8 @@ struct tally_data {
 	uint64_t truncated;
 	uint64_t nr_unknown;
 	uint64_t released;	/* file pages before this offset were given back */
+	int stream_fd;		/* pipe still being read (buf holds its start), or -1 */
+	bool stream_used;	/* a stream can be walked once */
 };
 
 static int fail(struct tally_data_error *err, uint64_t off, int ret, const char *fmt, ...)
@@ -661,6 +663,7 @@ static struct tally_data *data_new(const char *path)
 	struct tally_data *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
+	d->stream_fd = -1;
 	d->path = strdup(path ? path : "(memory)");
 	if (!d->path) {
 		free(d);
@@ -691,13 +694,36 @@ int tally_data__open_mem(struct tally_data **out, const void *buf, size_t len,
 	return 0;
 }
 
-static int read_all(int fd, uint8_t **buf, size_t *len)
+/* A pipe: read its header records (up to the first SAMPLE, or its end) now; the rest is
+ * read while walking, so a long `record -o - | report -i -` never sits in memory whole.
+ * Returns 1 when the stream goes on (fd stays open for the walk), 0 at its end. */
+static int read_prefix(int fd, uint8_t **buf, size_t *len)
 {
-	size_t cap = 1 << 16, n = 0;
+	size_t cap = 1 << 16, n = 0, pos = 16;
 	uint8_t *b = malloc(cap);
+	bool eof = false;
+
 	if (!b)
 		return -ENOMEM;
 	for (;;) {
+		uint64_t hsize = 16;
+		if (n >= 16)
+			memcpy(&hsize, b + 8, 8);
+		/* walk the complete records we have (a file-mode layout is read whole) */
+		while (hsize == 16 && pos + 8 <= n) {
+			struct perf_event_header h;
+			uint64_t sz;
+			memcpy(&h, b + pos, 8);
+			if (h.size < 8 || stream_size(b + pos, &h, n - pos, &sz))
+				goto done;	/* damage: the walk reports it */
+			if (h.type == PERF_RECORD_SAMPLE)
+				goto done;
+			if (sz > n - pos)
+				break;
+			pos += sz;
+		}
+		if (eof)
+			goto done;
 		if (n == cap) {
 			uint8_t *nb = realloc(b, cap * 2);
 			if (!nb) {
@@ -708,20 +734,21 @@ static int read_all(int fd, uint8_t **buf, size_t *len)
 			cap *= 2;
 		}
 		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r < 0) {
-			if (errno == EINTR)
-				continue;
 			int e = -errno;
 			free(b);
 			return e;
 		}
 		if (r == 0)
-			break;
+			eof = true;
 		n += (size_t)r;
 	}
+done:
 	*buf = b;
 	*len = n;
-	return 0;
+	return eof ? 0 : 1;
 }
 
 int tally_data__open(struct tally_data **out, const char *path,
@@ -743,9 +770,14 @@ int tally_data__open(struct tally_data **out, const char *path,
 	/* standard input redirected from a file is mapped like the file itself */
 	if (is_stdin && (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode) ||
 			 lseek(STDIN_FILENO, 0, SEEK_CUR) != 0)) {
-		ret = read_all(STDIN_FILENO, &d->owned, &d->size);
-		if (ret) {
+		ret = read_prefix(STDIN_FILENO, &d->owned, &d->size);
+		if (ret < 0) {
 			fail(err, 0, ret, "reading standard input: %s", strerror(-ret));
+			goto out;
+		}
+		if (ret == 1 && (d->stream_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)) < 0) {
+			ret = -errno;
+			fail(err, 0, ret, "standard input: %s", strerror(errno));
 			goto out;
 		}
 		d->buf = d->owned;
@@ -762,10 +794,14 @@ int tally_data__open(struct tally_data **out, const char *path,
 			goto out;
 		}
 		if (S_ISFIFO(st.st_mode)) {
-			ret = read_all(fd, &d->owned, &d->size);
-			if (ret) {
+			ret = read_prefix(fd, &d->owned, &d->size);
+			if (ret < 0) {
 				fail(err, 0, ret, "%s", strerror(-ret));
 				goto out;
+			}
+			if (ret == 1) {
+				d->stream_fd = fd;
+				fd = -1;
 			}
 			d->buf = d->owned;
 		} else {
@@ -794,6 +830,9 @@ int tally_data__open(struct tally_data **out, const char *path,
 		}
 	}
 	ret = open_buffer(d, err);
+	if (!ret && d->stream_fd >= 0 && !d->pipe) {
+		ret = fail(err, 0, -EINVAL, "a stream must be in pipe mode (perf record -o -)");
+	}
 out:
 	if (fd >= 0)
 		close(fd);
@@ -825,6 +864,8 @@ void tally_data__delete(struct tally_data *d)
 		ZSTD_freeDStream(d->zstd);
 	if (d->map)
 		munmap(d->map, d->size);
+	if (d->stream_fd >= 0)
+		close(d->stream_fd);
 	free(d->owned);
 	free(d->path);
 	free(d);
@@ -1269,6 +1310,111 @@ static int deliver_aligned(struct walk *w, const uint8_t *rec, uint64_t off, boo
 	return ret;
 }
 
+/* The rest of a pipe: read in chunks; records are delivered from the chunk, which
+ * queued records keep alive; a record cut by a chunk's end starts the next one. */
+static int walk_stream(struct walk *w, const uint8_t *tail, size_t tail_len, uint64_t off)
+{
+	struct tally_data *d = w->d;
+	const size_t chunk_size = 4u << 20;
+	uint8_t *carry = NULL;
+	size_t carry_len = tail_len;
+	uint64_t need = 0;	/* size of the record the carry starts, once known */
+	bool eof = false;
+	int ret = 0;
+
+	if (tail_len && !(carry = malloc(tail_len)))
+		return -ENOMEM;
+	if (tail_len)
+		memcpy(carry, tail, tail_len);
+	while (!eof && !ret) {
+		size_t cap = chunk_size;
+		if (need > (1u << 30))
+			return free(carry), fail(w->err, off, -EINVAL, "record claims %" PRIu64
+						  " bytes", need);
+		if (need > cap)
+			cap = (size_t)need;
+		struct chunk *c = malloc(sizeof(*c) + cap);
+		if (!c) {
+			free(carry);
+			return -ENOMEM;
+		}
+		c->refs = 1;
+		c->decompressed = false;
+		if (carry_len)
+			memcpy(c->data, carry, carry_len);
+		c->len = carry_len;
+		while (c->len < cap) {
+			ssize_t r = read(d->stream_fd, c->data + c->len, cap - c->len);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				ret = fail(w->err, off + c->len, -errno, "reading the stream: %s",
+					   strerror(errno));
+				break;
+			}
+			if (r == 0) {
+				eof = true;
+				break;
+			}
+			c->len += (size_t)r;
+		}
+		size_t pos = 0;
+		need = 0;
+		while (!ret && pos + 8 <= c->len) {
+			const uint8_t *rec = c->data + pos;
+			struct perf_event_header h;
+			uint64_t sz;
+			memcpy(&h, rec, 8);
+			if (h.size < 8) {
+				ret = fail(w->err, off + pos, -EINVAL, "record of size %u (type %u): the "
+					   "stream is damaged here", h.size, h.type);
+				break;
+			}
+			if (stream_size(rec, &h, c->len - pos, &sz)) {
+				ret = fail(w->err, off + pos, -EINVAL, "record of type %u claims %" PRIu64
+					   " bytes of data", h.type, sz);
+				break;
+			}
+			if (sz > c->len - pos) {
+				need = sz;
+				break;
+			}
+			bool consumed = h.type == TALLY_RECORD_HEADER_ATTR ||
+					h.type == TALLY_RECORD_HEADER_FEATURE ||
+					h.type == TALLY_RECORD_HEADER_TRACING_DATA;
+			if (h.type == TALLY_RECORD_COMPRESSED || h.type == TALLY_RECORD_COMPRESSED2) {
+				if (w->flags & TALLY_DATA_RAW)
+					ret = deliver_aligned(w, rec, off + pos, true);
+				if (!ret)
+					ret = decompress(w, rec, &h, off + pos);
+			} else if ((uintptr_t)rec & 7) {
+				ret = deliver_aligned(w, rec, off + pos, consumed);
+			} else {
+				ret = deliver(w, (const struct perf_event_header *)rec, off + pos, c,
+					      consumed);
+			}
+			pos += sz;
+		}
+		off += pos;
+		carry_len = c->len - pos;
+		if (!ret && carry_len) {
+			uint8_t *nc = realloc(carry, carry_len);
+			if (!nc) {
+				chunk_put(c);
+				free(carry);
+				return -ENOMEM;
+			}
+			carry = nc;
+			memcpy(carry, c->data + pos, carry_len);
+		}
+		chunk_put(c);
+	}
+	if (!ret && carry_len)
+		d->truncated += need > carry_len ? need - carry_len : 8 - carry_len;
+	free(carry);
+	return ret;
+}
+
 int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn fn, void *arg,
 			 struct tally_data_error *err)
 {
@@ -1291,6 +1437,11 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 	else
 		d->truncated = 0;
 
+	if (d->stream_fd >= 0) {
+		if (d->stream_used)
+			return fail(err, 0, -ESPIPE, "a pipe stream can be read only once");
+		d->stream_used = true;
+	}
 	while (off < d->data_end) {
 		const uint8_t *rec = d->buf + off;
 		struct perf_event_header h, *hdr = &h;
@@ -1298,6 +1449,8 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 		bool consumed = false;
 
 		if (d->data_end - off < sizeof(*hdr)) {
+			if (d->stream_fd >= 0)
+				break;	/* the rest comes from the stream */
 			d->truncated += sizeof(*hdr) - (d->data_end - off);
 			break;
 		}
@@ -1313,6 +1466,8 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 			break;
 		}
 		if (sz > d->data_end - off) {
+			if (d->stream_fd >= 0)
+				break;	/* the rest comes from the stream */
 			if (d->pipe || d->data_end == d->size) {
 				d->truncated += sz - (d->data_end - off);
 				break;	/* the file ends here: cut short */
@@ -1345,6 +1500,8 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 		if (off - d->released > (8u << 20))
 			release_behind(d, off);
 	}
+	if (!ret && d->stream_fd >= 0)
+		ret = walk_stream(&w, d->buf + off, d->data_end - off, off);
 	if (!ret && (flags & TALLY_DATA_ORDERED))
 		ret = queue_flush(&w, UINT64_MAX);
 	queue_drop(d);

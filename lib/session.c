@@ -467,7 +467,22 @@ static int set_comm(struct tally_thread *t, const char *comm, size_t len)
 	return 0;
 }
 
-static struct tally_thread *thread_new(struct tally_session *s, pid_t pid, pid_t tid)
+/* A process that starts now: its pid may have served an older one, whose maps must
+ * not leak into it. Lookups find the newest first (bucket head). */
+static struct proc *proc_fresh(struct tally_session *s, pid_t pid)
+{
+	size_t h = hash_u((uint64_t)(uint32_t)pid);
+	struct proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = s->procs[h];
+	s->procs[h] = p;
+	return p;
+}
+
+static struct tally_thread *thread_new_in(struct tally_session *s, pid_t pid, pid_t tid,
+					  struct proc *proc)
 {
 	struct tally_thread *t = calloc(1, sizeof(*t));
 	char buf[32];
@@ -477,7 +492,7 @@ static struct tally_thread *thread_new(struct tally_session *s, pid_t pid, pid_t
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
-	t->proc = proc_findnew(s, pid);
+	t->proc = proc ? proc : proc_findnew(s, pid);
 	if (tid == 0)
 		snprintf(buf, sizeof(buf), "swapper");
 	else
@@ -491,6 +506,11 @@ static struct tally_thread *thread_new(struct tally_session *s, pid_t pid, pid_t
 	t->all_next = s->all_threads;
 	s->all_threads = t;
 	return t;
+}
+
+static struct tally_thread *thread_new(struct tally_session *s, pid_t pid, pid_t tid)
+{
+	return thread_new_in(s, pid, tid, NULL);
 }
 
 struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, pid_t tid)
@@ -619,22 +639,25 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 				t->exited = true;
 			return 0;
 		}
+		/* Like perf, a FORK always makes a new thread (a tid seen before belonged to
+		 * a thread that is gone); a new process gets new maps, copied from its
+		 * parent's, a new thread shares its process's. */
 		struct tally_thread *parent = tally_session__thread(s, (pid_t)u[1], (pid_t)u[3]);
-		struct tally_thread *child = thread_find(s, (pid_t)u[2]);
 		if (!parent)
 			return -ENOMEM;
-		if (child && child->exited) {
-			child->exited = false;	/* tid reused */
-		}
-		if (!child) {
-			child = thread_new(s, (pid_t)u[0], (pid_t)u[2]);
-			if (!child)
-				return -ENOMEM;
-		}
+		bool new_process = u[0] != u[1];
+		struct proc *proc = new_process ? proc_fresh(s, (pid_t)u[0]) : parent->proc;
+		if (!proc)
+			return -ENOMEM;
+		struct tally_thread *child = thread_new_in(s, (pid_t)u[0], (pid_t)u[2], proc);
+		if (!child)
+			return -ENOMEM;
 		if (set_comm(child, parent->comm, strlen(parent->comm)))
 			return -ENOMEM;
-		/* a new process starts with a copy of its parent's maps */
-		if (u[0] != u[1] && child->proc != parent->proc && child->proc->maps.nr == 0) {
+		/* perf marks the FORKs it synthesizes for running tasks with MISC_FORK_EXEC:
+		 * their own MMAPs follow, the parent's maps are not theirs */
+		bool clone = !(hdr->misc & PERF_RECORD_MISC_FORK_EXEC);
+		if (new_process && clone && child->proc != parent->proc) {
 			struct maps *src = &parent->proc->maps, *dst = &child->proc->maps;
 			for (size_t i = 0; i < src->nr; i++) {
 				struct tally_map *m = map_new(s, 0, 0, 0, NULL);

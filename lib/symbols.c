@@ -324,7 +324,10 @@ static char *demangle(const char *name)
 		free(d);
 		return NULL;
 	}
-	strip_signature(d);
+	/* thunks keep their target's parameters, as perf shows them */
+	if (strncmp(d, "virtual thunk to ", 17) && strncmp(d, "non-virtual thunk to ", 21) &&
+	    strncmp(d, "covariant return thunk to ", 26))
+		strip_signature(d);
 	return d;
 }
 

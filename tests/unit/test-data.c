@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <zstd.h>
 #include <cmocka.h>
 
@@ -481,6 +483,72 @@ static void damage(void **state)
 	assert_int_equal(tally_data__open(&d, "/nonexistent/perf.data", NULL, &err), -ENOENT);
 }
 
+/* A pipe stream bigger than the reader's 4 MiB chunks, written by a thread while the
+ * reader walks it: every record arrives once, in order, and a cut end is reported. */
+struct writer {
+	int fd;
+	unsigned n;
+	size_t cut;
+};
+
+static void *write_stream(void *arg)
+{
+	struct writer *w = arg;
+	static struct out o;
+	pipe_start(&o, 128);
+	size_t total = o.len;
+	if (write(w->fd, o.buf, o.len) != (ssize_t)o.len)
+		goto out;
+	for (unsigned i = 0; i < w->n; i++) {
+		o.len = 0;
+		sample(&o, i, 1000 + i);
+		if (i % 1000 == 999)
+			emit_hdr(&o, TALLY_RECORD_FINISHED_ROUND, 8);
+		size_t len = o.len;
+		if (w->cut && i == w->n - 1)
+			len -= w->cut;
+		if (write(w->fd, o.buf, len) != (ssize_t)len)
+			break;
+		total += len;
+	}
+out:
+	close(w->fd);
+	return NULL;
+}
+
+static void stream_from_pipe(void **state)
+{
+	(void)state;
+	for (int cut = 0; cut <= 1; cut++) {
+		int p[2];
+		pthread_t th;
+		struct writer w = { .n = 200000, .cut = cut ? 5 : 0 };
+		struct tally_data *d;
+		struct tally_data_error err;
+		struct order ord = { 0 };
+		char path[64];
+
+		assert_int_equal(pipe(p), 0);
+		w.fd = p[1];
+		assert_int_equal(pthread_create(&th, NULL, write_stream, &w), 0);
+		snprintf(path, sizeof(path), "/dev/fd/%d", p[0]);
+		assert_int_equal(tally_data__open(&d, path, NULL, &err), 0);
+		assert_true(tally_data__is_pipe(d));
+		assert_int_equal(tally_data__nr_events(d), 1);
+		unsigned n = 0;
+		assert_int_equal(tally_data__for_each(d, TALLY_DATA_ORDERED, count_only, &n, &err), 0);
+		/* samples plus a FINISHED_ROUND per 1000; the cut takes 5 bytes off the last
+		 * round, so that one is missing */
+		assert_int_equal(n, w.n + w.n / 1000 - (unsigned)cut);
+		assert_int_equal(tally_data__truncated(d), cut ? 5 : 0);
+		/* a stream is walked once */
+		assert_int_equal(tally_data__for_each(d, 0, order_cb, &ord, &err), -ESPIPE);
+		tally_data__delete(d);
+		pthread_join(th, NULL);
+		close(p[0]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -490,6 +558,7 @@ int main(void)
 		cmocka_unit_test(compressed2),
 		cmocka_unit_test(compressed_big_ratio),
 		cmocka_unit_test(damage),
+		cmocka_unit_test(stream_from_pipe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,6 +139,23 @@ static void maps_and_overlaps(void **state)
 	assert_string_equal(tally_dso__name(loc.dso), "/nonexistent/c");
 	tally_session__resolve(s, 5, 5, PERF_RECORD_MISC_USER, 0x1010, &loc);
 	assert_string_equal(tally_dso__name(loc.dso), "/nonexistent/a");
+	/* perf's synthesized FORK (MISC_FORK_EXEC) of a running task copies nothing */
+	assert_int_equal(tally_session__process(s, fork_rec(PERF_RECORD_FORK, 7, 5, 7, 5)), 0);
+	rec.hdr.misc = PERF_RECORD_MISC_FORK_EXEC;
+	{
+		const struct perf_event_header *fh = fork_rec(PERF_RECORD_FORK, 8, 5, 8, 5);
+		rec.hdr.misc = PERF_RECORD_MISC_FORK_EXEC;
+		assert_int_equal(tally_session__process(s, fh), 0);
+	}
+	tally_session__resolve(s, 7, 7, PERF_RECORD_MISC_USER, 0x3010, &loc);
+	assert_non_null(loc.dso);
+	tally_session__resolve(s, 8, 8, PERF_RECORD_MISC_USER, 0x3010, &loc);
+	assert_null(loc.dso);
+	/* a pid used again by a new process does not keep the old process's maps */
+	assert_int_equal(tally_session__process(s, fork_rec(PERF_RECORD_EXIT, 6, 5, 6, 5)), 0);
+	assert_int_equal(tally_session__process(s, fork_rec(PERF_RECORD_FORK, 6, 8, 6, 8)), 0);
+	tally_session__resolve(s, 6, 6, PERF_RECORD_MISC_USER, 0x1010, &loc);
+	assert_null(loc.dso);
 
 	/* kernel map from perf's [kernel.kallsyms]_text MMAP */
 	assert_int_equal(tally_session__process(s, mmap2_rec(UINT32_MAX, 0xffffffff81000000ULL, 0x1000000,
