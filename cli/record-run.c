@@ -469,6 +469,10 @@ static void summary(struct record *r, bool pipe)
 			"the ring buffer was full; use a bigger -m or a lower -F ]\n",
 			n, r->lost_records);
 	}
+	if (r->throttled)
+		fprintf(stderr, "[ tally record: the kernel throttled sampling %" PRIu64 " times "
+			"(see /proc/sys/kernel/perf_event_max_sample_rate, perf_cpu_time_max_percent): "
+			"a lower -F gives even samples ]\n", r->throttled);
 	if (pipe)
 		fprintf(stderr, "[ tally record: Captured and wrote %.3f MB - ]\n",
 			(double)bytes / 1024.0 / 1024.0);
@@ -567,6 +571,7 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 		r->samples += st.samples;
 		r->lost += st.lost;
 		r->lost_records += st.lost_records;
+		r->throttled += st.throttle;
 		r->lost_samples += st.lost_samples;
 	}
 	if (r->first_time)

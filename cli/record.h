@@ -88,7 +88,7 @@ struct record {
 	size_t id_hdr_size;
 	int time_off;			/* offset of the time field in samples, -1 unknown */
 	uint64_t first_time, last_time;
-	uint64_t samples, wakeups, lost, lost_samples, lost_records;
+	uint64_t samples, wakeups, lost, lost_samples, lost_records, throttled;
 	struct buildid_tracker *bt;
 	bool fell_back;			/* cycles -> cpu-clock */
 };
