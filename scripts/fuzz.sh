@@ -54,7 +54,7 @@ for t in "${avail[@]}"; do
 	log="$findings/last.log"
 	echo "fuzz.sh: $t for ${secs}s" >&2
 	"$build/tests/fuzz/fuzz-$t" "$corpus" "${seeds[@]}" "${dict[@]}" \
-		-max_total_time="$secs" -timeout=5 -rss_limit_mb=1024 -max_len=65536 \
+		-max_total_time="$secs" -timeout=30 -rss_limit_mb=1024 -max_len=65536 \
 		-artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1
 	rc=$?
 	runs=$(sed -n "s/^stat::number_of_executed_units: *//p" "$log" | tail -1)

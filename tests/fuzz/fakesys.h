@@ -1,6 +1,6 @@
 /*
  * A small fake sysfs/tracefs tree for the event and PMU fuzz targets (created once per
- * process under $TMPDIR or /tmp, removed at exit), so a run never depends on the
+ * process under /dev/shm, else $TMPDIR or /tmp; removed at exit), so a run never depends on the
  * machine's PMUs and stays fast.
  */
 #ifndef FUZZ_FAKESYS_H
@@ -61,7 +61,7 @@ static const char *fakesys_init(void)
 {
 	if (fakesys_root[0])
 		return fakesys_root;
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
 	snprintf(fakesys_root, sizeof(fakesys_root), "%s/tally-fuzz-sys.XXXXXX", tmp ? tmp : "/tmp");
 	if (!mkdtemp(fakesys_root)) {
 		fakesys_root[0] = 0;
