@@ -70,6 +70,9 @@ struct report {
 	bool build_trees;	/* keep call-chain trees (not with -g none) */
 	bool caller;		/* chain order */
 	bool group_view;	/* event groups print as one section */
+	bool children_cols;	/* Children column and order (children, unless -F says not) */
+	enum hist_col order[HC_NR];	/* -F: value columns sort in their order */
+	size_t nr_order;
 	uint64_t lost_samples;
 	uint64_t type_counts[128];
 	uint64_t nr_records;
@@ -483,6 +486,10 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	ret = tally_sample__parse(&ev->layout, hdr, &smp);
 	if (ret)
 		return 0;	/* a damaged sample is skipped, like perf does */
+	/* perf drops samples of other cpus before counting them (unlike the other filters) */
+	if (r->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
+			   tally_cpumap__idx(r->o->cpus, (int)smp.cpu) < 0))
+		return 0;
 	period = sample_period(&smp, &ev->attr);
 	h->total_period += period;
 	h->nr_samples++;
@@ -494,9 +501,6 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	if (r->o->pids && !list_has_num(r->o->pids, (long)(int32_t)smp.pid))
 		return 0;
 	if (r->o->tids && !list_has_num(r->o->tids, (long)(int32_t)smp.tid))
-		return 0;
-	if (r->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
-			   tally_cpumap__idx(r->o->cpus, (int)smp.cpu) < 0))
 		return 0;
 	resolve_cached(&r->frames.cache, r->session, (pid_t)smp.pid, (pid_t)smp.tid,
 		       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
@@ -891,7 +895,8 @@ static int print_report(struct report *r, const enum hist_col *cols, size_t nr_c
 	struct hists_print_opts po = {
 		.cols = cols,
 		.nr_cols = nr_cols,
-		.children = r->children,
+		.children = r->children_cols,
+		.overhead_is_self = r->children && !r->o->fields,
 		.header = !r->o->quiet,
 		.percent_limit = r->o->percent_limit,
 		.relative = r->o->relative,
@@ -952,7 +957,8 @@ static int print_report(struct report *r, const enum hist_col *cols, size_t nr_c
 		if (!nr)
 			continue;
 		po.member_totals = totals;
-		if (hists__sort(h, r->children))
+		if (r->nr_order ? hists__sort_by(h, r->order, r->nr_order)
+				: hists__sort(h, r->children_cols))
 			return -ENOMEM;
 		if (!r->o->quiet) {
 			unsigned long n = convert_unit((unsigned long)nr, &unit);
@@ -1025,14 +1031,20 @@ int cmd_report(int argc, char **argv)
 	}
 	if (setup_columns(&r, keys, &nr_keys, cols, &nr_cols))
 		goto out;
+	r.children_cols = r.children;
 	if (r.children && o.fields) {
-		/* -F decides the columns; children accumulate only when asked for */
+		/* -F decides the columns: entries still accumulate (perf keeps the cumulative
+		 * rows), but order and headers follow the fields */
 		bool has_children = false;
 
 		for (size_t i = 0; i < nr_cols; i++)
 			has_children |= cols[i] == HC_CHILDREN;
-		if (!has_children && o.children != 1)
-			r.children = false;
+		r.children_cols = has_children;
+		for (size_t i = 0; i < nr_cols; i++)
+			if (!hist_col_is_key(cols[i]) && r.nr_order < HC_NR)
+				r.order[r.nr_order++] = cols[i];
+		if (!r.nr_order)
+			r.order[r.nr_order++] = HC_OVERHEAD;
 	}
 	r.ev = calloc(r.nr_ev ? r.nr_ev : 1, sizeof(*r.ev));
 	if (!r.ev) {

@@ -297,7 +297,8 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 
 struct sort_ctx {
 	const struct hists *h;
-	bool children;
+	const enum hist_col *order;	/* value columns to sort by, in order */
+	size_t nr_order;
 	bool has_sym;
 };
 
@@ -321,36 +322,57 @@ static int group_cmp(const struct hists *h, const struct hist_entry *a,
 	return 0;
 }
 
+static uint64_t value_of(const struct hist_entry *e, enum hist_col c)
+{
+	switch (c) {
+	case HC_CHILDREN:
+		return e->period_acc;
+	case HC_SAMPLE:
+		return e->nr_samples;
+	default:
+		return e->period;
+	}
+}
+
 static int out_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct hist_entry *a = *(struct hist_entry *const *)pa;
 	const struct hist_entry *b = *(struct hist_entry *const *)pb;
 	const struct sort_ctx *ctx = arg;
-
 	int c;
 
-	if (ctx->children && a->period_acc != b->period_acc)
-		return a->period_acc > b->period_acc ? -1 : 1;
-	if (ctx->children && ctx->h->nr_members > 1 && (c = group_cmp(ctx->h, a, b, true)))
-		return c;
-	/* perf: with equal children periods, a caller goes above its callees */
-	if (ctx->children && ctx->has_sym && a->tid == b->tid && a->pid == b->pid &&
-	    a->max_depth != b->max_depth) {
-		bool deeper_first = ctx->h->caller;
+	for (size_t i = 0; i < ctx->nr_order; i++) {
+		enum hist_col col = ctx->order[i];
+		uint64_t x = value_of(a, col), y = value_of(b, col);
 
-		if (a->max_depth > b->max_depth)
-			return deeper_first ? -1 : 1;
-		return deeper_first ? 1 : -1;
+		if (x != y)
+			return x > y ? -1 : 1;
+		if (ctx->h->nr_members > 1 && col != HC_SAMPLE &&
+		    (c = group_cmp(ctx->h, a, b, col == HC_CHILDREN)))
+			return c;
+		/* perf: with equal children periods, a caller goes above its callees */
+		if (col == HC_CHILDREN && ctx->has_sym && a->tid == b->tid && a->pid == b->pid &&
+		    a->max_depth != b->max_depth) {
+			bool deeper_first = ctx->h->caller;
+
+			if (a->max_depth > b->max_depth)
+				return deeper_first ? -1 : 1;
+			return deeper_first ? 1 : -1;
+		}
 	}
-	if (a->period != b->period)
-		return a->period > b->period ? -1 : 1;
-	if (ctx->h->nr_members > 1 && (c = group_cmp(ctx->h, a, b, false)))
-		return c;
 	return key_cmp(ctx->h, a, b);
 }
 
 int hists__sort(struct hists *h, bool children)
 {
+	static const enum hist_col with_children[] = { HC_CHILDREN, HC_OVERHEAD };
+
+	return hists__sort_by(h, with_children + (children ? 0 : 1), children ? 2 : 1);
+}
+
+int hists__sort_by(struct hists *h, const enum hist_col *order, size_t nr_order)
+{
+	struct sort_ctx ctx = { .h = h, .order = order, .nr_order = nr_order };
 	size_t n = 0;
 
 	free(h->sorted);
@@ -360,11 +382,8 @@ int hists__sort(struct hists *h, bool children)
 	for (size_t i = 0; i < h->cap; i++)
 		if (h->table[i])
 			h->sorted[n++] = h->table[i];
-	struct sort_ctx ctx = { .h = h, .children = children };
-
 	for (size_t i = 0; i < h->nr_keys; i++)
 		ctx.has_sym |= h->keys[i] == HC_SYM;
-
 	qsort_r(h->sorted, n, sizeof(*h->sorted), out_cmp, &ctx);
 	return 0;
 }
@@ -397,11 +416,11 @@ static bool col_right(enum hist_col c)
 	return c <= HC_PERIOD || c == HC_PID || c == HC_CPU;
 }
 
-static const char *col_header(enum hist_col c, bool children)
+static const char *col_header(enum hist_col c, bool self)
 {
 	switch (c) {
 	case HC_OVERHEAD:
-		return children ? "Self" : "Overhead";
+		return self ? "Self" : "Overhead";
 	case HC_CHILDREN:
 		return "Children";
 	case HC_SAMPLE:
@@ -554,8 +573,8 @@ int hists__fprintf(struct hists *h, FILE *fp, const struct hists_print_opts *o)
 	for (size_t i = 0; i < nr; i++) {
 		size_t minw = col_min_width(cols[i]) * (hist_col_is_key(cols[i]) ? 1 : h->nr_members);
 
-		widths[i] = strlen(col_header(cols[i], o->children)) > minw
-				    ? strlen(col_header(cols[i], o->children)) : minw;
+		widths[i] = strlen(col_header(cols[i], o->overhead_is_self)) > minw
+				    ? strlen(col_header(cols[i], o->overhead_is_self)) : minw;
 	}
 	/* widths over the entries that will be shown */
 	for (size_t k = 0; k < h->nr; k++) {
@@ -577,7 +596,7 @@ int hists__fprintf(struct hists *h, FILE *fp, const struct hists_print_opts *o)
 	if (o->header) {
 		fputs("# ", fp);
 		for (size_t i = 0; i < nr; i++) {
-			const char *hd = col_header(cols[i], o->children);
+			const char *hd = col_header(cols[i], o->overhead_is_self);
 
 			if (i)
 				fputs("  ", fp);

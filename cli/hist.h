@@ -108,11 +108,14 @@ struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl
 /* Sort entries for output: by children period (children mode) then self period,
  * heaviest first, ties by sort keys. */
 int hists__sort(struct hists *h, bool children);
+/* Sort by these value columns in order (heaviest first), then the sort keys (-F order). */
+int hists__sort_by(struct hists *h, const enum hist_col *order, size_t nr_order);
 
 struct hists_print_opts {
 	const enum hist_col *cols;	/* columns in output order */
 	size_t nr_cols;
 	bool children;
+	bool overhead_is_self;		/* name the Overhead column "Self" (children mode) */
 	bool header;			/* column headers (not -q) */
 	bool elide[HC_NR];		/* columns hidden because a filter pins them */
 	double percent_limit;
