@@ -7,11 +7,15 @@
 
 corpus="$TALLY_TOP/tests/fuzz/corpus"
 command -v python3 >/dev/null || { skip "broken files (python3 absent)"; exit 0; }
+# Two sets of damaged files: from perf 6.1 recordings and from tally's own.
 python3 "$TALLY_TOP/tests/cli/damage.py" "$corpus/data/perf61-task-clock-g.data" \
-	"$corpus/data-pipe/perf61-pipe.data" "$corpus/data/perf61-zstd.data" dmg ||
-	{ fail "damage.py made the damaged files"; exit 0; }
-kinds=$(wc -l <dmg/MANIFEST)
-check "at least 20 kinds of damage ($kinds)" test "$kinds" -ge 20
+	"$corpus/data-pipe/perf61-pipe.data" "$corpus/data/perf61-zstd.data" dmg-perf61 ||
+	{ fail "damage.py made the damaged files (perf 6.1 set)"; exit 0; }
+python3 "$TALLY_TOP/tests/cli/damage.py" "$corpus/data/tally-task-clock-g.data" \
+	"$corpus/data-pipe/tally-pipe.data" "$corpus/data/tally-zstd.data" dmg-tally ||
+	{ fail "damage.py made the damaged files (tally set)"; exit 0; }
+kinds=$(wc -l <dmg-perf61/MANIFEST)
+check "at least 20 kinds of damage ($kinds from perf 6.1 files, $(wc -l <dmg-tally/MANIFEST) from tally's)" test "$kinds" -ge 20
 
 # A command that is not there yet is skipped with the reason, not silently passed.
 have_cmd() { [ -x "$TALLY" ] && ! "$TALLY" "$1" -h 2>&1 | grep -q "is not a tally command"; }
@@ -20,19 +24,20 @@ sanitizer_re='AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime 
 # Data-section damage must name where it is: "offset 0x…" / "0x…".
 needs_offset_re='^(record-|id-index|thread-map|cpu-map|sample-|pipe-record|pipe-attr|compressed)'
 
+for set in perf61 tally; do
 for cmd in report script evlist; do
 	if ! have_cmd "$cmd"; then
-		skip "broken files: tally $cmd (command not built yet)"
+		skip "broken files [$set]: tally $cmd (command not built yet)"
 		continue
 	fi
 	while read -r kind expect scope what; do
 		# evlist reads the header, attrs and features only (as perf evlist does).
 		[ "$cmd" = evlist ] && [ "$scope" = data ] && continue
-		f="dmg/$kind.data"
+		f="dmg-$set/$kind.data"
 		# 20 s is a hang guard only (ASan builds are slow); no timing is asserted.
 		timeout 20 "$TALLY" "$cmd" -i "$f" >out 2>err </dev/null
 		rc=$?
-		name="$cmd $kind ($what)"
+		name="$cmd [$set] $kind ($what)"
 		if [ $rc -eq 124 ]; then fail "$name: hung"; continue; fi
 		if [ $rc -ge 128 ]; then fail "$name: killed by signal $((rc - 128))"; sed 's/^/    /' err | head -5; continue; fi
 		if grep -Eq "$sanitizer_re" err; then fail "$name: sanitizer report"; grep -E -m3 "$sanitizer_re|#[0-9] " err | sed 's/^/    /'; continue; fi
@@ -56,15 +61,16 @@ for cmd in report script evlist; do
 			;;
 		esac
 		ok "$name"
-	done <dmg/MANIFEST
+	done <"dmg-$set/MANIFEST"
+done
 done
 
 # Pipe streams on standard input, as `perf record -o - | tally report -i -`.
 if have_cmd report; then
 	for kind in pipe-trunc pipe-attr-record-short pipe-record-size-zero; do
-		timeout 20 "$TALLY" report -i - <"dmg/$kind.data" >out 2>err
+		timeout 20 "$TALLY" report -i - <"dmg-perf61/$kind.data" >out 2>err
 		rc=$?
-		expect=$(awk -v k="$kind" '$1 == k {print $2}' dmg/MANIFEST)
+		expect=$(awk -v k="$kind" '$1 == k {print $2}' dmg-perf61/MANIFEST)
 		if [ $rc -ge 124 ] || grep -Eq "$sanitizer_re" err; then
 			fail "report -i - <$kind: rc=$rc"
 		elif [ "$expect" = short ]; then
