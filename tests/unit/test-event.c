@@ -22,6 +22,7 @@
 #include "tally/cpumap.h"
 #include "tally/event.h"
 #include "internal/event.h"
+#include "simkernel.h"
 
 static char data_dir[PATH_MAX];
 
@@ -914,6 +915,37 @@ static void fuzz(void **state)
 	assert_true(failed > 100);
 }
 
+/* tally_event__probe (what list uses to hide hardware events that do not open): a
+ * disabled, user-only counter on this thread, closed again. */
+static void probe(void **state)
+{
+	struct tally_evlist *l = ok(NULL, "cycles:k,L1-dcache-loads,task-clock");
+	struct sim_kernel *k = sim_install();
+	(void)state;
+
+	k->has_hw_pmu = true;
+	assert_int_equal(tally_event__probe(&l->ev[0]), 0);
+	{
+		struct sim_event *e = sim_event_nth(0);
+
+		assert_non_null(e);
+		assert_int_equal(e->attr.type, PERF_TYPE_HARDWARE);
+		assert_int_equal(e->attr.disabled, 1);
+		assert_int_equal(e->attr.exclude_kernel, 1);
+		assert_int_equal(e->pid, 0);
+		assert_int_equal(e->cpu, -1);
+		assert_false(e->used);	/* closed again */
+	}
+	assert_int_equal(tally_event__probe(&l->ev[1]), 0);
+	k->has_hw_pmu = false;
+	assert_true(tally_event__probe(&l->ev[0]) < 0);
+	assert_true(tally_event__probe(&l->ev[1]) < 0);
+	sim_uninstall();
+	/* the real kernel: a software event always opens */
+	assert_int_equal(tally_event__probe(&l->ev[2]), 0);
+	tally_evlist__delete(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -933,6 +965,7 @@ int main(void)
 		cmocka_unit_test(pfm_names),
 		cmocka_unit_test(error_format),
 		cmocka_unit_test(modifier_str),
+		cmocka_unit_test(probe),
 		cmocka_unit_test(fuzz),
 	};
 
