@@ -58,6 +58,7 @@ struct list_opts {
 	const char *raw_cat;
 	char **filters;
 	int nr_filters;
+	const char *tp_glob;	/* the only filter, a "sys:event" glob: tracepoints only */
 };
 
 static int add(struct entries *es, enum kind kind, const char *name, const char *alias)
@@ -177,7 +178,16 @@ static int collect(struct entries *es, const struct list_opts *o, const bool wan
 	if (want[K_BP] && !err)
 		err = add(es, K_BP, "mem:<addr>[/len][:access]", NULL);
 	if (want[K_TP] && !err) {
-		int e = tally_tracepoint__for_each(o->sysfs, NULL, NULL, tp_cb, es);
+		char sys_glob[256] = "*", *ev_glob = NULL;
+		int e;
+
+		/* one "sys:event" glob: walk only the matching directories */
+		if (o->tp_glob && strlen(o->tp_glob) < sizeof(sys_glob)) {
+			snprintf(sys_glob, sizeof(sys_glob), "%s", o->tp_glob);
+			ev_glob = strchr(sys_glob, ':');
+			*ev_glob++ = 0;
+		}
+		e = tally_tracepoint__for_each(o->sysfs, sys_glob, ev_glob, tp_cb, es);
 
 		if (e == -ENOMEM)
 			err = e;
@@ -382,6 +392,13 @@ int cmd_list(int argc, char **argv)
 			for (int k = 0; k < K_MAX; k++)
 				if (!any_cat || globs)
 					want[k] = want[k] || !any_cat || globs;
+		if (!any_cat && o.nr_filters == 1 && strchr(o.filters[0], ':') &&
+		    !strchr(strchr(o.filters[0], ':') + 1, ':')) {
+			/* only tracepoints have a ':' in their name */
+			for (int k = 0; k < K_MAX; k++)
+				want[k] = k == K_TP;
+			o.tp_glob = o.filters[0];
+		}
 		if (globs || (o.raw_dump && !any_cat)) {
 			/* descriptors are not events: perf shows them only in the full list */
 			want[K_RAW] = want[K_BP] = !globs && !o.raw_dump;
