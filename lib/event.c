@@ -1479,6 +1479,13 @@ static int parse_pfm(struct parser *p, size_t pos, size_t len, char *why, size_t
 	p->list->ev[idx].attr.config1 = attr.config1;
 	p->list->ev[idx].attr.config2 = attr.config2;
 	p->list->ev[idx].attr.precise_ip = attr.precise_ip;
+	/* libpfm4's own privilege modifiers (u=0, k=1 …); its hv default is not perf's */
+	if (attr.exclude_user || attr.exclude_kernel) {
+		p->list->ev[idx].attr.exclude_user = attr.exclude_user;
+		p->list->ev[idx].attr.exclude_kernel = attr.exclude_kernel;
+		p->list->ev[idx].attr.exclude_hv = 1;
+		p->list->ev[idx].exclude_set = true;
+	}
 	if (!(p->list->ev[idx].pmu_name = strdup("cpu")))
 		return -ENOMEM;
 	return 0;
@@ -1660,20 +1667,21 @@ name_fallback:
 		err = parse_alias_anywhere(p, hpos, hlen, &found);
 		if (err || found)
 			goto mods;
-		/* libpfm4 spells modifiers its own way: give it the whole string first */
-		rc = parse_pfm(p, hpos, mlen ? end - hpos : hlen, why, sizeof(why));
+		/* perf's modifiers first (NAME:upp), then libpfm4's own spelling
+		 * (INST_RETIRED:ANY_P:k=1:u=0) with the whole string */
+		rc = parse_pfm(p, hpos, hlen, why, sizeof(why));
 		if (rc < 0)
 			return rc;
-		if (rc == 0) {
-			mlen = 0;
-			goto done;
-		}
+		if (rc == 0)
+			goto mods;
 		if (mlen) {
-			rc = parse_pfm(p, hpos, hlen, why, sizeof(why));
+			rc = parse_pfm(p, hpos, end - hpos, why, sizeof(why));
 			if (rc < 0)
 				return rc;
-			if (rc == 0)
-				goto mods;
+			if (rc == 0) {
+				mlen = 0;
+				goto done;
+			}
 		}
 		return unknown_event(p, hpos, hlen, why, rc);
 	}

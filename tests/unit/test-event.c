@@ -748,6 +748,12 @@ static void pfm_names(void **state)
 		assert_string_equal(l->ev[0].name, "inst_retired.any");
 		assert_true(l->ev[0].attr.type == PERF_TYPE_RAW ||
 			    l->ev[0].attr.type == PERF_TYPE_HARDWARE || l->ev[0].attr.type > 5);
+		/* perf's modifiers after a libpfm4 name */
+		assert_int_equal(tally_evlist__add(l, "inst_retired.any:uP", &err), 0);
+		assert_int_equal(l->ev[1].attr.exclude_kernel, 1);
+		assert_int_equal(l->ev[1].attr.exclude_user, 0);
+		assert_true(l->ev[1].precise_max);
+		assert_int_equal(l->ev[1].attr.config, l->ev[0].attr.config);
 	}
 	tally_evlist__delete(l);
 	/* with libpfm4 off the same name is just unknown */
