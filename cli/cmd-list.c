@@ -192,7 +192,8 @@ static int collect(struct entries *es, const struct list_opts *o, const bool wan
 		if (e == -ENOMEM)
 			err = e;
 		else if ((e == -EACCES || e == -EPERM) && !o->raw_dump)
-			cli_warn("tracepoints not listed: tracefs is not readable (needs root)");
+			cli_warn("tracepoints not listed: tracefs (/sys/kernel/tracing) is readable "
+				 "by root only");
 	}
 	return err;
 }

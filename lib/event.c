@@ -993,26 +993,29 @@ static int parse_alias_anywhere(struct parser *p, size_t pos, size_t len, bool *
 
 static int tracefs_dir(struct tally_evlist *l, char *buf, size_t len)
 {
+	static const char *const dirs[] = { "kernel/tracing", "kernel/debug/tracing" };
 	const char *root = l->sysfs_root ? l->sysfs_root : "/sys";
+	int denied = -1;
 	struct stat st;
 
 	if (l->tracefs) {
 		snprintf(buf, len, "%s", l->tracefs);
 		return 0;
 	}
-	snprintf(buf, len, "%s/kernel/tracing", root);
-	if (!stat(buf, &st) && S_ISDIR(st.st_mode)) {
+	for (int i = 0; i < 2; i++) {
 		char ev[PATH_MAX];
 
-		snprintf(ev, sizeof(ev), "%s/events", buf);
-		if (!stat(ev, &st))
+		snprintf(ev, sizeof(ev), "%s/%s/events", root, dirs[i]);
+		if (!stat(ev, &st) && S_ISDIR(st.st_mode)) {
+			snprintf(buf, len, "%s/%s", root, dirs[i]);
 			return 0;
+		}
+		if ((errno == EACCES || errno == EPERM) && denied < 0)
+			denied = i;
 	}
-	snprintf(buf, len, "%s/kernel/debug/tracing", root);
-	if (!stat(buf, &st) && S_ISDIR(st.st_mode))
-		return 0;
-	snprintf(buf, len, "%s/kernel/tracing", root);
-	return -ENOENT;
+	/* tracefs is there but mode 700 (the default): say so, not "not mounted" */
+	snprintf(buf, len, "%s/%s", root, dirs[denied < 0 ? 0 : denied]);
+	return denied < 0 ? -ENOENT : -EACCES;
 }
 
 int tally_tracefs__find(const char *sysfs_root, char *buf, size_t len)
@@ -1087,7 +1090,9 @@ int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob, con
 	size_t nsys = 0;
 	int err;
 
-	tally_tracefs__find(sysfs_root, tdir, sizeof(tdir));
+	err = tally_tracefs__find(sysfs_root, tdir, sizeof(tdir));
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "%s/events", tdir);
 	err = glob_dir(path, sys_glob ? sys_glob : "*", &sys, &nsys);
 	if (err)
@@ -1182,7 +1187,13 @@ static int parse_tracepoint(struct parser *p, size_t spos, size_t slen, size_t e
 	sysp[slen] = 0;
 	memcpy(evp, p->in + epos, elen);
 	evp[elen] = 0;
-	if (tracefs_dir(p->list, tdir, sizeof(tdir)))
+	err = tracefs_dir(p->list, tdir, sizeof(tdir));
+	if (err == -EACCES)
+		return fail(p, spos, slen + 1 + elen, -EACCES,
+			    "cannot read tracepoints: %s is readable by root only (tracefs "
+			    "permissions, not perf_event_paranoid); run as root or remount "
+			    "tracefs with mode=755", tdir);
+	if (err)
 		return fail(p, spos, slen + 1 + elen, -ENOENT,
 			    "unknown tracepoint '%s:%s': tracefs is not mounted (tried %s and "
 			    "the debugfs tracing directory; mount -t tracefs nodev /sys/kernel/tracing)",
