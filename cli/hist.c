@@ -270,6 +270,9 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 				return a->tid < b->tid ? -1 : 1;
 			break;
 		case HC_DSO:
+			/* perf: rows outside any dso ([unknown]) after the others */
+			if (!a->dso != !b->dso)
+				return a->dso ? -1 : 1;
 			if ((c = strcmp(a->dso_name, b->dso_name)))
 				return c;
 			break;
@@ -280,8 +283,7 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 				return c;
 			if (!x != !y)
 				return x ? -1 : 1;
-			if (!x && a->ip != b->ip)
-				return a->ip < b->ip ? -1 : 1;
+			/* perf's output sort leaves two unresolved rows tied */
 			break;
 		}
 		case HC_CPU:
@@ -293,6 +295,58 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 		}
 	}
 	return 0;
+}
+
+/* The order in which perf's rows reach its output tree (its "collapsed" tree): sort keys
+ * ascending, a symbol by start address, rows with a symbol before rows without. */
+static int collapse_cmp(const struct hists *h, const struct hist_entry *a,
+			const struct hist_entry *b)
+{
+	int c;
+
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case HC_COMM:
+			if ((c = strcmp(a->comm, b->comm)))
+				return c;
+			break;
+		case HC_PID:
+			if (a->tid != b->tid)
+				return a->tid < b->tid ? -1 : 1;
+			break;
+		case HC_DSO:
+			/* perf: rows outside any dso ([unknown]) after the others */
+			if (!a->dso != !b->dso)
+				return a->dso ? -1 : 1;
+			if ((c = strcmp(a->dso_name, b->dso_name)))
+				return c;
+			break;
+		case HC_SYM:
+			if (!a->sym && !b->sym) {
+				if (a->ip != b->ip)
+					return a->ip < b->ip ? -1 : 1;
+			} else if (!a->sym || !b->sym) {
+				return a->sym ? -1 : 1;
+			} else if (a->sym->start != b->sym->start) {
+				return a->sym->start < b->sym->start ? -1 : 1;
+			} else if (a->sym->size != b->sym->size) {
+				return a->sym->size < b->sym->size ? -1 : 1;
+			}
+			break;
+		case HC_CPU:
+			if (a->cpu != b->cpu)
+				return a->cpu < b->cpu ? -1 : 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static int collapse_qcmp(const void *pa, const void *pb, void *arg)
+{
+	return collapse_cmp(arg, *(struct hist_entry *const *)pa, *(struct hist_entry *const *)pb);
 }
 
 struct sort_ctx {
@@ -363,6 +417,122 @@ static int out_cmp(const void *pa, const void *pb, void *arg)
 	return key_cmp(ctx->h, a, b);
 }
 
+/* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree does). */
+struct rb {
+	size_t *l, *r, *p;
+	bool *red;
+	size_t root;
+};
+
+#define NIL ((size_t)-1)
+
+static void rb_rotate(struct rb *t, size_t x, bool left)
+{
+	size_t *a = left ? t->r : t->l, *b = left ? t->l : t->r;
+	size_t y = a[x];
+
+	a[x] = b[y];
+	if (b[y] != NIL)
+		t->p[b[y]] = x;
+	t->p[y] = t->p[x];
+	if (t->p[x] == NIL)
+		t->root = y;
+	else if (x == t->l[t->p[x]])
+		t->l[t->p[x]] = y;
+	else
+		t->r[t->p[x]] = y;
+	b[y] = x;
+	t->p[x] = y;
+}
+
+static void rb_fixup(struct rb *t, size_t z)
+{
+	while (t->p[z] != NIL && t->red[t->p[z]]) {
+		size_t p = t->p[z], g = t->p[p];
+		bool pleft = p == t->l[g];
+		size_t u = pleft ? t->r[g] : t->l[g];
+
+		if (u != NIL && t->red[u]) {
+			t->red[p] = t->red[u] = false;
+			t->red[g] = true;
+			z = g;
+			continue;
+		}
+		if (z == (pleft ? t->r[p] : t->l[p])) {
+			z = p;
+			rb_rotate(t, z, pleft);
+			p = t->p[z];
+			g = t->p[p];
+		}
+		t->red[p] = false;
+		t->red[g] = true;
+		rb_rotate(t, g, !pleft);
+	}
+	t->red[t->root] = false;
+}
+
+static int rb_order(struct hist_entry **v, size_t n, const struct sort_ctx *ctx)
+{
+	struct rb t = { .root = NIL };
+	struct hist_entry **out;
+	size_t *stack, sp = 0, k = 0, x;
+	int err = -ENOMEM;
+
+	if (n < 2)
+		return 0;
+	t.l = malloc(n * sizeof(size_t));
+	t.r = malloc(n * sizeof(size_t));
+	t.p = malloc(n * sizeof(size_t));
+	t.red = malloc(n * sizeof(bool));
+	stack = malloc(n * sizeof(size_t));
+	out = malloc(n * sizeof(*out));
+	if (!t.l || !t.r || !t.p || !t.red || !stack || !out)
+		goto out;
+	for (size_t z = 0; z < n; z++) {
+		size_t y = NIL;
+		bool left = false;
+
+		x = t.root;
+		while (x != NIL) {
+			y = x;
+			/* out_cmp < 0: z goes before x */
+			left = out_cmp(&v[z], &v[x], (void *)ctx) < 0;
+			x = left ? t.l[x] : t.r[x];
+		}
+		t.l[z] = t.r[z] = NIL;
+		t.p[z] = y;
+		t.red[z] = true;
+		if (y == NIL)
+			t.root = z;
+		else if (left)
+			t.l[y] = z;
+		else
+			t.r[y] = z;
+		rb_fixup(&t, z);
+	}
+	/* in-order walk */
+	x = t.root;
+	while (x != NIL || sp) {
+		while (x != NIL) {
+			stack[sp++] = x;
+			x = t.l[x];
+		}
+		x = stack[--sp];
+		out[k++] = v[x];
+		x = t.r[x];
+	}
+	memcpy(v, out, n * sizeof(*out));
+	err = 0;
+out:
+	free(t.l);
+	free(t.r);
+	free(t.p);
+	free(t.red);
+	free(stack);
+	free(out);
+	return err;
+}
+
 int hists__sort(struct hists *h, bool children)
 {
 	static const enum hist_col with_children[] = { HC_CHILDREN, HC_OVERHEAD };
@@ -384,8 +554,11 @@ int hists__sort_by(struct hists *h, const enum hist_col *order, size_t nr_order)
 			h->sorted[n++] = h->table[i];
 	for (size_t i = 0; i < h->nr_keys; i++)
 		ctx.has_sym |= h->keys[i] == HC_SYM;
-	qsort_r(h->sorted, n, sizeof(*h->sorted), out_cmp, &ctx);
-	return 0;
+	/* perf inserts rows, in collapsed-tree order, into a red-black tree ordered by its
+	 * comparator (ties go right); in children mode that comparator is not a total order,
+	 * so the tree's shape decides ties: do exactly the same */
+	qsort_r(h->sorted, n, sizeof(*h->sorted), collapse_qcmp, (void *)h);
+	return rb_order(h->sorted, n, &ctx);
 }
 
 int hists__link_member(struct hists *leader, struct hists *m, size_t idx, size_t nr)
