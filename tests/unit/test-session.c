@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "tally/data.h"
 #include "tally/session.h"
+#include "internal/symbols.h"
 
 static union {
 	struct perf_event_header hdr;
@@ -199,6 +201,94 @@ void test_session_marker_function(void);
 __attribute__((noinline, used)) void test_session_marker_function(void)
 {
 	__asm__ volatile("" ::: "memory");
+}
+
+/* Binaries found by build-id in perf's cache (~/.debug/.build-id/xx/rest/elf): the
+ * path in the file no longer exists, the id comes from MMAP2 or the BUILD_ID feature. */
+static void buildid_cache(void **state)
+{
+	uint8_t id[20];
+	char exe[4096], dir[] = "/tmp/tally-bid.XXXXXX", path[4200], hex[41], line[4096];
+	uint64_t ip = (uint64_t)(uintptr_t)&test_session_marker_function;
+	unsigned long start = 0, end = 0, off = 0;
+	(void)state;
+
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	int idlen = tly_elf_build_id(exe, id, sizeof(id));
+	if (idlen <= 0)
+		skip();	/* linked without a build-id */
+	for (int i = 0; i < idlen; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/.build-id", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s", dir, hex);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", dir, hex, hex + 2);
+	assert_int_equal(symlink(exe, path), 0);
+
+	FILE *f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b, o;
+		if (sscanf(line, "%lx-%lx %*s %lx", &a, &b, &o) == 3 && ip >= a && ip < b) {
+			start = a, end = b, off = o;
+			break;
+		}
+	}
+	fclose(f);
+	assert_true(end > start);
+
+	struct tally_session *s;
+	struct tally_addr_loc loc;
+	struct tally_session_opts o = { .buildid_dir = dir };
+	assert_int_equal(tally_session__new(&s, &o), 0);
+	/* 1: the id in MMAP2 */
+	const struct perf_event_header *h = mmap2_rec(100, start, end - start, off, "/gone/one",
+						      PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	rec.b[40] = (uint8_t)idlen;
+	memcpy(rec.b + 44, id, (size_t)idlen);
+	assert_int_equal(tally_session__process(s, h), 0);
+	tally_session__resolve(s, 100, 100, PERF_RECORD_MISC_USER, ip, &loc);
+	assert_non_null(loc.sym);
+	assert_string_equal(loc.sym->name, "test_session_marker_function");
+	const uint8_t *got;
+	assert_int_equal(tally_dso__build_id(loc.dso, &got), (size_t)idlen);
+	assert_memory_equal(got, id, (size_t)idlen);
+
+	/* 2: the id from a BUILD_ID feature */
+	uint8_t feat[8 + 4 + 24 + 64] = { 0 };
+	struct perf_event_header bh = { .type = 67, .misc = 0, .size = sizeof(feat) };
+	memcpy(feat, &bh, 8);
+	memcpy(feat + 12, id, (size_t)idlen);
+	strcpy((char *)feat + 36, "/gone/two");
+	assert_int_equal(tally_session__add_build_ids(s, feat, sizeof(feat)), 0);
+	assert_int_equal(tally_session__process(s, mmap2_rec(101, start, end - start, off, "/gone/two",
+							     PERF_RECORD_MISC_USER)), 0);
+	tally_session__resolve(s, 101, 101, PERF_RECORD_MISC_USER, ip, &loc);
+	assert_non_null(loc.sym);
+	assert_string_equal(loc.sym->name, "test_session_marker_function");
+	/* damaged feature: sizes that do not fit are refused */
+	bh.size = 4;
+	memcpy(feat, &bh, 8);
+	assert_int_equal(tally_session__add_build_ids(s, feat, sizeof(feat)), -EINVAL);
+	tally_session__delete(s);
+
+	/* without the cache the gone path stays without symbols */
+	assert_int_equal(tally_session__new(&s, NULL), 0);
+	assert_int_equal(tally_session__process(s, mmap2_rec(102, start, end - start, off, "/gone/three",
+							     PERF_RECORD_MISC_USER)), 0);
+	tally_session__resolve(s, 102, 102, PERF_RECORD_MISC_USER, ip, &loc);
+	assert_non_null(loc.dso);
+	assert_null(loc.sym);
+	tally_session__delete(s);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
 }
 
 static void real_elf_and_jit(void **state)
@@ -480,6 +570,7 @@ int main(void)
 		cmocka_unit_test(threads),
 		cmocka_unit_test(maps_and_overlaps),
 		cmocka_unit_test(real_elf_and_jit),
+		cmocka_unit_test(buildid_cache),
 		cmocka_unit_test(perf_report_oracle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
