@@ -1181,8 +1181,8 @@ static int parse_tracepoint(struct parser *p, size_t spos, size_t slen, size_t e
 	if (slen >= sizeof(sysp) || elen >= sizeof(evp))
 		return fail(p, spos, slen + elen + 1, -EINVAL, "tracepoint name too long");
 	if (!elen)
-		return fail(p, epos, 1, -EINVAL, "expected a tracepoint name after '%.*s:'",
-			    (int)slen, p->in + spos);
+		return fail(p, epos, 1, -EINVAL, "expected modifiers or a tracepoint name after "
+			    "'%.*s:'", (int)slen, p->in + spos);
 	memcpy(sysp, p->in + spos, slen);
 	sysp[slen] = 0;
 	memcpy(evp, p->in + epos, elen);

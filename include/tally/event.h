@@ -43,7 +43,8 @@ struct tally_event {
 	char *pmu_name;			/* "cpu", "software", "tracepoint", "breakpoint", "msr", … */
 	int leader;			/* index in the list of this event's group leader (own index if leader/ungrouped) */
 	int nr_members;			/* on a leader: group size (1 when ungrouped) */
-	char *group_name;		/* "{a,b}" group name for GROUP_DESC, or NULL */
+	char *group_name;		/* on a leader: NAME of a named group NAME{a,b} (for GROUP_DESC);
+					 * NULL for an anonymous {a,b} group ("{anon_group}") */
 	struct tally_cpumap *cpus;	/* PMU cpumask (uncore etc.) or NULL = any CPU */
 	/* term settings that are policy, not attr bits: */
 	char *call_graph;		/* call-graph= term: "fp", "dwarf", "lbr", "no", or NULL */
@@ -76,7 +77,7 @@ struct tally_event {
 struct tally_evlist {
 	size_t nr;
 	struct tally_event *ev;
-	size_t nr_groups;		/* groups with more than one member, or named by {…}:mod */
+	size_t nr_groups;		/* {…} groups with more than one member (perf's nr_groups) */
 	/* private */
 	char *sysfs_root;
 	char *tracefs;			/* explicit tracefs path or NULL = look under the root */

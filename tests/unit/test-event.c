@@ -643,7 +643,7 @@ static void tracepoints(void **state)
 
 	bad("x86", "sched:nope", 0, "unknown tracepoint 'sched:nope'");
 	bad("x86", "sched:nope*", 0, "no tracepoint matches");
-	bad("x86", "sched:", 6, "expected a tracepoint name");
+	bad("x86", "sched:", 6, "tracepoint name after");
 	bad("x86", "sched:sched_switch:zz", 19, "unknown modifier");
 
 	/* the debugfs fallback, and an explicit tracefs directory */
