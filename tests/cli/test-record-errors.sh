@@ -56,8 +56,10 @@ check "--timeout ends -a" test $rc -eq 0
 check "--timeout: summary" grep -q 'Captured and wrote' err
 
 # A killed recorder leaves a header that says "no data" rather than a complete-looking file.
-"$TALLY" record -o k.data "$HOT" 1 2>/dev/null & pid=$!
-sleep 0.4; kill -KILL $pid; wait $pid 2>/dev/null
+"$TALLY" record -o k.data "$HOT" 2 2>/dev/null & pid=$!
+# Kill it once it is recording (the file's header is written before the workload starts).
+for _ in $(seq 50); do [ -s k.data ] && break; sleep 0.1; done
+sleep 0.2; kill -KILL $pid; wait $pid 2>/dev/null
 size=$(od -An -t u8 -j 48 -N 8 k.data | tr -d ' ')
 check "killed mid-way: header data size is 0" test "$size" = 0
 
