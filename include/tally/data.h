@@ -49,8 +49,10 @@ struct tally_data_open_opts {
 	bool force;		/* skip the "not owned by current user" check */
 };
 
-/* Open PATH ("-" reads standard input as a pipe stream). On failure returns a
- * negative errno and fills *err (which may be NULL). */
+/* Open PATH ("-" is standard input). A regular file (also one redirected to standard
+ * input) is mapped. A pipe or FIFO is read up to its first SAMPLE here (its attrs and
+ * features come first); the rest is read during the walk, which a stream allows once.
+ * On failure returns a negative errno and fills *err (which may be NULL). */
 int tally_data__open(struct tally_data **out, const char *path,
 		     const struct tally_data_open_opts *opts, struct tally_data_error *err);
 void tally_data__delete(struct tally_data *d);
@@ -101,7 +103,13 @@ enum {
 
 /* Walk all records. Returns 0 at the end of the data, the callback's nonzero value,
  * or -errno with *err filled (damage). A file cut short is not an error: reading stops
- * at the last complete record and tally_data__truncated() says how much is missing. */
+ * at the last complete record and tally_data__truncated() says how much is missing.
+ * Records are 8-byte aligned and valid until the callback returns. Before a SAMPLE is
+ * handed over it has been decoded once with its event's layout (a sample that does
+ * not fit its fields is damage), so tally_sample__parse() on it succeeds.
+ * TALLY_DATA_ORDERED follows perf: at each FINISHED_ROUND the records up to the newest
+ * time of the previous round are delivered in time order; records without a time
+ * and user records (type >= 64) go out at once. A pipe stream: -ESPIPE the 2nd time. */
 int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn fn, void *arg,
 			 struct tally_data_error *err);
 

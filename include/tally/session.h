@@ -55,6 +55,8 @@ struct tally_session_opts {
 	bool no_symbols;	/* resolve maps/dsos only */
 };
 
+/* Unless opts->no_symbols, starts loading kallsyms on a thread of its own, joined on
+ * the first kernel lookup (or by __delete). */
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts);
 void tally_session__delete(struct tally_session *s);
 
