@@ -163,9 +163,14 @@ static int collect(struct entries *es, const struct list_opts *o, const bool wan
 		for (size_t i = 0; i < pmus->nr && !err; i++) {
 			const struct tally_pmu *p = &pmus->pmu[i];
 
+			/* the core PMU's aliases are usable bare: perf lists them as
+			 * "cpu-cycles OR cpu/cpu-cycles/" */
+			bool core = !strcmp(p->name, "cpu");
+
 			for (size_t j = 0; j < p->nr_events && !err; j++) {
 				snprintf(buf, sizeof(buf), "%s/%s/", p->name, p->events[j].name);
-				err = add(es, K_PMU, buf, NULL);
+				err = core ? add(es, K_PMU, p->events[j].name, buf) :
+					     add(es, K_PMU, buf, NULL);
 			}
 		}
 		tally_pmus__delete(pmus);

@@ -77,6 +77,17 @@ if [ -d "$FAKE" ]; then
 	check "list --sysfs: fake PMU aliases" grep -q '  armv8_pmuv3_0/cpu_cycles/ ' fake.out
 	"$TALLY" list --sysfs "$FAKE" --pmu > fakepmu.out
 	check "list --pmu --sysfs: caps shown" grep -q 'caps/threshold_max = 0xfff' fakepmu.out
+	"$TALLY" list --sysfs "$TALLY_TOP/tests/data/sysfs/x86" pmu > fakex86.out
+	check "list: core PMU aliases as 'name OR cpu/name/'" \
+		grep -q '^  cpu-cycles OR cpu/cpu-cycles/  *\[Kernel PMU event\]$' fakex86.out
+	check "list: uncore and power aliases" grep -q '^  power/energy-pkg/ ' fakex86.out
+	"$TALLY" list --sysfs "$TALLY_TOP/tests/data/sysfs/x86" --pmu > fakex86pmu.out
+	check "list --pmu: formats with ranges" grep -q 'cmask=config:24-31' fakex86pmu.out
+	check "list --pmu: alias scale and unit" grep -q 'energy-pkg/ = event=0x02  (unit Joules' fakex86pmu.out
+	if grep -q 'no architectural PMU' fakex86pmu.out; then
+		check "list --pmu: kernel PMU without a CPUID PMU is called out" \
+			grep -q 'kernel exposes a CPU PMU although CPUID' fakex86pmu.out
+	fi
 fi
 
 # perf oracle: every software event, tool event, kernel PMU event and tracepoint perf
