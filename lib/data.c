@@ -1328,9 +1328,10 @@ static int walk_stream(struct walk *w, const uint8_t *tail, size_t tail_len, uin
 		memcpy(carry, tail, tail_len);
 	while (!eof && !ret) {
 		size_t cap = chunk_size;
-		if (need > (1u << 30))
-			return free(carry), fail(w->err, off, -EINVAL, "record claims %" PRIu64
-						  " bytes", need);
+		if (need > (1u << 30)) {
+			free(carry);
+			return fail(w->err, off, -EINVAL, "record claims %" PRIu64 " bytes", need);
+		}
 		if (need > cap)
 			cap = (size_t)need;
 		struct chunk *c = malloc(sizeof(*c) + cap);
