@@ -890,13 +890,32 @@ static int pmu_event(struct parser *p, size_t idx, const struct tally_pmu *pmu, 
 	return err;
 }
 
-/* PMUs named @name, or its numbered instances name_0, name_1 … (uncore). */
+static bool has_glob(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '*' || s[i] == '?' || s[i] == '[')
+			return true;
+	return false;
+}
+
+static bool instance_of(const char *pn, const char *name, size_t n)
+{
+	return !strncmp(pn, name, n) && pn[n] == '_' && pn[n + 1] &&
+	       strspn(pn + n + 1, "0123456789") == strlen(pn + n + 1);
+}
+
+/*
+ * PMUs for the name before '/': the PMU itself; else its numbered instances name_0,
+ * name_1 … (uncore); else, as perf does, the same with "uncore_" left out
+ * ("imc/…/" = uncore_imc_*); a glob ("uncore_imc_*") matches PMU names.
+ */
 static size_t find_pmus(const struct tally_pmus *pmus, const char *name, size_t n,
 			const struct tally_pmu **out, size_t max)
 {
+	char pat[256];
 	size_t found = 0;
 
-	if (!pmus)
+	if (!pmus || n >= sizeof(pat) - 8)
 		return 0;
 	for (size_t i = 0; i < pmus->nr && found < max; i++) {
 		const char *pn = pmus->pmu[i].name;
@@ -906,12 +925,23 @@ static size_t find_pmus(const struct tally_pmus *pmus, const char *name, size_t 
 	}
 	if (found)
 		return found;
-	for (size_t i = 0; i < pmus->nr && found < max; i++) {
-		const char *pn = pmus->pmu[i].name;
-
-		if (!strncmp(pn, name, n) && pn[n] == '_' && pn[n + 1] &&
-		    strspn(pn + n + 1, "0123456789") == strlen(pn + n + 1))
+	for (size_t i = 0; i < pmus->nr && found < max; i++)
+		if (instance_of(pmus->pmu[i].name, name, n))
 			out[found++] = &pmus->pmu[i];
+	if (!found && strncmp(name, "uncore_", 7)) {
+		snprintf(pat, sizeof(pat), "uncore_%.*s", (int)n, name);
+		for (size_t i = 0; i < pmus->nr && found < max; i++) {
+			const char *pn = pmus->pmu[i].name;
+
+			if (!strcmp(pn, pat) || instance_of(pn, pat, n + 7))
+				out[found++] = &pmus->pmu[i];
+		}
+	}
+	if (!found && has_glob(name, n)) {
+		snprintf(pat, sizeof(pat), "%.*s", (int)n, name);
+		for (size_t i = 0; i < pmus->nr && found < max; i++)
+			if (!fnmatch(pat, pmus->pmu[i].name, 0))
+				out[found++] = &pmus->pmu[i];
 	}
 	return found;
 }
@@ -1118,13 +1148,6 @@ int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob, con
 	return err;
 }
 
-static bool has_glob(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] == '*' || s[i] == '?' || s[i] == '[')
-			return true;
-	return false;
-}
 
 static int tp_add(struct parser *p, const char *sys, const char *name, uint64_t id)
 {

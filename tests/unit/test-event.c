@@ -548,6 +548,14 @@ static void pmu_terms(void **state)
 	assert_int_equal(l->ev[1].cpus->cpu[0], 1);
 	assert_string_equal(l->ev[0].unit, "MiB");
 	tally_evlist__delete(l);
+	/* perf's shortcuts: "uncore_" may be left out; PMU-name globs */
+	l = ok("x86", "imc/cas_count_read/");
+	assert_int_equal(l->nr, 2);
+	assert_string_equal(l->ev[1].pmu_name, "uncore_imc_1");
+	tally_evlist__delete(l);
+	l = ok("x86", "uncore_imc_?/event=2/");
+	assert_int_equal(l->nr, 2);
+	tally_evlist__delete(l);
 	l = ok("x86", "uncore_imc_1/event=1/");
 	assert_int_equal(l->nr, 1);
 	tally_evlist__delete(l);
