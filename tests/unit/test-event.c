@@ -848,7 +848,10 @@ static void fuzz(void **state)
 	snprintf(root, sizeof(root), "%s/x86", data_dir);
 	assert_int_equal(tally_evlist__new(&l), 0);
 	assert_int_equal(tally_evlist__set_sysfs_root(l, root), 0);
-	for (int iter = 0; iter < 4000; iter++) {
+	/* TALLY_FUZZ_ITERS=N for a longer local run; the suite does 4000 */
+	long iters = getenv("TALLY_FUZZ_ITERS") ? atol(getenv("TALLY_FUZZ_ITERS")) : 4000;
+
+	for (long iter = 0; iter < iters; iter++) {
 		char s[256], t[256];
 		struct tally_parse_error err;
 		size_t n, nr0 = l->nr;
