@@ -544,6 +544,8 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 			cli_error("cannot run '%s': %s", o->workload[0], strerror(-err));
 			r->have_wl = false;	/* the child has exited */
 			waitpid(r->wl.pid, NULL, 0);
+			if (!pipe)
+				unlink(r->path);	/* nothing was recorded: leave no file */
 			goto out;
 		}
 	} else {

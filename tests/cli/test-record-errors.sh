@@ -35,6 +35,7 @@ check "--call-graph lbr explained" grep -q 'LBR' err
 "$TALLY" record -o x.data -- /nonexistent/cmd 2>err; rc=$?
 check "missing command: nonzero" test $rc -ne 0
 check "missing command: named" grep -q "/nonexistent/cmd" err
+check "missing command: no empty file left" test ! -e x.data
 
 "$TALLY" record -p 999999999 -o y.data 2>err; rc=$?
 check "no such process: nonzero" test $rc -ne 0
