@@ -166,7 +166,9 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 		}
 	}
 	a->disabled = leader;
-	a->enable_on_exec = leader && r->have_wl;
+	/* A command's own events start at its exec; CPU-wide events (-a -- cmd) have no
+	 * task to exec and are enabled when the command is started. */
+	a->enable_on_exec = leader && r->have_wl && !o->system_wide;
 	if (!(src && src->inherit_set))
 		a->inherit = !o->no_inherit && !o->per_thread && !sample_read;
 	if (i == 0) {

@@ -548,9 +548,9 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 				unlink(r->path);	/* nothing was recorded: leave no file */
 			goto out;
 		}
-	} else {
-		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
 	}
+	if (!r->have_wl || o->system_wide)
+		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
 
 	if (loop(r, child_exited, &wl_status, &wl_done))
 		goto out;

@@ -101,6 +101,10 @@ check "-a file readable" test $rc -eq 0
 check "-a has samples" grep -q '^# Samples: ' ar
 check "-a samples carry the cpu" grep -q 'sample_type: IP|TID|TIME|CPU|PERIOD' <(perf evlist -v -i a.data)
 
+# System-wide while a command runs (the events cannot wait for its exec).
+"$TALLY" record -q -a -o aw.data "$HOT" 0.3
+check "-a -- cmd: the command's samples" grep -Eq '%  hot +hot +\[\.\] spin' <(perf report -i aw.data --stdio 2>/dev/null)
+
 # An existing process: synthesized COMM/MMAP2 let perf name it.
 "$HOT" 2 & hp=$!
 sleep 0.2
