@@ -309,7 +309,13 @@ static void print_pmu_info(const char *sysfs)
 			printf("  CPUID leaf 0xA: no architectural PMU (version 0)%s.\n",
 			       c.hypervisor ? ": the hypervisor does not give this VM a virtual PMU" : "");
 		} else {
-			printf("  CPUID leaf 0xA: architectural PMU version %u\n", c.version);
+			bool amd = !strcmp(c.vendor, "AuthenticAMD") || !strcmp(c.vendor, "HygonGenuine");
+
+			if (amd)
+				printf("  CPUID 0x80000001/0x80000022: core PMU%s\n",
+				       c.version > 1 ? " (PerfMonV2)" : "");
+			else
+				printf("  CPUID leaf 0xA: architectural PMU version %u\n", c.version);
 			printf("    general-purpose counters: %u x %u bits\n", c.nr_gp, c.gp_width);
 			printf("    fixed counters:           %u x %u bits\n", c.nr_fixed, c.fixed_width);
 			for (unsigned b = 0; b < c.nr_arch_events && b < 8; b++)

@@ -467,6 +467,27 @@ int tally_cpuid_pmu(struct tally_cpuid_pmu *info)
 		info->stepping = a & 0xf;
 		info->hypervisor = (c >> 31) & 1;
 	}
+	if (!strcmp(info->vendor, "AuthenticAMD") || !strcmp(info->vendor, "HygonGenuine")) {
+		/* AMD has no leaf 0xA: core counters from 0x80000001 ECX[23] (PerfCtrExtCore:
+		 * 6 counters, else the legacy 4) and 0x80000022 (PerfMonV2: EBX[3:0]). */
+		unsigned int ext;
+
+		__cpuid(0x80000000, ext, b, c, d);
+		if (ext < 0x80000001)
+			return -EOPNOTSUPP;
+		__cpuid(0x80000001, a, b, c, d);
+		info->version = 1;
+		info->nr_gp = (c >> 23) & 1 ? 6 : 4;
+		info->gp_width = 48;
+		if (ext >= 0x80000022) {
+			__cpuid(0x80000022, a, b, c, d);
+			if (a & 1) {
+				info->version = 2;
+				info->nr_gp = b & 0xf;
+			}
+		}
+		return 0;
+	}
 	if (max < 0xa)
 		return -EOPNOTSUPP;
 	__cpuid(0xa, a, b, c, d);

@@ -80,8 +80,10 @@ int tally_pmu_format__apply(const struct tally_pmu_format *fmt, uint64_t val, ui
  * a malformed spec. Does not touch fmt->name. */
 int tally_pmu_format__parse(const char *spec, struct tally_pmu_format *fmt);
 
-/* The architectural PMU the CPU describes in CPUID leaf 0xA (x86), whether or not the
- * kernel exposes it (a VM often hides it: the kernel then has no "cpu" PMU). */
+/* The architectural PMU the CPU describes in CPUID leaf 0xA (Intel x86), whether or not
+ * the kernel exposes it (a VM often hides it: the kernel then has no "cpu" PMU). On AMD,
+ * which has no leaf 0xA, the core counters come from leaves 0x80000001/0x80000022
+ * (version 1 = legacy/PerfCtrExtCore, 2 = PerfMonV2; no fixed counters). */
 struct tally_cpuid_pmu {
 	char vendor[13];		/* "GenuineIntel" */
 	unsigned int family, model, stepping;
