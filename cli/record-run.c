@@ -538,6 +538,10 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 		write_error(r, err);
 		goto out;
 	}
+	/* Targets that do not exec under us (-a, -p, -t) are enabled now, before a command
+	 * is let go, so its exec's COMM and maps are seen. */
+	if (!r->have_wl || o->system_wide)
+		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
 	if (r->have_wl) {
 		err = workload__start(&r->wl);
 		if (err) {
@@ -549,8 +553,6 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 			goto out;
 		}
 	}
-	if (!r->have_wl || o->system_wide)
-		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
 
 	if (loop(r, child_exited, &wl_status, &wl_done))
 		goto out;
