@@ -775,8 +775,17 @@ static int expand_aliases(struct parser *p, const struct tally_pmu *pmu, struct 
 		if (!is_generic(t) && t->nlen < sizeof(name)) {
 			memcpy(name, t->name, t->nlen);
 			name[t->nlen] = 0;
-			if (!t->sval && !tally_pmu__format(pmu, name))
+			if (!t->sval && !tally_pmu__format(pmu, name)) {
+				uint32_t type;
+				const struct tly_symbol *sym;
+
 				a = tally_pmu__alias(pmu, name);
+				/* perf: a hardware symbol inside a PMU means its canonical
+				 * alias (cpu/cycles/ = cpu/cpu-cycles/) */
+				sym = a ? NULL : tly_symbol_lookup(t->name, t->nlen, &type);
+				if (sym && type == PERF_TYPE_HARDWARE)
+					a = tally_pmu__alias(pmu, sym->name);
+			}
 			else if (t->sval && !t->is_num && term_is(t, "event") && t->vlen < sizeof(name)) {
 				memcpy(name, t->sval, t->vlen);
 				name[t->vlen] = 0;

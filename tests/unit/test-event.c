@@ -525,6 +525,9 @@ static void pmu_terms(void **state)
 	assert_string_equal(l->ev[0].name, "cyc");
 	assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
 	tally_evlist__delete(l);
+	l = ok("x86", "cpu/cycles/");
+	assert_int_equal(l->ev[0].attr.config, 0x3c);
+	tally_evlist__delete(l);
 	l = ok("x86", "cpu/event=instructions/");
 	assert_int_equal(l->ev[0].attr.config, 0xc0);
 	tally_evlist__delete(l);
