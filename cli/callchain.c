@@ -104,15 +104,20 @@ int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uin
 	for (size_t i = 0; i < n; i++) {
 		struct cc_node *next = NULL;
 
-		for (size_t k = 0; k < cur->nr_kids; k++) {
-			if (frame_eq(&cur->kids[k]->f, &frames[i])) {
-				next = cur->kids[k];
-				break;
+		if (cur->hint < cur->nr_kids && frame_eq(&cur->kids[cur->hint]->f, &frames[i])) {
+			next = cur->kids[cur->hint];
+		} else {
+			for (uint32_t k = 0; k < cur->nr_kids; k++) {
+				if (frame_eq(&cur->kids[k]->f, &frames[i])) {
+					next = cur->kids[k];
+					cur->hint = k;
+					break;
+				}
 			}
 		}
 		if (!next) {
 			if (cur->nr_kids == cur->cap_kids) {
-				size_t cap = cur->cap_kids ? cur->cap_kids * 2 : 2;
+				uint32_t cap = cur->cap_kids ? cur->cap_kids * 2 : 2;
 				struct cc_node **k;
 
 				if (a) {
@@ -132,6 +137,7 @@ int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uin
 				return -ENOMEM;
 			memset(next, 0, sizeof(*next));
 			next->f = frames[i];
+			cur->hint = cur->nr_kids;
 			cur->kids[cur->nr_kids++] = next;
 		}
 		next->cumul += period;
@@ -162,16 +168,20 @@ static struct cc_node *run_end(struct cc_node *n)
 	return n;
 }
 
-/* Order of branches: heaviest first; perf breaks ties by its insertion tree, which keeps
- * frames of one dso in descending address order. Otherwise first seen first. */
+/* Order of branches: heaviest first; perf breaks ties by its insertion tree, ordered by
+ * (dso object, address) descending. Dso objects are compared by address, as perf does:
+ * both allocate them in the order the file's maps appear. */
 static bool run_after(const struct cc_node *a, const struct cc_node *b)
 {
 	uint64_t x, y;
 
 	if (a->cumul != b->cumul)
 		return a->cumul < b->cumul;
-	if (a->f.dso_key != b->f.dso_key || (!a->f.dso_key && a->f.dso != b->f.dso))
-		return false;
+	if (a->f.dso_key != b->f.dso_key) {
+		if (!a->f.dso_key || !b->f.dso_key)
+			return !a->f.dso_key;
+		return (uintptr_t)a->f.dso < (uintptr_t)b->f.dso;
+	}
 	x = a->f.sym ? a->f.sym->start : a->f.ip;
 	y = b->f.sym ? b->f.sym->start : b->f.ip;
 	return x < y;
@@ -262,8 +272,9 @@ static uint64_t min_hit_for(const struct printer *p, uint64_t total)
 	return (uint64_t)((double)total * (p->o->min_percent / 100.0));
 }
 
-static void graph_level(struct printer *p, struct cc_node *end, uint64_t total, int depth,
-			unsigned long depth_mask, int left)
+/* Print the branches below end; returns how many were printed at this level. */
+static size_t graph_level(struct printer *p, struct cc_node *end, uint64_t total, int depth,
+			  unsigned long depth_mask, int left)
 {
 	bool rel = p->o->mode == CC_FRACTAL;
 	uint64_t min_hit = rel ? min_hit_for(p, end->cumul - end->hits)
@@ -275,11 +286,11 @@ static void graph_level(struct printer *p, struct cc_node *end, uint64_t total, 
 	char buf[64];
 
 	if (depth >= (int)(sizeof(unsigned long) * 8) - 1)
-		return;
+		return 0;
 	runs = sorted_runs(end, min_hit, &nr);
 	if (!runs && end->nr_kids) {
 		p->err = -ENOMEM;
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < nr; i++) {
 		struct cc_node *n = runs[i].head;
@@ -305,6 +316,7 @@ static void graph_level(struct printer *p, struct cc_node *end, uint64_t total, 
 		graph_frame(p, remaining, "[...]", depth, new_mask, 0, total, left);
 	}
 	free(runs);
+	return nr;
 }
 
 static void print_graph(struct printer *p, struct cc_node *root)
@@ -351,18 +363,8 @@ static void print_graph(struct printer *p, struct cc_node *root)
 		start = runs[0].end;
 	}
 	free(runs);
-	{
-		/* did the levels print anything? compare the run list they will see */
-		size_t nr2;
-		uint64_t mh = o->mode == CC_FRACTAL ? min_hit_for(p, start->cumul - start->hits)
-						    : min_hit_for(p, o->total);
-		struct run *r2 = sorted_runs(start, mh, &nr2);
-
-		free(r2);
-		if (nr2)
-			printed_any = true;
-	}
-	graph_level(p, start, total, 1, 1, left);
+	if (graph_level(p, start, total, 1, 1, left))
+		printed_any = true;
 	if (printed_any)
 		fputc('\n', p->fp);
 }

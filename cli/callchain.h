@@ -44,7 +44,8 @@ struct cc_node {
 	uint64_t cumul;		/* hits of this node and everything below */
 	uint64_t count;		/* number of chains through here */
 	struct cc_node **kids;
-	size_t nr_kids, cap_kids;
+	uint32_t nr_kids, cap_kids;
+	uint32_t hint;		/* index of the kid matched last: chains repeat */
 };
 
 enum cc_mode { CC_NONE, CC_GRAPH, CC_FRACTAL, CC_FLAT, CC_FOLDED };
