@@ -393,6 +393,17 @@ static int open_one(struct record *r, size_t ev, pid_t tid, int cpu, int group_f
 				r->ev[i].attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 			continue;
 		}
+		if (fd == -EMFILE) {
+			/* Many threads × CPUs: raise the soft fd limit to the hard one, once. */
+			struct rlimit rl;
+
+			if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+				rl.rlim_cur = rl.rlim_max;
+				if (!setrlimit(RLIMIT_NOFILE, &rl))
+					continue;
+			}
+			return fd;
+		}
 		if (r->nr_fds == 0 && !r->o->system_wide && exclude_kernel_fallback(r, fd))
 			continue;
 		if (r->nr_fds == 0 && fall_back(r, e, fd))

@@ -81,3 +81,12 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$(cat /proc/sys/ker
 else
 	skip "unprivileged fallbacks (needs root, setpriv and perf_event_paranoid >= 2)"
 fi
+
+# One fd per event, CPU and thread: a low soft limit is raised to the hard one; a low hard
+# limit is explained.
+evs=cpu-clock,task-clock,page-faults,minor-faults,context-switches,cpu-migrations
+(ulimit -Sn 12; exec "$TALLY" record -q -o fd1.data -e $evs "$HOT" 0.1) 2>err; rc=$?
+check "low soft fd limit raised" test $rc -eq 0
+(ulimit -n 12; exec "$TALLY" record -q -o fd2.data -e $evs "$HOT" 0.1) 2>err; rc=$?
+check "low hard fd limit: nonzero" test $rc -ne 0
+check "low hard fd limit: explained" grep -q 'too many open files' err
