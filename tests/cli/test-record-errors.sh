@@ -29,6 +29,9 @@ check "-F above the kernel's maximum: throttled with perf's warning" \
 "$TALLY" record -c 100 -F 100 true 2>err; rc=$?
 check "-c with -F refused" test $rc -ne 0
 
+"$TALLY" record --call-graph dwarf,70000 true 2>err; rc=$?
+check "--call-graph dwarf size checked" grep -q 'stack size must be 1..65528 bytes' err
+
 "$TALLY" record --call-graph lbr true 2>err; rc=$?
 check "--call-graph lbr explained" grep -q 'LBR' err
 
@@ -50,6 +53,15 @@ check "workload exit status passed through" test $rc -eq 1
 
 "$TALLY" record -q -o q.data "$HOT" 0.1 2>err; rc=$?
 check "-q: quiet" test $rc -eq 0 -a ! -s err
+
+# SIGTERM finishes the file like SIGINT.
+"$TALLY" record -a -o term.data 2>err & pid=$!
+for _ in $(seq 50); do [ -s term.data ] && break; sleep 0.1; done
+sleep 0.2; kill -TERM $pid; wait $pid; rc=$?
+check "SIGTERM: exits 0" test $rc -eq 0
+check "SIGTERM: summary" grep -q 'Captured and wrote' err
+size=$(od -An -t u8 -j 48 -N 8 term.data | tr -d ' ')
+check "SIGTERM: header describes the data" test "${size:-0}" -gt 0
 
 # --timeout stops a system-wide recording by itself.
 "$TALLY" record -a --timeout 300 -o t.data 2>err; rc=$?
