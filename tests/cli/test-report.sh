@@ -135,6 +135,17 @@ for mode in "graph --no-children" "graph --children" "flat --no-children" "folde
 	if diff p.out t.out >d.out; then ok "g.data: -g $mode output identical to perf"; else fail "g.data: -g $mode output identical to perf"; head -20 d.out | sed 's/^/# /'; fi
 done
 
+# perf's default view (children, caller graphs) and a pipe stream, byte for byte down to 1%
+for f in g; do	# (system-wide files: other processes' symbols may differ, see the row checks)
+	perf report --stdio --percent-limit 1 -i $f.data 2>/dev/null | grep -v '^# (Tip' >p.out
+	"$TALLY" report --stdio --percent-limit 1 -i $f.data 2>&1 | grep -v '^# (Tip' >t.out
+	if diff p.out t.out >d.out; then ok "$f.data: default report identical to perf (down to 1%)"; else fail "$f.data: default report identical to perf (down to 1%)"; head -10 d.out | sed 's/^/# /'; fi
+done
+perf record -q -F 2000 -g -o - "$HOT" 0.2 2>/dev/null >gpipe.data
+perf report --stdio --percent-limit 1 -i - <gpipe.data 2>/dev/null | grep -v '^# (Tip' >p.out
+"$TALLY" report --stdio --percent-limit 1 -i - <gpipe.data 2>&1 | grep -v '^# (Tip' >t.out
+if diff p.out t.out >d.out; then ok "pipe -g: report identical to perf (no children for pipes)"; else fail "pipe -g: report identical to perf (no children for pipes)"; head -10 d.out | sed 's/^/# /'; fi
+
 # event groups: one section, a column per member, byte for byte
 perf report --stdio --no-children -n -i group.data 2>/dev/null | grep -v '^# (Tip' >p.out
 "$TALLY" report --stdio --no-children -n -i group.data 2>&1 | grep -v '^# (Tip' >t.out
