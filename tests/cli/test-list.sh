@@ -100,3 +100,7 @@ extra=$(grep -vxFf perf.out list.out | head -5)
 check "tally list has nothing perf list lacks${extra:+ (extra: $extra)}" [ -z "$extra" ]
 check "list 'sched:*' equals perf" cmp -s <("$TALLY" list 'sched:*') <(perf list 'sched:*' 2>/dev/null)
 check "list --raw-dump pmu equals perf" cmp -s raw.out <(perf list --raw-dump pmu 2>/dev/null)
+# the full raw dump is perf's up to perf's SDT events and metrics
+"$TALLY" list --raw-dump > rawall.out
+check "list --raw-dump is a prefix of perf's" \
+	cmp -s rawall.out <(perf list --raw-dump 2>/dev/null | head -c "$(wc -c < rawall.out)")
