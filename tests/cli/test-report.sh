@@ -151,6 +151,19 @@ perf report --stdio --no-children -n -i group.data 2>/dev/null | grep -v '^# (Ti
 "$TALLY" report --stdio --no-children -n -i group.data 2>&1 | grep -v '^# (Tip' >t.out
 if diff p.out t.out >d.out; then ok "group.data: group view identical to perf"; else fail "group.data: group view identical to perf"; head -10 d.out | sed 's/^/# /'; fi
 
+# --header-only / --header, byte for byte (file, pipe stream from stdin, group)
+for f in plain g group; do
+	perf report --header-only -i $f.data >p.out 2>/dev/null
+	"$TALLY" report --header-only -i $f.data >t.out 2>&1
+	if diff p.out t.out >d.out; then ok "$f.data: --header-only identical to perf"; else fail "$f.data: --header-only identical to perf"; head -6 d.out | sed 's/^/# /'; fi
+done
+perf report --header-only -i - <gpipe.data >p.out 2>/dev/null
+"$TALLY" report --header-only -i - <gpipe.data >t.out 2>&1
+check "pipe stream: --header-only identical to perf" diff -q p.out t.out
+perf report --stdio --header --percent-limit 1 -i g.data 2>/dev/null | grep -v '^# (Tip' >p.out
+"$TALLY" report --stdio --header --percent-limit 1 -i g.data 2>&1 | grep -v '^# (Tip' >t.out
+check "g.data: --header report identical to perf" diff -q p.out t.out
+
 # the exact header and table layout
 perf report --stdio --no-children -i plain.data 2>/dev/null | grep -v '^# (Tip' | sed -n '1,12p' >p.out
 "$TALLY" report --stdio --no-children -i plain.data 2>&1 | grep -v '^# (Tip' | sed -n '1,12p' >t.out
