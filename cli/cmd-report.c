@@ -685,8 +685,12 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	if (r->o->dump_raw)
 		dump_record(r, hdr, ctx);
 	if (hdr->type != PERF_RECORD_SAMPLE) {
-		if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16)
-			r->lost_samples += *(const uint64_t *)(hdr + 1);
+		if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16) {
+			uint64_t lost;
+
+			memcpy(&lost, hdr + 1, sizeof(lost));
+			r->lost_samples += lost;
+		}
 		if (hdr->type != TALLY_RECORD_FINISHED_ROUND)
 			resolve_cache__invalidate(&r->frames.cache);
 		return tally_session__process(r->session, hdr) == -ENOMEM ? -ENOMEM : 0;
@@ -830,14 +834,19 @@ static void print_header(struct report *r)
 	print_string_feat(r, TALLY_FEAT_VERSION, "perf version");
 	print_string_feat(r, TALLY_FEAT_ARCH, "arch");
 	if (tally_data__feature(r->data, TALLY_FEAT_NRCPUS, &buf, &len) == 0 && len >= 8) {
-		const uint32_t *n = buf;
+		uint32_t n[2];
 
+		memcpy(n, buf, sizeof(n));	/* feature payloads need not be aligned */
 		printf("# nrcpus online : %u\n# nrcpus avail : %u\n", n[1], n[0]);
 	}
 	print_string_feat(r, TALLY_FEAT_CPUDESC, "cpudesc");
 	print_string_feat(r, TALLY_FEAT_CPUID, "cpuid");
-	if (tally_data__feature(r->data, TALLY_FEAT_TOTAL_MEM, &buf, &len) == 0 && len >= 8)
-		printf("# total memory : %" PRIu64 " kB\n", *(const uint64_t *)buf);
+	if (tally_data__feature(r->data, TALLY_FEAT_TOTAL_MEM, &buf, &len) == 0 && len >= 8) {
+		uint64_t kb;
+
+		memcpy(&kb, buf, sizeof(kb));
+		printf("# total memory : %" PRIu64 " kB\n", kb);
+	}
 	if (tally_data__feature(r->data, TALLY_FEAT_CMDLINE, &buf, &len) == 0 && len >= 4) {
 		const unsigned char *p = buf, *end = p + len;
 		uint32_t nr;
@@ -909,7 +918,9 @@ static void print_header(struct report *r)
 	if (tally_data__has_feature(r->data, TALLY_FEAT_CACHE))
 		printf("# CACHE info available, use -I to display\n");
 	if (tally_data__feature(r->data, TALLY_FEAT_SAMPLE_TIME, &buf, &len) == 0 && len >= 16) {
-		const uint64_t *t = buf;
+		uint64_t t[2];
+
+		memcpy(t, buf, sizeof(t));
 
 		printf("# time of first sample : %" PRIu64 ".%06" PRIu64 "\n", t[0] / 1000000000,
 		       t[0] % 1000000000 / 1000);
@@ -920,7 +931,9 @@ static void print_header(struct report *r)
 	if (tally_data__has_feature(r->data, TALLY_FEAT_MEM_TOPOLOGY))
 		printf("# MEM_TOPOLOGY info available, use -I to display\n");
 	if (tally_data__feature(r->data, TALLY_FEAT_COMPRESSED, &buf, &len) == 0 && len >= 16) {
-		const uint32_t *c = buf;
+		uint32_t c[4];
+
+		memcpy(c, buf, sizeof(c));
 
 		printf("# compressed : %s, level = %u, ratio = %u\n", c[1] == 1 ? "Zstd" : "Unknown",
 		       c[2], c[3]);
