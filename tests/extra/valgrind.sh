@@ -28,7 +28,9 @@ if [ -f "$plain/.asan" ] || nm "$tally" 2>/dev/null | grep -q __asan_init; then
 fi
 have_cmd() { ! "$tally" "$1" -h 2>&1 | grep -q "is not a tally command"; }
 
-# NAME CMD...: run CMD under memcheck; errors (exit 99) or a crash fail the test.
+# NAME CMD...: run CMD under memcheck; errors (exit 99) or a crash fail the test, and so
+# does an exit status other than $want_rc when that is set.
+want_rc=""
 vg() {
 	local name=$1; shift
 	timeout 90 valgrind -q --error-exitcode=99 --leak-check=full \
@@ -41,6 +43,8 @@ vg() {
 		bad "$name: timed out under valgrind"
 	elif [ $rc -ge 128 ]; then
 		bad "$name: killed by signal $((rc - 128))"
+	elif [ -n "$want_rc" ] && [ "$rc" != "$want_rc" ]; then
+		bad "$name: exit $rc, expected $want_rc"; sed 's/^/    | /' "$work/vg.err" | head -5
 	else
 		ok "$name (exit $rc)"
 	fi
@@ -64,17 +68,21 @@ fi
 # The readers also get perf 6.1's own files (file mode and -z).
 for f in "$input" "$top/tests/fuzz/corpus/data/perf61-task-clock-g.data" "$top/tests/fuzz/corpus/data/perf61-zstd.data"; do
 	[ -n "$f" ] || continue
-	cp "$f" in.data
+	rm -f in.data
+	if ! cp "$f" in.data; then bad "input $f is missing"; continue; fi
 	for cmd in report script evlist; do
 		if ! have_cmd $cmd; then continue; fi
 		extra=(); [ $cmd = report ] && extra=(--stdio)
-		vg "$cmd -i $(basename "$f")" "$tally" $cmd -i in.data "${extra[@]}"
+		want_rc=0 vg "$cmd -i $(basename "$f")" "$tally" $cmd -i in.data "${extra[@]}"
 	done
 done
 for cmd in report script evlist; do have_cmd $cmd || skp "$cmd (command not built yet)"; done
 # A damaged file: error paths free what they allocated.
 if have_cmd report; then
-	head -c 3000 "$top/tests/fuzz/corpus/data/perf61-task-clock-g.data" >cut.data
-	vg "report -i (cut short)" "$tally" report -i cut.data --stdio
+	if head -c 3000 "$top/tests/fuzz/corpus/data/perf61-task-clock-g.data" >cut.data; then
+		vg "report -i (cut short)" "$tally" report -i cut.data --stdio
+	else
+		bad "input perf61-task-clock-g.data is missing"
+	fi
 fi
 finish

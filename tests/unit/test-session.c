@@ -488,8 +488,10 @@ static int compare_with_perf(const char *file, size_t *nlines)
 	assert_int_equal(tally_data__for_each(d, TALLY_DATA_ORDERED, hist_cb, &h, &err), 0);
 	hist_count(&h, &mine);
 
+	/* Fixed column widths (-w): perf sizes the comm column by the threads' current
+	 * comms and cuts older ones ("perf-exec" before the exec) to that width. */
 	snprintf(cmd, sizeof(cmd), "perf report -i '%s' --stdio -q -F sample,comm,dso,sym "
-		 "--no-children -g none 2>/dev/null", file);
+		 "--no-children -g none -w 12,32,64,0 2>/dev/null", file);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof(line), p)) {
