@@ -684,7 +684,9 @@ static void print_cell(FILE *fp, const struct hist_entry *e, enum hist_col c, in
 		fprintf(fp, "%*" PRIu64, w, e->period);
 		break;
 	case HC_COMM:
-		fprintf(fp, "%-*s", w, e->comm);
+		/* as perf: the width comes from the threads' current comms (cell_len), so
+		 * an entry's older comm ("perf-exec" before the exec) is cut to it */
+		fprintf(fp, "%-*.*s", w, w, e->comm);
 		break;
 	case HC_PID:
 		fprintf(fp, "%7d:%-*s", e->tid, w - 8, thread_comm(e));
@@ -717,7 +719,7 @@ static size_t cell_len(const struct hist_entry *e, enum hist_col c)
 
 	switch (c) {
 	case HC_COMM:
-		return strlen(e->comm);
+		return strlen(thread_comm(e));
 	case HC_PID:
 		return 8 + strlen(thread_comm(e));
 	case HC_DSO:
