@@ -182,7 +182,8 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 		a->mmap_data = 0;
 	}
 	a->sample_id_all = 1;
-	if (!(src && src->exclude_GH))
+	/* the default event (no src) keeps what tally_event__default_cycles decided */
+	if (src && !src->exclude_GH)
 		a->exclude_guest = 1;
 }
 
@@ -210,10 +211,7 @@ int record__setup_events(struct record *r)
 	if (!l || !l->nr) {
 		struct perf_event_attr a;
 
-		memset(&a, 0, sizeof(a));
-		a.type = PERF_TYPE_HARDWARE;
-		a.config = PERF_COUNT_HW_CPU_CYCLES;
-		a.precise_ip = 3;
+		tally_event__default_cycles(&a);
 		if (add_event(r, &a, "cycles:P", 0, 1, NULL))
 			goto nomem;
 	} else {
@@ -250,8 +248,9 @@ static bool fall_back(struct record *r, struct record_event *e, int err)
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
 	/* perf keeps precise_ip and shows the modifiers: cpu-clock:pppH */
-	snprintf(name, sizeof(name), "cpu-clock%s", a->precise_ip != 3 ? "" :
-		 a->exclude_kernel ? ":uhpppH" : ":pppH");
+	snprintf(name, sizeof(name), "cpu-clock%s%s", a->precise_ip != 3 ? "" :
+		 a->exclude_kernel ? ":uhppp" : ":ppp",
+		 a->precise_ip == 3 && a->exclude_guest ? "H" : "");
 	if (!r->o->quiet)
 		fprintf(stderr, "tally record: '%s' is not supported here (no hardware PMU): "
 			"sampling cpu-clock instead\n", e->name);
@@ -361,9 +360,12 @@ static bool exclude_kernel_fallback(struct record *r, int err)
 			continue;
 		e->attr.exclude_kernel = 1;	/* perf 6.1 sets just this bit */
 		changed = true;
-		if (!strcmp(e->name, "cpu-clock:pppH")) {
+		if (!strcmp(e->name, "cpu-clock:pppH") || !strcmp(e->name, "cpu-clock:ppp")) {
+			bool h = e->name[13] == 'H';
+
 			free(e->name);
-			e->name = strdup("cpu-clock:uhpppH");	/* perf's name for it */
+			/* perf's name for it */
+			e->name = strdup(h ? "cpu-clock:uhpppH" : "cpu-clock:uhppp");
 			if (!e->name)
 				return false;
 		}

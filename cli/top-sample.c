@@ -77,11 +77,11 @@ static int parse_events(struct top *t)
 	const struct top_opts *o = t->o;
 
 	if (!o->nr_events) {
-		struct perf_event_attr a = {
-			.type = PERF_TYPE_HARDWARE,
-			.config = PERF_COUNT_HW_CPU_CYCLES,
-		};
+		struct perf_event_attr a;
 
+		/* perf top's default: cycles without a precise modifier */
+		tally_event__default_cycles(&a);
+		a.precise_ip = 0;
 		return add_event(t, &a, "cycles", false) ? -ENOMEM : 0;
 	}
 	struct tally_evlist *list = NULL;
@@ -121,7 +121,7 @@ static void apply_policy(struct top *t, struct perf_event_attr *a, bool first)
 	a->sample_id_all = 1;
 	a->disabled = 0;
 	a->inherit = !t->system_wide;
-	a->exclude_guest = 1;
+	/* exclude_guest is the parser's (or tally_event__default_cycles') */
 	if (first) {
 		a->mmap = 1;
 		a->mmap2 = 1;

@@ -30,6 +30,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <linux/hw_breakpoint.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <tally/cpumap.h>
 #include <tally/event.h>
@@ -2008,6 +2011,36 @@ size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t
 		m[n++] = 'e';
 	m[n] = 0;
 	return (size_t)snprintf(buf, len, "%s%s", n ? ":" : "", m);
+}
+
+static bool cpu_is_amd(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int a, b, c, d;
+	char vendor[13];
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return false;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = 0;
+	return strcmp(vendor, "AuthenticAMD") == 0;
+#else
+	return false;
+#endif
+}
+
+void tally_event__default_cycles(struct perf_event_attr *attr)
+{
+	if (!attr)
+		return;
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_HARDWARE;
+	attr->config = PERF_COUNT_HW_CPU_CYCLES;
+	attr->precise_ip = 3;
+	attr->exclude_guest = !cpu_is_amd();
 }
 
 int tally_event__probe(const struct tally_event *ev)

@@ -142,6 +142,12 @@ int tally_event__hw_cache_name(uint64_t config, char *buf, size_t len);
 /* The name of a tool event ("duration_time"), or NULL. */
 const char *tally_event__tool_name(enum tally_tool_event tool);
 
+/* perf's default sampling event, "cycles:P", into *attr (other fields zero): hardware
+ * CPU cycles, precise_ip 3 (lowered by whoever opens it when the PMU refuses), and
+ * exclude_guest set, except on AMD CPUs ("AuthenticAMD"), where precise cycles are
+ * sampled through IBS, which cannot filter guests, so perf 6.1 leaves it clear. */
+void tally_event__default_cycles(struct perf_event_attr *attr);
+
 /* Whether the event opens here: a disabled, user-only counter on the calling thread
  * is opened and closed (what perf list does to hide unsupported hardware events).
  * 0 or -errno from perf_event_open. */
