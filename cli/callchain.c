@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <tally/session.h>
 
@@ -15,30 +16,42 @@
 
 struct cc_block {
 	struct cc_block *next;
-	max_align_t data[];
+	size_t size;		/* of the whole mapping */
 };
 
-#define CC_BLOCK_SIZE (256u * 1024u)
+#define CC_BLOCK_MIN (1u << 20)
+#define CC_BLOCK_MAX (64u << 20)
+#define CC_HDR 64u	/* block header, rounded to keep nodes on cache lines */
 
-static void *arena_alloc(struct cc_arena *a, size_t n)
+/* n bytes (a multiple of 8) of zeroed memory from lane (0: nodes, 1: kids arrays) */
+static void *arena_alloc(struct cc_arena *a, int lane, size_t n)
 {
 	void *p;
 
-	n = (n + 15) & ~(size_t)15;
-	if (n > a->left) {
-		size_t sz = n > CC_BLOCK_SIZE ? n : CC_BLOCK_SIZE;
-		struct cc_block *b = malloc(sizeof(*b) + sz);
+	if (n > a->left[lane]) {
+		size_t sz = a->next_size ? a->next_size : CC_BLOCK_MIN;
+		struct cc_block *b;
 
-		if (!b)
+		while (sz - CC_HDR < n)
+			sz *= 2;
+		b = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED)
 			return NULL;
+#ifdef MADV_HUGEPAGE
+		/* a report touches all of it soon: one fault per 2 MiB, not per page */
+		madvise(b, sz, MADV_HUGEPAGE);
+#endif
 		b->next = a->blocks;
+		b->size = sz;
 		a->blocks = b;
-		a->cur = (char *)b->data;
-		a->left = sz;
+		a->cur[lane] = (char *)b + CC_HDR;
+		a->left[lane] = sz - CC_HDR;
+		if (sz < CC_BLOCK_MAX)
+			a->next_size = sz * 2;
 	}
-	p = a->cur;
-	a->cur += n;
-	a->left -= n;
+	p = a->cur[lane];
+	a->cur[lane] += n;
+	a->left[lane] -= n;
 	return p;
 }
 
@@ -48,7 +61,7 @@ void cc_arena_free(struct cc_arena *a)
 		struct cc_block *b = a->blocks;
 
 		a->blocks = b->next;
-		free(b);
+		munmap(b, b->size);
 	}
 	if (a)
 		memset(a, 0, sizeof(*a));
@@ -61,24 +74,22 @@ void cc_root_init(struct cc_node *root)
 
 static void node_free(struct cc_node *n)
 {
-	for (size_t i = 0; i < n->nr_kids; i++) {
-		node_free(n->kids[i]);
-		free(n->kids[i]);
+	for (uint32_t i = 0; i < n->nr_kids; i++) {
+		struct cc_node *k = cc_kid(n, i);
+
+		node_free(k);
+		free(k);
 	}
-	free(n->kids);
+	if (n->nr_kids > 1)
+		free(n->kids);
 }
 
 void cc_root_free(struct cc_node *root)
 {
-	struct cc_arena *a;
-
 	if (!root)
 		return;
-	a = root->arena;
-	if (!a)
-		node_free(root);
+	node_free(root);
 	cc_root_init(root);
-	root->arena = a;
 }
 
 static inline bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
@@ -94,54 +105,134 @@ static inline bool frame_eq(const struct cc_frame *a, const struct cc_frame *b)
 	return a->ip == b->ip;
 }
 
-int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uint64_t period)
+/*
+ * Kids lookup. Arena trees (report) index nodes with many kids by a hash table stored
+ * after the kids array: slots of kid index + 1, twice the array's capacity. Frames equal
+ * under frame_eq hash alike: same interned dso name (or the same dso object without
+ * one), same symbol start (or address without a symbol).
+ */
+#define CC_HASH_MIN 32u	/* array capacity from which arena nodes have a table */
+
+static inline uint32_t frame_hash(const struct cc_frame *f)
 {
-	struct cc_arena *a = root->arena;
+	uint64_t h = (uint64_t)(uintptr_t)(f->dso_key ? (const void *)f->dso_key
+						      : (const void *)f->dso);
+
+	h ^= (f->sym ? f->sym->start : f->ip) * 0x9e3779b97f4a7c15ull;
+	h += f->sym ? 1 : 0;
+	h *= 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 32);
+}
+
+static inline uint32_t *kid_slots(const struct cc_node *n, uint32_t cap)
+{
+	return (uint32_t *)(n->kids + cap);
+}
+
+static inline uint32_t kid_cap(uint32_t nr)
+{
+	uint32_t c = 2;
+
+	while (c < nr)
+		c *= 2;
+	return c;
+}
+
+static void slot_insert(struct cc_node *n, uint32_t cap, uint32_t idx)
+{
+	uint32_t *slots = kid_slots(n, cap), mask = 2 * cap - 1;
+	uint32_t h = frame_hash(&n->kids[idx]->f) & mask;
+
+	while (slots[h])
+		h = (h + 1) & mask;
+	slots[h] = idx + 1;
+}
+
+/* Room for one more kid (nr_kids is about to grow). */
+static int grow_kids(struct cc_node *cur, struct cc_arena *a)
+{
+	uint32_t nr = cur->nr_kids, cap;
+	struct cc_node **k;
+
+	if (nr == 0 || (nr > 1 && (nr & (nr - 1))))
+		return 0;	/* the direct kid, or room in the array */
+	cap = nr * 2;
+	if (a) {
+		size_t sz = cap * sizeof(*k) + (cap >= CC_HASH_MIN ? 2 * cap * sizeof(uint32_t) : 0);
+
+		k = arena_alloc(a, 1, sz);
+	} else {
+		k = nr == 1 ? malloc(cap * sizeof(*k)) : realloc(cur->kids, cap * sizeof(*k));
+	}
+	if (!k)
+		return -ENOMEM;
+	if (nr == 1)
+		k[0] = cur->one;
+	else if (a)
+		memcpy(k, cur->kids, nr * sizeof(*k));
+	cur->kids = k;
+	if (a && cap >= CC_HASH_MIN) {
+		for (uint32_t i = 0; i < nr; i++)	/* arena memory is zeroed */
+			slot_insert(cur, cap, i);
+	}
+	return 0;
+}
+
+static struct cc_node *find_kid(struct cc_node *cur, bool hashed, const struct cc_frame *f)
+{
+	uint32_t nr = cur->nr_kids;
+
+	if (nr == 1)
+		return frame_eq(&cur->one->f, f) ? cur->one : NULL;
+	if (cur->hint < nr && frame_eq(&cur->kids[cur->hint]->f, f))
+		return cur->kids[cur->hint];
+	if (hashed && nr > CC_HASH_MIN / 2) {
+		uint32_t cap = kid_cap(nr), mask = 2 * cap - 1, *slots = kid_slots(cur, cap);
+
+		for (uint32_t h = frame_hash(f) & mask; slots[h]; h = (h + 1) & mask) {
+			if (frame_eq(&cur->kids[slots[h] - 1]->f, f)) {
+				cur->hint = slots[h] - 1;
+				return cur->kids[cur->hint];
+			}
+		}
+		return NULL;
+	}
+	for (uint32_t k = 0; k < nr; k++) {
+		if (frame_eq(&cur->kids[k]->f, f)) {
+			cur->hint = k;
+			return cur->kids[k];
+		}
+	}
+	return NULL;
+}
+
+int cc_append(struct cc_node *root, struct cc_arena *a, const struct cc_frame *frames,
+	      size_t n, uint64_t period)
+{
 	struct cc_node *cur = root;
 
 	root->cumul += period;
-	root->count++;
 	for (size_t i = 0; i < n; i++) {
-		struct cc_node *next = NULL;
+		struct cc_node *next = cur->nr_kids ? find_kid(cur, a != NULL, &frames[i]) : NULL;
 
-		if (cur->hint < cur->nr_kids && frame_eq(&cur->kids[cur->hint]->f, &frames[i])) {
-			next = cur->kids[cur->hint];
-		} else {
-			for (uint32_t k = 0; k < cur->nr_kids; k++) {
-				if (frame_eq(&cur->kids[k]->f, &frames[i])) {
-					next = cur->kids[k];
-					cur->hint = k;
-					break;
-				}
-			}
-		}
 		if (!next) {
-			if (cur->nr_kids == cur->cap_kids) {
-				uint32_t cap = cur->cap_kids ? cur->cap_kids * 2 : 2;
-				struct cc_node **k;
-
-				if (a) {
-					k = arena_alloc(a, cap * sizeof(*k));
-					if (k && cur->nr_kids)
-						memcpy(k, cur->kids, cur->nr_kids * sizeof(*k));
-				} else {
-					k = realloc(cur->kids, cap * sizeof(*k));
-				}
-				if (!k)
-					return -ENOMEM;
-				cur->kids = k;
-				cur->cap_kids = cap;
-			}
-			next = a ? arena_alloc(a, sizeof(*next)) : malloc(sizeof(*next));
+			if (grow_kids(cur, a))
+				return -ENOMEM;
+			next = a ? arena_alloc(a, 0, sizeof(*next)) : calloc(1, sizeof(*next));
 			if (!next)
 				return -ENOMEM;
-			memset(next, 0, sizeof(*next));
 			next->f = frames[i];
 			cur->hint = cur->nr_kids;
-			cur->kids[cur->nr_kids++] = next;
+			if (cur->nr_kids == 0) {
+				cur->one = next;
+			} else {
+				cur->kids[cur->nr_kids] = next;
+				if (a && cur->nr_kids >= CC_HASH_MIN / 2)
+					slot_insert(cur, kid_cap(cur->nr_kids + 1), cur->nr_kids);
+			}
+			cur->nr_kids++;
 		}
 		next->cumul += period;
-		next->count++;
 		cur = next;
 	}
 	cur->hits += period;
@@ -164,7 +255,7 @@ struct run {
 static struct cc_node *run_end(struct cc_node *n)
 {
 	while (n->hits == 0 && n->nr_kids == 1)
-		n = n->kids[0];
+		n = cc_kid(n, 0);
 	return n;
 }
 
@@ -200,7 +291,7 @@ static struct run *sorted_runs(struct cc_node *end, uint64_t min_hit, size_t *nr
 	if (!r)
 		return NULL;
 	for (size_t i = 0; i < end->nr_kids; i++) {
-		struct cc_node *k = end->kids[i];
+		struct cc_node *k = cc_kid(end, (uint32_t)i);
 
 		if (k->cumul < min_hit || k->cumul == 0)
 			continue;
@@ -305,7 +396,7 @@ static size_t graph_level(struct printer *p, struct cc_node *end, uint64_t total
 				    depth, new_mask, idx++, total, left);
 			if (n == runs[i].end)
 				break;
-			n = n->kids[0];
+			n = cc_kid(n, 0);
 		}
 		graph_level(p, runs[i].end,
 			    rel ? runs[i].end->cumul - runs[i].end->hits : total, depth + 1,
@@ -358,7 +449,7 @@ static void print_graph(struct printer *p, struct cc_node *root)
 			}
 			if (n == runs[0].end)
 				break;
-			n = n->kids[0];
+			n = cc_kid(n, 0);
 		}
 		start = runs[0].end;
 	}
@@ -413,7 +504,7 @@ static void collect(struct leaves *l, struct cc_node *n, size_t depth)
 		l->nr++;
 	}
 	for (size_t i = 0; i < n->nr_kids && !l->err; i++)
-		collect(l, n->kids[i], depth + 1);
+		collect(l, cc_kid(n, (uint32_t)i), depth + 1);
 }
 
 static void print_flat(struct printer *p, struct cc_node *root)

@@ -28,35 +28,49 @@ struct cc_frame {
 	uint64_t ip;		/* address printed for an unresolved frame */
 };
 
-/* Bulk allocation of nodes: a report builds millions and frees them all at once. */
+/* Bulk allocation of nodes: a report builds millions and frees them all at once. Nodes
+ * and kids arrays have a block each in use (lane 0 and 1), so nodes stay 64-byte aligned;
+ * blocks are fresh anonymous mappings (zero-filled) that grow as the report does. */
 struct cc_arena {
 	struct cc_block *blocks;
-	char *cur;
-	size_t left;
+	char *cur[2];
+	size_t left[2];
+	size_t next_size;
 };
 
 void cc_arena_free(struct cc_arena *a);
 
+/* 64 bytes: a report with call graphs builds millions of these. One kid is held
+ * directly (most nodes have at most one); more are in an array of nr_kids rounded up to
+ * a power of two, which grows when nr_kids reaches one. Use cc_kid() to read them. */
 struct cc_node {
-	struct cc_arena *arena;	/* root only: allocate from it (NULL: malloc each node) */
 	struct cc_frame f;
 	uint64_t hits;		/* chains that ended here */
 	uint64_t cumul;		/* hits of this node and everything below */
-	uint64_t count;		/* number of chains through here */
-	struct cc_node **kids;
-	uint32_t nr_kids, cap_kids;
+	union {
+		struct cc_node *one;	/* nr_kids == 1 */
+		struct cc_node **kids;	/* nr_kids >= 2 */
+	};
+	uint32_t nr_kids;
 	uint32_t hint;		/* index of the kid matched last: chains repeat */
 };
+
+static inline struct cc_node *cc_kid(const struct cc_node *n, uint32_t i)
+{
+	return n->nr_kids == 1 ? n->one : n->kids[i];
+}
 
 enum cc_mode { CC_NONE, CC_GRAPH, CC_FRACTAL, CC_FLAT, CC_FOLDED };
 
 /* A fresh root (its frame is unused). */
 void cc_root_init(struct cc_node *root);
-/* Free everything under root (root itself is caller-owned; arena nodes stay until
- * cc_arena_free). */
+/* Free everything under a tree built without an arena (root itself is caller-owned).
+ * Trees built in an arena are freed with it: just cc_root_init their roots. */
 void cc_root_free(struct cc_node *root);
-/* Add one chain of n frames (frames[0] first from the root) with weight period. */
-int cc_append(struct cc_node *root, const struct cc_frame *frames, size_t n, uint64_t period);
+/* Add one chain of n frames (frames[0] first from the root) with weight period; new
+ * nodes come from arena (NULL: malloc each node and kids array). */
+int cc_append(struct cc_node *root, struct cc_arena *arena, const struct cc_frame *frames,
+	      size_t n, uint64_t period);
 
 struct cc_print_opts {
 	enum cc_mode mode;

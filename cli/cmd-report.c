@@ -526,7 +526,6 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	self = hists__findnew(h, &tmpl);
 	if (!self)
 		return -ENOMEM;
-	self->chain.arena = &r->arena;
 	self->period += period;
 	self->nr_samples++;
 	self->period_acc += period;
@@ -559,7 +558,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 		}
 		if (r->err)
 			return r->err;
-		if (r->build_trees && cc_append(&self->chain, r->ccf, n, period))
+		if (r->build_trees && cc_append(&self->chain, &r->arena, r->ccf, n, period))
 			return -ENOMEM;
 		if (n > self->max_depth)
 			self->max_depth = (uint32_t)n;
@@ -581,7 +580,6 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			e = hists__findnew(h, &tmpl);
 			if (!e)
 				return -ENOMEM;
-			e->chain.arena = &r->arena;
 			for (size_t k = 0; k < nseen; k++)
 				if (r->seen[k] == e)
 					dup = true;
@@ -590,7 +588,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			r->seen[nseen++] = e;
 			e->period_acc += period;
 			e->nr_samples_acc++;
-			if (r->build_trees && cc_append(&e->chain, r->ccf + i, n - i, period))
+			if (r->build_trees && cc_append(&e->chain, &r->arena, r->ccf + i, n - i, period))
 				return -ENOMEM;
 			if (n - i > e->max_depth)
 				e->max_depth = (uint32_t)(n - i);
@@ -1239,6 +1237,7 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 		r.ev[i].hists.callchains = r.use_chains;
+		r.ev[i].hists.arena = &r.arena;
 		r.ev[i].hists.caller = r.caller;
 	}
 	if (o.dump_raw)

@@ -126,7 +126,8 @@ void hists__exit(struct hists *h)
 		return;
 	for (size_t i = 0; i < h->cap; i++) {
 		if (h->table[i]) {
-			cc_root_free(&h->table[i]->chain);
+			if (!h->arena)
+				cc_root_free(&h->table[i]->chain);
 			free(h->table[i]->members);
 			free(h->table[i]);
 		}

@@ -82,6 +82,7 @@ struct hists {
 	uint64_t total_period, nr_samples;		/* all samples of the event */
 	uint64_t filtered_period, nr_filtered_samples;	/* samples kept by filters */
 	bool callchains;	/* entries carry call-chain trees */
+	struct cc_arena *arena;	/* their nodes come from here (NULL: malloc'd, freed by exit) */
 	bool caller;		/* chains are stored root first */
 	size_t nr_members;	/* group view: columns per value (1 = no group) */
 };

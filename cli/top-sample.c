@@ -631,7 +631,7 @@ static int add_callchain(struct top *t, struct hists *h, const struct tally_samp
 		frame_of(t, &t->frames.v[n - 1 - i], &fr[i]);
 	if (!t->children) {
 		if (n)
-			return cc_append(&self->chain, fr, n, period);
+			return cc_append(&self->chain, NULL, fr, n, period);
 		return 0;
 	}
 	self->period_acc += period;
@@ -640,7 +640,7 @@ static int add_callchain(struct top *t, struct hists *h, const struct tally_samp
 		self->max_depth = (uint32_t)n;
 	seen[nseen++] = self;
 	if (n)
-		err = cc_append(&self->chain, fr, n, period);
+		err = cc_append(&self->chain, NULL, fr, n, period);
 	/* frames[0] is the sampled ip itself: its entry is self */
 	for (size_t i = 1; i < n && !err; i++) {
 		const struct tally_addr_loc *loc = &t->frames.v[i];
@@ -661,7 +661,7 @@ static int add_callchain(struct top *t, struct hists *h, const struct tally_samp
 		e->nr_samples_acc++;
 		if (n - i > e->max_depth)
 			e->max_depth = (uint32_t)(n - i);
-		err = cc_append(&e->chain, fr, n - i, period);
+		err = cc_append(&e->chain, NULL, fr, n - i, period);
 	}
 	return err;
 }
@@ -762,21 +762,30 @@ void top__end_interval(struct top *t)
  * keeps only the chains still being sampled. */
 static void decay_chain(struct cc_node *n, bool zero)
 {
-	size_t kept = 0;
+	uint32_t kept = 0, nr = n->nr_kids;
+	struct cc_node *first = NULL;
 
 	n->hits = zero ? 0 : n->hits * 7 / 8;
 	n->cumul = zero ? 0 : n->cumul * 7 / 8;
-	n->count = zero ? 0 : n->count * 7 / 8;
-	for (size_t i = 0; i < n->nr_kids; i++) {
-		struct cc_node *k = n->kids[i];
+	for (uint32_t i = 0; i < nr; i++) {
+		struct cc_node *k = cc_kid(n, i);
 
 		decay_chain(k, zero);
 		if (k->cumul || k->hits) {
-			n->kids[kept++] = k;
+			if (nr > 1)
+				n->kids[kept] = k;
+			if (!kept++)
+				first = k;
 		} else {
 			cc_root_free(k);	/* its subtree (nodes are malloc'd: no arena) */
 			free(k);
 		}
+	}
+	if (nr > 1 && kept <= 1) {	/* back to the direct kid (or none) */
+		free(n->kids);
+		n->one = first;
+	} else if (nr == 1 && !kept) {
+		n->one = NULL;
 	}
 	n->nr_kids = kept;
 }
