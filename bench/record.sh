@@ -120,8 +120,10 @@ lost20() { # TOOL NAME: prints "samples lost lost_records samples_per_workload_c
 	samples=$(perf report -i "$tmp/$2.data" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
 	echo "${samples:-0} ${lost:-?} ${chunks:-0} $(awk -v n="${samples:-0}" -v w="$work" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "?" }')"
 }
-read -r samples lost chunks rate <<<"$(lost20 "$TALLY" l)" || exit 1
-read -r psamples plost pchunks prate <<<"$(lost20 perf pl)" || exit 1
+r=$(lost20 "$TALLY" l) || exit 1
+read -r l_n l_lost l_chunks l_rate <<<"$r"
+r=$(lost20 perf pl) || exit 1
+read -r lp_n lp_lost lp_chunks lp_rate <<<"$r"
 
 echo "## tally record vs perf record (bench/record.sh)"
 echo
@@ -151,7 +153,7 @@ echo "the machine's doing. So the size figures that are the recorder's own are t
 echo "outside SAMPLE records and the SAMPLE record without its callchain; file bytes per"
 echo "sample is the raw size normalised per sample."
 echo
-echo "At 20 kHz (\`tally record -F 20000 -g\`, ${SECS}s): ${samples:-?} samples, lost samples: ${lost:-?},"
-echo "LOST records: ${chunks:-0}; $rate samples per workload CPU second (perf record in the same"
-echo "conditions: $psamples samples, lost $plost, LOST records $pchunks, $prate per workload CPU second)."
+echo "At 20 kHz (\`tally record -F 20000 -g\`, ${SECS}s): $l_n samples, lost samples: $l_lost,"
+echo "LOST records: $l_chunks; $l_rate samples per workload CPU second (perf record in the same"
+echo "conditions: $lp_n samples, lost $lp_lost, LOST records $lp_chunks, $lp_rate per workload CPU second)."
 echo "Ticks the kernel's 50 µs hrtimer does not deliver are not counted as lost by either tool."
