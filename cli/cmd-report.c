@@ -689,8 +689,7 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 			memcpy(&lost, hdr + 1, sizeof(lost));
 			r->lost_samples += lost;
 		}
-		if (hdr->type != TALLY_RECORD_FINISHED_ROUND)
-			resolve_cache__invalidate(&r->frames.cache);
+		resolve_cache__note(&r->frames.cache, hdr);
 		return tally_session__process(r->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
 	if (evidx < 0 && r->nr_ev == 1)

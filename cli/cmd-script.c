@@ -64,6 +64,7 @@ struct script {
 	int name_width;
 	struct frames frames;
 	struct out *out;
+	struct line_slot *lines;	/* LINE_SLOTS, allocated with the first chain */
 };
 
 static const char usage[] =
@@ -269,6 +270,7 @@ static int setup_fields(struct script *s)
 struct out {
 	FILE *fp;
 	size_t len;
+	unsigned long flushes;
 	char buf[1 << 16];
 };
 
@@ -277,6 +279,7 @@ static void out_flush(struct out *o)
 	if (o->len)
 		fwrite(o->buf, 1, o->len, o->fp);
 	o->len = 0;
+	o->flushes++;
 }
 
 static void out_mem(struct out *o, const char *s, size_t n)
@@ -359,11 +362,23 @@ static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char
 /* "%5d" / "%-5d" of a signed int */
 static void out_int(struct out *o, int v, size_t width, bool left)
 {
-	char t[16];
-	int n = snprintf(t, sizeof(t), "%d", v);
+	char t[16], *p = t + sizeof(t);
+	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+	size_t n;
 
-	out_pad(o, t, width, !left);
-	(void)n;
+	*--p = 0;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	n = (size_t)(t + sizeof(t) - 1 - p);
+	if (!left && n < width)
+		out_fill(o, ' ', width - n);
+	out_mem(o, p, n);
+	if (left && n < width)
+		out_fill(o, ' ', width - n);
 }
 
 static void print_sym(struct out *o, const struct tally_addr_loc *loc, unsigned f)
@@ -387,6 +402,87 @@ static void print_sym(struct out *o, const struct tally_addr_loc *loc, unsigned 
 	}
 }
 
+/*
+ * Call-chain lines repeat: the same return addresses in the same processes, printed the
+ * same way. A direct-mapped cache keeps the finished text of recent lines, valid as long
+ * as the resolve cache's entry for the address would be (same key and ticks).
+ */
+#define LINE_SLOTS 4096
+#define LINE_TEXT 170
+
+struct line_slot {
+	uint64_t ip;
+	int32_t pid;
+	uint32_t tick;
+	uint32_t fields;
+	uint8_t cpumode;
+	uint8_t len;
+	char text[LINE_TEXT];
+};
+
+static void print_frame(struct out *o, const struct tally_addr_loc *l, unsigned f)
+{
+	out_ch(o, '\t');
+	out_num(o, l->map ? l->dso_addr : l->addr, 16, 16, ' ');
+	print_sym(o, l, f);
+	out_ch(o, '\n');
+}
+
+/* The chain's lines, callee first; nothing for a corrupt chain (as perf). */
+static int print_chain(struct script *s, const struct tally_sample *smp, unsigned f)
+{
+	struct resolve_cache *c = &s->frames.cache;
+	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, m = cpumode;
+	struct out *o = s->out;
+
+	for (uint64_t i = 0; i < smp->callchain_nr; i++)
+		if (chain_context(smp->callchain[i], &m) < 0)
+			return 0;
+	if (!s->lines) {
+		s->lines = calloc(LINE_SLOTS, sizeof(*s->lines));
+		if (!s->lines)
+			return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < smp->callchain_nr; i++) {
+		uint64_t ip = smp->callchain[i], h;
+		struct tally_addr_loc loc;
+		struct line_slot *ls;
+		uint32_t valid_from;
+		unsigned long flushes;
+		size_t start;
+		int32_t key;
+
+		if (chain_context(ip, &cpumode))
+			continue;
+		if (resolve_cache__valid_from(c, (pid_t)smp->pid, cpumode, &key, &valid_from))
+			return -ENOMEM;
+		h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
+		    0xc2b2ae3d27d4eb4full;
+		ls = &s->lines[(h >> 40) & (LINE_SLOTS - 1)];
+		if (ls->tick >= valid_from && ls->ip == ip && ls->pid == key &&
+		    ls->cpumode == cpumode && ls->fields == f && ls->tick) {
+			out_mem(o, ls->text, ls->len);
+			continue;
+		}
+		resolve_cached(c, s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
+		if (o->len + LINE_TEXT > sizeof(o->buf))
+			out_flush(o);
+		start = o->len;
+		flushes = o->flushes;
+		print_frame(o, &loc, f);
+		if (o->flushes == flushes && o->len - start <= LINE_TEXT) {
+			ls->ip = ip;
+			ls->pid = key;
+			ls->tick = c->tick;
+			ls->fields = f;
+			ls->cpumode = cpumode;
+			ls->len = (uint8_t)(o->len - start);
+			memcpy(ls->text, o->buf + start, ls->len);
+		}
+	}
+	return 0;
+}
+
 static int print_sample(struct script *s, int evidx, const struct perf_event_header *hdr)
 {
 	const struct tally_data_event *ev = tally_data__event(s->data, (size_t)evidx);
@@ -400,10 +496,6 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 		return 0;
 	th = tally_session__thread(s->session, (pid_t)smp.pid, (pid_t)smp.tid);
 	chain = (f & F_IP) && !s->o->hide_callchain && (smp.type & PERF_SAMPLE_CALLCHAIN);
-	if (chain) {
-		if (frames__resolve(&s->frames, s->session, &smp, 0) < 0)
-			return -ENOMEM;
-	}
 	if (f & F_COMM) {
 		const char *comm = th ? tally_thread__comm(th) : ":-1";
 
@@ -456,14 +548,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	if (f & F_IP) {
 		if (chain) {
 			out_ch(o, '\n');
-			for (size_t i = 0; i < s->frames.nr; i++) {
-				const struct tally_addr_loc *l = &s->frames.v[i];
-
-				out_ch(o, '\t');
-				out_num(o, l->map ? l->dso_addr : l->addr, 16, 16, ' ');
-				print_sym(o, l, f);
-				out_ch(o, '\n');
-			}
+			if (print_chain(s, &smp, f))
+				return -ENOMEM;
 		} else {
 			struct tally_addr_loc loc;
 
@@ -493,8 +579,7 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	if (exiting)
 		return -EINTR;
 	if (hdr->type != PERF_RECORD_SAMPLE) {
-		if (hdr->type != TALLY_RECORD_FINISHED_ROUND)
-			resolve_cache__invalidate(&s->frames.cache);
+		resolve_cache__note(&s->frames.cache, hdr);
 		return tally_session__process(s->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
 	if (evidx < 0 && s->nr_ev == 1)
@@ -587,6 +672,7 @@ out:
 		out_flush(s.out);
 	fflush(stdout);
 	free(s.out);
+	free(s.lines);
 	free(s.ev);
 	frames__exit(&s.frames);
 	script_trace__delete(s.trace);

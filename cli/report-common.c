@@ -87,44 +87,224 @@ int report_session_new(struct tally_session **s, struct tally_data *d,
 	return ret;
 }
 
-#define RESOLVE_SLOTS 4096
+#define RESOLVE_SLOTS 8192
+
+static bool kernel_mode(uint8_t cpumode)
+{
+	return cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+static inline uint32_t pid_slot(int32_t pid, uint32_t mask)
+{
+	return (uint32_t)(((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+}
+
+/* tick of the last invalidation of pid's addresses (0: never) */
+static uint32_t pid_inval_tick(struct resolve_cache *c, int32_t pid)
+{
+	uint32_t mask, i;
+
+	if (pid == c->memo_pid)
+		return c->memo_tick;
+	c->memo_pid = pid;
+	c->memo_tick = 0;
+	if (!c->pids)
+		return 0;
+	mask = c->pids_cap - 1;
+	for (i = pid_slot(pid, mask); c->pids[i].tick; i = (i + 1) & mask) {
+		if (c->pids[i].pid == pid) {
+			c->memo_tick = c->pids[i].tick;
+			break;
+		}
+	}
+	return c->memo_tick;
+}
+
+static void invalidate_all(struct resolve_cache *c)
+{
+	c->all_inval = c->tick;
+	c->memo_pid = INT32_MIN;
+}
+
+static void invalidate_pid(struct resolve_cache *c, int32_t pid)
+{
+	uint32_t mask, i;
+
+	if (c->pids_nr * 2 >= c->pids_cap) {
+		uint32_t cap = c->pids_cap ? c->pids_cap * 2 : 256;
+		struct pid_inval *n = calloc(cap, sizeof(*n));
+
+		if (!n) {	/* no room to remember: forget everything instead */
+			invalidate_all(c);
+			return;
+		}
+		for (uint32_t k = 0; k < c->pids_cap; k++) {
+			if (!c->pids[k].tick)
+				continue;
+			for (i = pid_slot(c->pids[k].pid, cap - 1); n[i].tick; i = (i + 1) & (cap - 1))
+				;
+			n[i] = c->pids[k];
+		}
+		free(c->pids);
+		c->pids = n;
+		c->pids_cap = cap;
+	}
+	mask = c->pids_cap - 1;
+	for (i = pid_slot(pid, mask); c->pids[i].tick; i = (i + 1) & mask)
+		if (c->pids[i].pid == pid)
+			break;
+	if (!c->pids[i].tick)
+		c->pids_nr++;
+	c->pids[i].pid = pid;
+	c->pids[i].tick = c->tick;
+	if (c->memo_pid == pid)
+		c->memo_tick = c->tick;
+}
+
+void resolve_cache__note(struct resolve_cache *c, const struct perf_event_header *hdr)
+{
+	uint32_t pid = UINT32_MAX;
+
+	if (!c->slots)
+		return;
+	switch (hdr->type) {
+	case TALLY_RECORD_FINISHED_ROUND:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_READ:
+		return;		/* no maps, threads or symbols change */
+	}
+	if (c->tick == UINT32_MAX) {	/* wrapped: start over */
+		memset(c->slots, 0, RESOLVE_SLOTS * sizeof(*c->slots));
+		free(c->pids);
+		c->pids = NULL;
+		c->pids_cap = c->pids_nr = 0;
+		c->tick = c->all_inval = 1;	/* slots from tick 1 on are valid again */
+		c->kernel_inval = 0;
+		c->memo_pid = INT32_MIN;
+	}
+	c->tick++;
+	switch (hdr->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (hdr->size >= sizeof(*hdr) + sizeof(pid))
+			memcpy(&pid, hdr + 1, sizeof(pid));
+		if ((hdr->type == PERF_RECORD_MMAP || hdr->type == PERF_RECORD_MMAP2) &&
+		    (pid == UINT32_MAX || kernel_mode(hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK)))
+			c->kernel_inval = c->tick;
+		else if (pid != UINT32_MAX)
+			invalidate_pid(c, (int32_t)pid);
+		else
+			invalidate_all(c);
+		break;
+	case PERF_RECORD_KSYMBOL:
+	case PERF_RECORD_BPF_EVENT:
+	case PERF_RECORD_TEXT_POKE:
+		c->kernel_inval = c->tick;
+		break;
+	default:
+		invalidate_all(c);
+		break;
+	}
+}
+
+static int cache_init(struct resolve_cache *c)
+{
+	if (c->slots)
+		return 0;
+	c->slots = calloc(RESOLVE_SLOTS, sizeof(*c->slots));
+	if (!c->slots)
+		return -ENOMEM;
+	c->tick = c->all_inval = 1;
+	c->memo_pid = INT32_MIN;
+	return 0;
+}
+
+int resolve_cache__valid_from(struct resolve_cache *c, pid_t pid, uint8_t cpumode,
+			      int32_t *key, uint32_t *valid_from)
+{
+	uint32_t v;
+
+	if (cache_init(c))
+		return -ENOMEM;
+	if (kernel_mode(cpumode)) {
+		*key = -1;
+		v = c->kernel_inval;
+	} else {
+		*key = (int32_t)pid;
+		v = pid_inval_tick(c, *key);
+	}
+	*valid_from = v < c->all_inval ? c->all_inval : v;
+	return 0;
+}
 
 void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,
 		    uint8_t cpumode, uint64_t ip, struct tally_addr_loc *loc)
 {
 	struct resolve_slot *slot;
+	uint32_t valid_from;
+	int32_t key;
 	uint64_t h;
 
-	if (c && !c->slots) {
-		c->slots = calloc(RESOLVE_SLOTS, sizeof(*c->slots));
-		c->gen = 1;
-	}
-	if (!c || !c->slots) {
+	if (!c || resolve_cache__valid_from(c, pid, cpumode, &key, &valid_from)) {
 		tally_session__resolve(s, pid, tid, cpumode, ip, loc);
 		loc->cpumode = cpumode;
 		return;
 	}
-	h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull) ^ cpumode) *
+	h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
 	    0xff51afd7ed558ccdull;
 	slot = &c->slots[(h >> 40) & (RESOLVE_SLOTS - 1)];
-	if (slot->gen == c->gen && slot->ip == ip && slot->pid == (int32_t)pid &&
+	if (slot->tick >= valid_from && slot->ip == ip && slot->pid == key &&
 	    slot->loc.cpumode == cpumode) {
 		*loc = slot->loc;
 		return;
 	}
 	tally_session__resolve(s, pid, tid, cpumode, ip, loc);
 	loc->cpumode = cpumode;
-	slot->gen = c->gen;
+	slot->tick = c->tick;
 	slot->ip = ip;
-	slot->pid = (int32_t)pid;
+	slot->pid = key;
 	slot->loc = *loc;
 }
 
 void frames__exit(struct frames *f)
 {
 	free(f->cache.slots);
+	free(f->cache.pids);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
+}
+
+int chain_context(uint64_t ip, uint8_t *cpumode)
+{
+	if (ip < PERF_CONTEXT_MAX)
+		return 0;
+	switch (ip) {
+	case PERF_CONTEXT_HV:
+		*cpumode = PERF_RECORD_MISC_HYPERVISOR;
+		return 1;
+	case PERF_CONTEXT_KERNEL:
+		*cpumode = PERF_RECORD_MISC_KERNEL;
+		return 1;
+	case PERF_CONTEXT_USER:
+		*cpumode = PERF_RECORD_MISC_USER;
+		return 1;
+	case PERF_CONTEXT_GUEST_KERNEL:
+		*cpumode = PERF_RECORD_MISC_GUEST_KERNEL;
+		return 1;
+	case PERF_CONTEXT_GUEST_USER:
+		*cpumode = PERF_RECORD_MISC_GUEST_USER;
+		return 1;
+	default:
+		return -1;
+	}
 }
 
 int frames__resolve(struct frames *f, struct tally_session *s, const struct tally_sample *smp,
@@ -139,23 +319,7 @@ int frames__resolve(struct frames *f, struct tally_session *s, const struct tall
 		uint64_t ip = smp->callchain[i];
 
 		if (ip >= PERF_CONTEXT_MAX) {
-			switch (ip) {
-			case PERF_CONTEXT_HV:
-				cpumode = PERF_RECORD_MISC_HYPERVISOR;
-				break;
-			case PERF_CONTEXT_KERNEL:
-				cpumode = PERF_RECORD_MISC_KERNEL;
-				break;
-			case PERF_CONTEXT_USER:
-				cpumode = PERF_RECORD_MISC_USER;
-				break;
-			case PERF_CONTEXT_GUEST_KERNEL:
-				cpumode = PERF_RECORD_MISC_GUEST_KERNEL;
-				break;
-			case PERF_CONTEXT_GUEST_USER:
-				cpumode = PERF_RECORD_MISC_GUEST_USER;
-				break;
-			default:
+			if (chain_context(ip, &cpumode) < 0) {
 				/* an unknown context: the chain is corrupt, perf drops it */
 				f->nr = 0;
 				return 1;

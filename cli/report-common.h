@@ -26,25 +26,42 @@ int report_session_new(struct tally_session **s, struct tally_data *d,
 
 /* Resolved addresses of the recent past: samples repeat the same few ips and return
  * addresses, so a direct-mapped cache in front of tally_session__resolve saves most
- * lookups. Any side-band record (maps may change) empties it. */
+ * lookups. Kernel addresses are cached once for all processes. Side-band records empty
+ * only what they may change (resolve_cache__note): a process's map, comm or fork record
+ * its own addresses, a kernel map or symbol record the kernel's, anything unknown all.
+ * Each slot remembers the tick it was filled at; it is valid while no invalidation it
+ * depends on came later. */
 struct resolve_cache {
 	struct resolve_slot {
 		uint64_t ip;
-		int32_t pid;
-		uint32_t gen;
+		int32_t pid;		/* -1: a kernel address (any process) */
+		uint32_t tick;
 		struct tally_addr_loc loc;
 	} *slots;
-	uint32_t gen;
+	uint32_t tick;		/* current time in invalidations */
+	uint32_t all_inval;	/* last invalidation of everything */
+	uint32_t kernel_inval;	/* of the kernel's addresses */
+	struct pid_inval {
+		int32_t pid;
+		uint32_t tick;	/* 0: empty */
+	} *pids;		/* open addressing, power of two */
+	uint32_t pids_cap, pids_nr;
+	int32_t memo_pid;	/* last pid looked up in pids, and its tick */
+	uint32_t memo_tick;
 };
 
 /* Resolve through the cache (which may be NULL or unallocated: then directly). The
  * loc's thread field is not meaningful from the cache. */
 void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,
 		    uint8_t cpumode, uint64_t ip, struct tally_addr_loc *loc);
-static inline void resolve_cache__invalidate(struct resolve_cache *c)
-{
-	c->gen++;
-}
+/* For caches layered on this one: the pid an address of cpumode is cached under (*key)
+ * and the first fill tick still valid for it (entries filled at c->tick or later than
+ * that are good). Allocates the slots on first use; 0 or -ENOMEM. */
+int resolve_cache__valid_from(struct resolve_cache *c, pid_t pid, uint8_t cpumode,
+			      int32_t *key, uint32_t *valid_from);
+/* A side-band (non-sample) record is about to reach the session: forget what it may
+ * change. */
+void resolve_cache__note(struct resolve_cache *c, const struct perf_event_header *hdr);
 
 /* A sample's call chain, resolved frame by frame (callee first), markers removed. */
 struct frames {
@@ -54,6 +71,9 @@ struct frames {
 };
 
 void frames__exit(struct frames *f);
+/* A call-chain entry that is a PERF_CONTEXT_* marker: sets *cpumode and returns 1, or -1
+ * for an unknown marker (the chain is corrupt); 0 for an address. */
+int chain_context(uint64_t ip, uint8_t *cpumode);
 /* Resolve smp's callchain (max_stack 0 = all). 0, 1 when the chain holds an unknown
  * PERF_CONTEXT_* marker (corrupt: no frames, perf then skips the sample in report), or
  * -ENOMEM. */
