@@ -7,6 +7,7 @@ trap 'rm -f "$totals"' EXIT
 export TALLY_TOTALS=$totals
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/tests/lsan.supp:print_suppressions=0}
 "$top/tests/run.sh" "$1" plain
 "$top/tests/run.sh" "$2" asan
 for extra in "$top"/tests/extra/*.sh; do

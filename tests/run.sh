@@ -9,6 +9,7 @@ LABEL=${2:-$(basename "$BUILD")}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 export TALLY="$BUILD/tally" TALLY_BUILD="$BUILD" TALLY_TOP="$TOP"
 export CMOCKA_MESSAGE_OUTPUT=stdout
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$TOP/tests/lsan.supp:print_suppressions=0}
 pass=0 fail=0 skip=0
 log=$(mktemp -d "${TMPDIR:-/tmp}/tally-tests.XXXXXX")
 trap 'rm -rf "$log"' EXIT
