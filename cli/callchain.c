@@ -239,6 +239,94 @@ int cc_append(struct cc_node *root, struct cc_arena *a, const struct cc_frame *f
 	return 0;
 }
 
+/* ---- deferred chains ---- */
+
+static inline uint32_t log_hash(const struct cc_frame *f)
+{
+	uint64_t h = (uint64_t)(uintptr_t)f->dso * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)(uintptr_t)f->sym * 0xc2b2ae3d27d4eb4full;
+	h ^= f->ip + (uint64_t)(uintptr_t)f->dso_key;
+	h *= 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 32);
+}
+
+int cc_log__intern(struct cc_log *l, const struct cc_frame *f, uint32_t *id)
+{
+	uint32_t mask, i;
+
+	if (l->nr_frames == l->cap_frames) {
+		uint32_t cap = l->cap_frames ? l->cap_frames * 2 : 4096;
+		struct cc_frame *fr = realloc(l->frames, cap * sizeof(*fr));
+		uint32_t *sl;
+
+		if (!fr)
+			return -ENOMEM;
+		l->frames = fr;
+		sl = calloc(2 * (size_t)cap, sizeof(*sl));
+		if (!sl)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < l->nr_frames; k++) {
+			for (i = log_hash(&fr[k]) & (2 * cap - 1); sl[i]; i = (i + 1) & (2 * cap - 1))
+				;
+			sl[i] = k + 1;
+		}
+		free(l->slots);
+		l->slots = sl;
+		l->cap_frames = cap;
+	}
+	mask = 2 * l->cap_frames - 1;
+	for (i = log_hash(f) & mask; l->slots[i]; i = (i + 1) & mask) {
+		const struct cc_frame *g = &l->frames[l->slots[i] - 1];
+
+		if (g->sym == f->sym && g->ip == f->ip && g->dso == f->dso &&
+		    g->dso_key == f->dso_key) {
+			*id = l->slots[i] - 1;
+			return 0;
+		}
+	}
+	l->frames[l->nr_frames] = *f;
+	l->slots[i] = l->nr_frames + 1;
+	*id = l->nr_frames++;
+	return 0;
+}
+
+uint32_t *cc_log__append(struct cc_log *l, size_t n)
+{
+	uint32_t *p;
+
+	if (l->nr + n > l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : (4u << 20) / sizeof(uint32_t);
+		void *m;
+
+		while (cap < l->nr + n)
+			cap *= 2;
+		/* a mapping that grows in place (or moves without copying pages) */
+		if (l->w)
+			m = mremap(l->w, l->cap * sizeof(uint32_t), cap * sizeof(uint32_t),
+				   MREMAP_MAYMOVE);
+		else
+			m = mmap(NULL, cap * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		l->w = m;
+		l->cap = cap;
+	}
+	p = l->w + l->nr;
+	l->nr += n;
+	return p;
+}
+
+void cc_log__exit(struct cc_log *l)
+{
+	if (l->w)
+		munmap(l->w, l->cap * sizeof(uint32_t));
+	free(l->frames);
+	free(l->slots);
+	memset(l, 0, sizeof(*l));
+}
+
 const char *cc_frame_name(const struct cc_frame *f, char *buf, size_t len)
 {
 	if (f->sym && f->sym->name)

@@ -72,6 +72,26 @@ void cc_root_free(struct cc_node *root);
 int cc_append(struct cc_node *root, struct cc_arena *arena, const struct cc_frame *frames,
 	      size_t n, uint64_t period);
 
+/*
+ * A log of chains to append later: report defers its trees to the end of the file,
+ * when the totals show which entries can print a branch at all (most of a system-wide
+ * file's entries cannot, and their trees would be most of the nodes). Frames are
+ * interned to 32-bit ids; records are 32-bit words in one growing mapping.
+ */
+struct cc_log {
+	uint32_t *w;
+	size_t nr, cap;			/* words */
+	struct cc_frame *frames;	/* by id */
+	uint32_t nr_frames, cap_frames;
+	uint32_t *slots;		/* id + 1 by frame hash; 2 x cap_frames */
+};
+
+/* The id of a frame (equal in all four fields: equal id); -ENOMEM or 0. */
+int cc_log__intern(struct cc_log *l, const struct cc_frame *f, uint32_t *id);
+/* n words at the end of the log, or NULL. */
+uint32_t *cc_log__append(struct cc_log *l, size_t n);
+void cc_log__exit(struct cc_log *l);
+
 struct cc_print_opts {
 	enum cc_mode mode;
 	double min_percent;	/* hide branches below this percent (default 0.5) */

@@ -83,6 +83,13 @@ struct report {
 	size_t ccf_cap;
 	struct strpool pool;
 	struct cc_arena arena;	/* every call-chain node of the report */
+	/* deferred trees (defer_trees): chains logged per sample, appended at the end only
+	 * to entries heavy enough to print a branch. Record: n, self entry id, period (2
+	 * words), n frame ids, n children entry ids (0: none). */
+	bool defer_trees;
+	struct cc_log log;
+	struct hist_entry **ents;	/* by id - 1 */
+	uint32_t nr_ents, cap_ents;
 	/* dso -> interned names: rows are keyed by short name (as perf does), call-chain
 	 * frames by long name; per-process dso objects of one binary merge */
 	struct dso_slot {
@@ -470,6 +477,101 @@ static void fill_entry(struct report *r, struct hist_entry *t, const struct tall
 	t->level = cpumode_level(loc->cpumode);
 }
 
+/* the entry's id for the deferred log (given on first use) */
+static uint32_t entry_id(struct report *r, struct hist_entry *e)
+{
+	if (!e->id) {
+		if (r->nr_ents == r->cap_ents) {
+			uint32_t cap = r->cap_ents ? r->cap_ents * 2 : 1024;
+			struct hist_entry **v = realloc(r->ents, cap * sizeof(*v));
+
+			if (!v) {
+				r->err = -ENOMEM;
+				return 0;
+			}
+			r->ents = v;
+			r->cap_ents = cap;
+		}
+		r->ents[r->nr_ents++] = e;
+		e->id = r->nr_ents;
+	}
+	return e->id;
+}
+
+/* Log one sample's chain (r->ccf, n frames) for self; children ids follow via the
+ * returned record (NULL: out of memory). */
+static uint32_t *log_chain(struct report *r, struct hist_entry *self, size_t n, uint64_t period)
+{
+	uint32_t *w = cc_log__append(&r->log, 4 + 2 * n);
+
+	if (!w)
+		return NULL;
+	w[0] = (uint32_t)n;
+	w[1] = entry_id(r, self);
+	w[2] = (uint32_t)period;
+	w[3] = (uint32_t)(period >> 32);
+	for (size_t i = 0; i < n; i++)
+		if (cc_log__intern(&r->log, &r->ccf[i], &w[4 + i]))
+			return NULL;
+	memset(w + 4 + n, 0, n * sizeof(*w));
+	return r->err ? NULL : w;
+}
+
+/*
+ * The deferred trees: an entry whose period (self plus children, an upper bound of its
+ * tree's weight) is below the graph threshold (--call-graph's min percent of the total
+ * the report prints against) cannot print a branch in graph, flat or folded mode, so
+ * its chains are dropped; the others get theirs in file order, as they would have.
+ */
+static int replay_chains(struct report *r)
+{
+	uint8_t *big = calloc(r->nr_ents + 1, 1);
+	struct cc_log *l = &r->log;
+
+	if (!big)
+		return -ENOMEM;
+	for (size_t k = 0; k < r->nr_ev; k++) {
+		struct hists *h = &r->ev[k].hists;
+		uint64_t total = r->o->relative ? h->filtered_period : h->total_period;
+		uint64_t min_hit = (uint64_t)((double)total * (r->o->cc_min_percent / 100.0));
+
+		for (size_t i = 0; i < h->cap; i++) {
+			struct hist_entry *e = h->table[i];
+
+			if (e && e->id && e->period_acc >= min_hit)
+				big[e->id] = 1;
+		}
+	}
+	for (size_t off = 0; off < l->nr;) {
+		const uint32_t *w = l->w + off;
+		size_t n = w[0];
+		uint64_t period = w[2] | (uint64_t)w[3] << 32;
+		const uint32_t *ids = w + 4, *ents = w + 4 + n;
+		bool any = big[w[1]];
+
+		off += 4 + 2 * n;
+		for (size_t i = 0; i < n && !any; i++)
+			any = big[ents[i]];
+		if (!any)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			r->ccf[i] = l->frames[ids[i]];
+		if (big[w[1]] && cc_append(&r->ents[w[1] - 1]->chain, &r->arena, r->ccf, n, period))
+			goto nomem;
+		for (size_t i = 0; i < n; i++) {
+			if (big[ents[i]] && cc_append(&r->ents[ents[i] - 1]->chain, &r->arena,
+						      r->ccf + i, n - i, period))
+				goto nomem;
+		}
+	}
+	free(big);
+	cc_log__exit(l);
+	return 0;
+nomem:
+	free(big);
+	return -ENOMEM;
+}
+
 static int add_sample(struct report *r, int evidx, const struct perf_event_header *hdr)
 {
 	const struct tally_data_event *ev = tally_data__event(r->data, (size_t)evidx);
@@ -546,6 +648,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 		return r->err;
 	{
 		size_t n = r->frames.nr, nseen = 0;
+		uint32_t *logw = NULL;
 
 		/* display order: callee (leaf first) or caller (root first) */
 		for (size_t i = 0; i < n; i++) {
@@ -558,8 +661,13 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 		}
 		if (r->err)
 			return r->err;
-		if (r->build_trees && cc_append(&self->chain, &r->arena, r->ccf, n, period))
+		if (r->defer_trees) {
+			logw = log_chain(r, self, n, period);
+			if (!logw)
+				return r->err ? r->err : -ENOMEM;
+		} else if (r->build_trees && cc_append(&self->chain, &r->arena, r->ccf, n, period)) {
 			return -ENOMEM;
+		}
 		if (n > self->max_depth)
 			self->max_depth = (uint32_t)n;
 		if (!r->children)
@@ -588,8 +696,14 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			r->seen[nseen++] = e;
 			e->period_acc += period;
 			e->nr_samples_acc++;
-			if (r->build_trees && cc_append(&e->chain, &r->arena, r->ccf + i, n - i, period))
+			if (logw) {
+				logw[4 + n + i] = entry_id(r, e);
+				if (r->err)
+					return r->err;
+			} else if (r->build_trees &&
+				   cc_append(&e->chain, &r->arena, r->ccf + i, n - i, period)) {
 				return -ENOMEM;
+			}
 			if (n - i > e->max_depth)
 				e->max_depth = (uint32_t)(n - i);
 		}
@@ -1199,6 +1313,8 @@ int cmd_report(int argc, char **argv)
 		if (tally_data__event(r.data, i)->nr_members > 1)
 			r.group_view = o.group != 0;
 	r.build_trees = any_chain && o.cc_mode != CC_NONE;
+	r.defer_trees = r.build_trees && !r.group_view && o.cc_min_percent > 0 &&
+			(o.cc_mode == CC_GRAPH || o.cc_mode == CC_FLAT || o.cc_mode == CC_FOLDED);
 	/* caller order unless --no-children (pipes: caller order without children, as perf) */
 	r.caller = o.cc_order >= 0 ? o.cc_order == 1 : o.children != 0;
 
@@ -1280,7 +1396,7 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (print_report(&r, cols, nr_cols)) {
+	if ((r.defer_trees && replay_chains(&r)) || print_report(&r, cols, nr_cols)) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -1294,6 +1410,8 @@ out:
 	free(r.dso_keys);
 	strpool__exit(&r.pool);
 	cc_arena_free(&r.arena);
+	cc_log__exit(&r.log);
+	free(r.ents);
 	frames__exit(&r.frames);
 	tally_session__delete(r.session);
 	tally_data__delete(r.data);

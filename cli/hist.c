@@ -117,11 +117,14 @@ int hists__init_shared(struct hists *h, const enum hist_col *keys, size_t nr_key
 	h->nr_keys = nr_keys;
 	h->cap = 1024;
 	h->table = calloc(h->cap, sizeof(*h->table));
-	return h->table ? 0 : -ENOMEM;
+	h->hashes = calloc(h->cap, sizeof(*h->hashes));
+	return h->table && h->hashes ? 0 : -ENOMEM;
 }
 
 void hists__exit(struct hists *h)
 {
+	free(h->hashes);
+	h->hashes = NULL;
 	if (!h->table)
 		return;
 	for (size_t i = 0; i < h->cap; i++) {
@@ -195,9 +198,13 @@ static int grow(struct hists *h)
 {
 	size_t cap = h->cap * 2;
 	struct hist_entry **t = calloc(cap, sizeof(*t));
+	uint64_t *hs = calloc(cap, sizeof(*hs));
 
-	if (!t)
+	if (!t || !hs) {
+		free(t);
+		free(hs);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < h->cap; i++) {
 		struct hist_entry *e = h->table[i];
 		size_t j;
@@ -207,9 +214,12 @@ static int grow(struct hists *h)
 		for (j = e->hash & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
 			;
 		t[j] = e;
+		hs[j] = e->hash;
 	}
 	free(h->table);
+	free(h->hashes);
 	h->table = t;
+	h->hashes = hs;
 	h->cap = cap;
 	return 0;
 }
@@ -227,15 +237,16 @@ struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl
 			return NULL;
 		tmpl = &keyed;
 	}
-	hash = entry_hash(h, tmpl);
+	hash = entry_hash(h, tmpl) | 1;	/* never 0: that marks an empty slot */
 	struct hist_entry *e;
 	size_t i;
 
 	if ((h->nr + 1) * 4 >= h->cap * 3 && grow(h))
 		return NULL;
-	for (i = hash & (h->cap - 1); (e = h->table[i]); i = (i + 1) & (h->cap - 1))
-		if (e->hash == hash && entry_eq(h, e, tmpl))
-			return e;
+	/* probe the hashes only: the entries themselves are far apart in memory */
+	for (i = hash & (h->cap - 1); h->hashes[i]; i = (i + 1) & (h->cap - 1))
+		if (h->hashes[i] == hash && entry_eq(h, h->table[i], tmpl))
+			return h->table[i];
 	e = malloc(sizeof(*e));
 	if (!e)
 		return NULL;
@@ -243,9 +254,11 @@ struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl
 	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
 	e->max_depth = 0;
 	e->members = NULL;
+	e->id = 0;
 	cc_root_init(&e->chain);
 	e->hash = hash;
 	h->table[i] = e;
+	h->hashes[i] = hash;
 	h->nr++;
 	return e;
 }

@@ -69,12 +69,14 @@ struct hist_entry {
 	/* group view: the same row in the other members' hists ([0] unused; NULL: none) */
 	struct hist_entry **members;
 	uint64_t hash;
+	uint32_t id;		/* for the user (report: index of deferred trees); 0 on insert */
 };
 
 struct hists {
 	enum hist_col keys[HC_NR];	/* sort keys, in order */
 	size_t nr_keys;
 	struct hist_entry **table;	/* open addressing, power of two */
+	uint64_t *hashes;		/* the entries' hashes beside them (0: empty slot) */
 	size_t cap, nr;
 	struct hist_entry **sorted;	/* after hists__sort */
 	struct strpool *pool;	/* shared by all hists of a report, or own_pool */
