@@ -310,6 +310,9 @@ uint32_t *cc_log__append(struct cc_log *l, size_t n)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
 			return NULL;
+#ifdef MADV_HUGEPAGE
+		madvise(m, cap * sizeof(uint32_t), MADV_HUGEPAGE);
+#endif
 		l->w = m;
 		l->cap = cap;
 	}

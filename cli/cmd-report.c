@@ -510,9 +510,23 @@ static uint32_t *log_chain(struct report *r, struct hist_entry *self, size_t n, 
 	w[1] = entry_id(r, self);
 	w[2] = (uint32_t)period;
 	w[3] = (uint32_t)(period >> 32);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* the frame's id rides along in its resolve slot: most frames were seen */
+		size_t k = r->caller ? n - 1 - i : i;
+		const struct tally_addr_loc *l = &r->frames.v[k];
+		struct resolve_slot *sl = r->frames.slots[k];
+		bool same = sl && sl->loc.addr == l->addr && sl->loc.dso == l->dso &&
+			    sl->loc.sym == l->sym;
+
+		if (same && sl->aux) {
+			w[4 + i] = sl->aux - 1;
+			continue;
+		}
 		if (cc_log__intern(&r->log, &r->ccf[i], &w[4 + i]))
 			return NULL;
+		if (same)
+			sl->aux = w[4 + i] + 1;
+	}
 	memset(w + 4 + n, 0, n * sizeof(*w));
 	return r->err ? NULL : w;
 }

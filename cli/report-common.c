@@ -245,8 +245,9 @@ int resolve_cache__valid_from(struct resolve_cache *c, pid_t pid, uint8_t cpumod
 	return 0;
 }
 
-void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,
-		    uint8_t cpumode, uint64_t ip, struct tally_addr_loc *loc)
+struct resolve_slot *resolve_cached_slot(struct resolve_cache *c, struct tally_session *s,
+					 pid_t pid, pid_t tid, uint8_t cpumode, uint64_t ip,
+					 struct tally_addr_loc *loc)
 {
 	struct resolve_slot *slot;
 	uint32_t valid_from;
@@ -256,7 +257,7 @@ void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid,
 	if (!c || resolve_cache__valid_from(c, pid, cpumode, &key, &valid_from)) {
 		tally_session__resolve(s, pid, tid, cpumode, ip, loc);
 		loc->cpumode = cpumode;
-		return;
+		return NULL;
 	}
 	h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
 	    0xff51afd7ed558ccdull;
@@ -264,14 +265,22 @@ void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid,
 	if (slot->tick >= valid_from && slot->ip == ip && slot->pid == key &&
 	    slot->loc.cpumode == cpumode) {
 		*loc = slot->loc;
-		return;
+		return slot;
 	}
 	tally_session__resolve(s, pid, tid, cpumode, ip, loc);
 	loc->cpumode = cpumode;
 	slot->tick = c->tick;
 	slot->ip = ip;
 	slot->pid = key;
+	slot->aux = 0;
 	slot->loc = *loc;
+	return slot;
+}
+
+void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,
+		    uint8_t cpumode, uint64_t ip, struct tally_addr_loc *loc)
+{
+	resolve_cached_slot(c, s, pid, tid, cpumode, ip, loc);
 }
 
 void frames__exit(struct frames *f)
@@ -279,6 +288,7 @@ void frames__exit(struct frames *f)
 	free(f->cache.slots);
 	free(f->cache.pids);
 	free(f->v);
+	free(f->slots);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -331,14 +341,19 @@ int frames__resolve(struct frames *f, struct tally_session *s, const struct tall
 		if (f->nr == f->cap) {
 			size_t cap = f->cap ? f->cap * 2 : 64;
 			struct tally_addr_loc *v = realloc(f->v, cap * sizeof(*v));
+			struct resolve_slot **sl;
 
 			if (!v)
 				return -ENOMEM;
 			f->v = v;
+			sl = realloc(f->slots, cap * sizeof(*sl));
+			if (!sl)
+				return -ENOMEM;
+			f->slots = sl;
 			f->cap = cap;
 		}
-		resolve_cached(&f->cache, s, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip,
-			       &f->v[f->nr]);
+		f->slots[f->nr] = resolve_cached_slot(&f->cache, s, (pid_t)smp->pid,
+						      (pid_t)smp->tid, cpumode, ip, &f->v[f->nr]);
 		f->nr++;
 	}
 	return 0;

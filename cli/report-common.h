@@ -36,6 +36,7 @@ struct resolve_cache {
 		uint64_t ip;
 		int32_t pid;		/* -1: a kernel address (any process) */
 		uint32_t tick;
+		uint32_t aux;		/* the caller's, about loc; 0 whenever refilled */
 		struct tally_addr_loc loc;
 	} *slots;
 	uint32_t tick;		/* current time in invalidations */
@@ -54,6 +55,11 @@ struct resolve_cache {
  * loc's thread field is not meaningful from the cache. */
 void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,
 		    uint8_t cpumode, uint64_t ip, struct tally_addr_loc *loc);
+/* The same, returning the slot that now holds loc (NULL: uncached); its aux stays until
+ * the slot is refilled, check slot->loc before trusting it. */
+struct resolve_slot *resolve_cached_slot(struct resolve_cache *c, struct tally_session *s,
+					 pid_t pid, pid_t tid, uint8_t cpumode, uint64_t ip,
+					 struct tally_addr_loc *loc);
 /* For caches layered on this one: the pid an address of cpumode is cached under (*key)
  * and the first fill tick still valid for it (entries filled at c->tick or later than
  * that are good). Allocates the slots on first use; 0 or -ENOMEM. */
@@ -66,6 +72,7 @@ void resolve_cache__note(struct resolve_cache *c, const struct perf_event_header
 /* A sample's call chain, resolved frame by frame (callee first), markers removed. */
 struct frames {
 	struct tally_addr_loc *v;
+	struct resolve_slot **slots;	/* where v[i] came from (may be refilled since) */
 	size_t nr, cap;
 	struct resolve_cache cache;
 };
