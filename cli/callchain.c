@@ -19,7 +19,8 @@ struct cc_block {
 	size_t size;		/* of the whole mapping */
 };
 
-#define CC_BLOCK_MIN (1u << 20)
+#define CC_BLOCK_MIN (256u << 10)
+#define CC_HUGE_MIN (8u << 20)
 #define CC_BLOCK_MAX (64u << 20)
 #define CC_HDR 64u	/* block header, rounded to keep nodes on cache lines */
 
@@ -38,8 +39,10 @@ static void *arena_alloc(struct cc_arena *a, int lane, size_t n)
 		if (b == MAP_FAILED)
 			return NULL;
 #ifdef MADV_HUGEPAGE
-		/* a report touches all of it soon: one fault per 2 MiB, not per page */
-		madvise(b, sz, MADV_HUGEPAGE);
+		/* a big report touches all of it soon: one fault per 2 MiB, not per page
+		 * (small reports keep small pages: huge ones would only add to their RSS) */
+		if (sz >= CC_HUGE_MIN)
+			madvise(b, sz, MADV_HUGEPAGE);
 #endif
 		b->next = a->blocks;
 		b->size = sz;
@@ -296,7 +299,7 @@ uint32_t *cc_log__append(struct cc_log *l, size_t n)
 	uint32_t *p;
 
 	if (l->nr + n > l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : (4u << 20) / sizeof(uint32_t);
+		size_t cap = l->cap ? l->cap * 2 : (256u << 10) / sizeof(uint32_t);
 		void *m;
 
 		while (cap < l->nr + n)
@@ -311,7 +314,8 @@ uint32_t *cc_log__append(struct cc_log *l, size_t n)
 		if (m == MAP_FAILED)
 			return NULL;
 #ifdef MADV_HUGEPAGE
-		madvise(m, cap * sizeof(uint32_t), MADV_HUGEPAGE);
+		if (cap * sizeof(uint32_t) >= CC_HUGE_MIN)
+			madvise(m, cap * sizeof(uint32_t), MADV_HUGEPAGE);
 #endif
 		l->w = m;
 		l->cap = cap;
@@ -321,12 +325,89 @@ uint32_t *cc_log__append(struct cc_log *l, size_t n)
 	return p;
 }
 
+static uint32_t rec_hash(const uint32_t *w, size_t size)
+{
+	uint64_t h = size;
+
+	for (size_t i = 0; i < size; i++) {
+		if (i == 2 || i == 3)
+			continue;
+		h = (h ^ w[i]) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* the size of the record at word offset off: n frames, 4 + 2n words */
+static size_t rec_size(const struct cc_log *l, size_t off)
+{
+	return 4 + 2 * (size_t)l->w[off];
+}
+
+static bool rec_eq(const uint32_t *a, const uint32_t *b, size_t size)
+{
+	return a[0] == b[0] && a[1] == b[1] &&
+	       !memcmp(a + 4, b + 4, (size - 4) * sizeof(uint32_t));
+}
+
+int cc_log__commit(struct cc_log *l, size_t size)
+{
+	size_t off = l->nr - size;
+	uint32_t *w = l->w + off, h, mask, i;
+
+	if (l->nr >= UINT32_MAX)
+		return 0;	/* offsets no longer fit: keep the record as it is */
+	if ((l->nr_recs + 1) * 2 > l->recs_cap) {
+		uint32_t cap = l->recs_cap ? l->recs_cap * 2 : 4096;
+		struct cc_log_rec *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < l->recs_cap; k++) {
+			if (!l->recs[k].off1)
+				continue;
+			for (i = l->recs[k].hash & (cap - 1); n[i].off1; i = (i + 1) & (cap - 1))
+				;
+			n[i] = l->recs[k];
+		}
+		free(l->recs);
+		l->recs = n;
+		l->recs_cap = cap;
+	}
+	h = rec_hash(w, size);
+	mask = l->recs_cap - 1;
+	for (i = h & mask; l->recs[i].off1; i = (i + 1) & mask) {
+		uint32_t *o = l->w + l->recs[i].off1 - 1;
+
+		if (l->recs[i].hash == h && rec_size(l, l->recs[i].off1 - 1) == size &&
+		    rec_eq(o, w, size)) {
+			uint64_t p = (o[2] | (uint64_t)o[3] << 32) + (w[2] | (uint64_t)w[3] << 32);
+
+			o[2] = (uint32_t)p;
+			o[3] = (uint32_t)(p >> 32);
+			l->nr = off;	/* drop the new copy */
+			return 0;
+		}
+	}
+	l->recs[i].off1 = (uint32_t)off + 1;
+	l->recs[i].hash = h;
+	l->nr_recs++;
+	return 0;
+}
+
+void cc_log__release(struct cc_log *l, size_t from, size_t to)
+{
+	if (l->w && to > from && to <= l->cap)
+		madvise(l->w + from, (to - from) * sizeof(uint32_t), MADV_DONTNEED);
+}
+
 void cc_log__exit(struct cc_log *l)
 {
 	if (l->w)
 		munmap(l->w, l->cap * sizeof(uint32_t));
 	free(l->frames);
 	free(l->slots);
+	free(l->recs);
 	memset(l, 0, sizeof(*l));
 }
 

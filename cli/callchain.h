@@ -84,12 +84,23 @@ struct cc_log {
 	struct cc_frame *frames;	/* by id */
 	uint32_t nr_frames, cap_frames;
 	uint32_t *slots;		/* id + 1 by frame hash; 2 x cap_frames */
+	struct cc_log_rec {
+		uint32_t off1;		/* word offset + 1 of a record (0: empty) */
+		uint32_t hash;
+	} *recs;			/* records by content, power of two */
+	uint32_t recs_cap, nr_recs;
 };
 
 /* The id of a frame (equal in all four fields: equal id); -ENOMEM or 0. */
 int cc_log__intern(struct cc_log *l, const struct cc_frame *f, uint32_t *id);
 /* n words at the end of the log, or NULL. */
 uint32_t *cc_log__append(struct cc_log *l, size_t n);
+/* The record of size words just appended: its words 2 and 3 are a period (low, high
+ * 32 bits). If an equal record (in all other words) is in the log, the period is added
+ * to it and this one dropped. 0 or -ENOMEM. */
+int cc_log__commit(struct cc_log *l, size_t size);
+/* Drop words [from, to) (multiples of 1024): read once, never needed again. */
+void cc_log__release(struct cc_log *l, size_t from, size_t to);
 void cc_log__exit(struct cc_log *l);
 
 struct cc_print_opts {

@@ -532,7 +532,11 @@ static uint32_t *log_chain(struct report *r, struct hist_entry *self, size_t n, 
 }
 
 /*
- * The deferred trees: an entry whose period (self plus children, an upper bound of its
+ * The deferred trees: equal samples (same entries, same frames) share one log record
+ * with their periods summed; replaying records in the order they first appeared builds
+ * the same trees as appending every sample in file order would (each tree gets one chain
+ * per record, and a node is created by the first record whose chain has it).
+ * An entry whose period (self plus children, an upper bound of its
  * tree's weight) is below the graph threshold (--call-graph's min percent of the total
  * the report prints against) cannot print a branch in graph, flat or folded mode, so
  * its chains are dropped; the others get theirs in file order, as they would have.
@@ -556,8 +560,16 @@ static int replay_chains(struct report *r)
 				big[e->id] = 1;
 		}
 	}
-	for (size_t off = 0; off < l->nr;) {
+	for (size_t off = 0, released = 0; off < l->nr;) {
 		const uint32_t *w = l->w + off;
+
+		/* give back the log behind: the trees grow as it is read */
+		if (off - released >= (1u << 18)) {
+			size_t to = off & ~(size_t)((1u << 18) - 1);
+
+			cc_log__release(l, released, to);
+			released = to;
+		}
 		size_t n = w[0];
 		uint64_t period = w[2] | (uint64_t)w[3] << 32;
 		const uint32_t *ids = w + 4, *ents = w + 4 + n;
@@ -685,7 +697,7 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 		if (n > self->max_depth)
 			self->max_depth = (uint32_t)n;
 		if (!r->children)
-			return 0;
+			return logw ? cc_log__commit(&r->log, 4 + 2 * n) : 0;
 		r->seen[nseen++] = self;
 		char level = self->level;
 
@@ -721,6 +733,8 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			if (n - i > e->max_depth)
 				e->max_depth = (uint32_t)(n - i);
 		}
+		if (logw)
+			return cc_log__commit(&r->log, 4 + 2 * n);
 	}
 	return 0;
 }
