@@ -611,6 +611,7 @@ int cmd_script(int argc, char **argv)
 	}
 	s.out->fp = stdout;
 	s.out->len = 0;
+	s.out->flushes = 0;
 	s.nr_ev = tally_data__nr_events(s.data);
 	s.ev = calloc(s.nr_ev ? s.nr_ev : 1, sizeof(*s.ev));
 	if (!s.ev) {
