@@ -30,9 +30,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <linux/hw_breakpoint.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 #include <tally/cpumap.h>
 #include <tally/event.h>
@@ -2013,22 +2010,13 @@ size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t
 	return (size_t)snprintf(buf, len, "%s%s", n ? ":" : "", m);
 }
 
+/* perf 6.1 tests the CPUID vendor string for "AuthenticAMD" (not Hygon) here. */
 static bool cpu_is_amd(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned int a, b, c, d;
-	char vendor[13];
+	struct tally_cpuid_pmu info;
 
-	if (!__get_cpuid(0, &a, &b, &c, &d))
-		return false;
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
-	vendor[12] = 0;
-	return strcmp(vendor, "AuthenticAMD") == 0;
-#else
-	return false;
-#endif
+	tally_cpuid_pmu(&info);	/* the vendor is filled in even when it fails later */
+	return strcmp(info.vendor, "AuthenticAMD") == 0;
 }
 
 void tally_event__default_cycles(struct perf_event_attr *attr)
