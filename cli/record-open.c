@@ -236,6 +236,16 @@ nomem:
 	return -1;
 }
 
+/* perf's name for the cpu-clock it samples instead of cycles: it keeps precise_ip and
+ * shows the modifiers (cpu-clock:ppp, with H where exclude_guest is set, uh after the
+ * user-only fallback). */
+static void fallback_name(const struct perf_event_attr *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "cpu-clock%s%s", a->precise_ip != 3 ? "" :
+		 a->exclude_kernel ? ":uhppp" : ":ppp",
+		 a->precise_ip == 3 && a->exclude_guest ? "H" : "");
+}
+
 /* cycles is not there (no hardware PMU): use cpu-clock, as perf does. */
 static bool fall_back(struct record *r, struct record_event *e, int err)
 {
@@ -247,10 +257,7 @@ static bool fall_back(struct record *r, struct record_event *e, int err)
 		return false;
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	/* perf keeps precise_ip and shows the modifiers: cpu-clock:pppH */
-	snprintf(name, sizeof(name), "cpu-clock%s%s", a->precise_ip != 3 ? "" :
-		 a->exclude_kernel ? ":uhppp" : ":ppp",
-		 a->precise_ip == 3 && a->exclude_guest ? "H" : "");
+	fallback_name(a, name, sizeof(name));
 	if (!r->o->quiet)
 		fprintf(stderr, "tally record: '%s' is not supported here (no hardware PMU): "
 			"sampling cpu-clock instead\n", e->name);
@@ -355,17 +362,20 @@ static bool exclude_kernel_fallback(struct record *r, int err)
 		return false;
 	for (i = 0; i < r->nr_ev; i++) {
 		struct record_event *e = &r->ev[i];
+		char name[64];
+		bool renamed;
 
 		if (e->attr.exclude_kernel)
 			continue;
+		/* the cpu-clock fallback is renamed as perf does; other events keep theirs */
+		fallback_name(&e->attr, name, sizeof(name));
+		renamed = !strcmp(e->name, name);
 		e->attr.exclude_kernel = 1;	/* perf 6.1 sets just this bit */
 		changed = true;
-		if (!strcmp(e->name, "cpu-clock:pppH") || !strcmp(e->name, "cpu-clock:ppp")) {
-			bool h = e->name[13] == 'H';
-
+		if (renamed) {
+			fallback_name(&e->attr, name, sizeof(name));
 			free(e->name);
-			/* perf's name for it */
-			e->name = strdup(h ? "cpu-clock:uhpppH" : "cpu-clock:uhppp");
+			e->name = strdup(name);
 			if (!e->name)
 				return false;
 		}
