@@ -79,21 +79,38 @@ static void walk(const char *name, unsigned flags, struct counts *c, struct tall
 
 /* Expected counts per fixture, written by tests/data/regen.sh from `perf report -D`
  * (perf 6.1) on the same files: "FILE SAMPLES MMAP2 COMM" per line. */
+struct fixture_counts {
+	char name[64];
+	unsigned samples, mmap2, comm;
+};
+
+static size_t load_counts(struct fixture_counts *out, size_t max)
+{
+	FILE *f = fopen(fixture("COUNTS"), "r");
+	size_t n = 0;
+
+	assert_non_null(f);
+	while (n < max && fscanf(f, "%63s %u %u %u", out[n].name, &out[n].samples,
+				 &out[n].mmap2, &out[n].comm) == 4)
+		n++;
+	fclose(f);
+	return n;
+}
+
 static void perf_files(void **state)
 {
+	struct fixture_counts files[16];
+	size_t nfiles = load_counts(files, 16);
+
 	(void)state;
-	FILE *f = fopen(fixture("COUNTS"), "r");
-	assert_non_null(f);
-	char name[64];
-	unsigned samples, mmap2, comm, nfiles = 0;
-	while (fscanf(f, "%63s %u %u %u", name, &samples, &mmap2, &comm) == 4) {
+	assert_int_equal(nfiles, 8);
+	for (size_t i = 0; i < nfiles; i++) {
 		struct counts c;
 		struct tally_data *d;
-		nfiles++;
-		walk(name, TALLY_DATA_ORDERED, &c, &d);
-		assert_int_equal(c.by_type[PERF_RECORD_SAMPLE], samples);
-		assert_int_equal(c.by_type[PERF_RECORD_MMAP2], mmap2);
-		assert_int_equal(c.by_type[PERF_RECORD_COMM], comm);
+		walk(files[i].name, TALLY_DATA_ORDERED, &c, &d);
+		assert_int_equal(c.by_type[PERF_RECORD_SAMPLE], files[i].samples);
+		assert_int_equal(c.by_type[PERF_RECORD_MMAP2], files[i].mmap2);
+		assert_int_equal(c.by_type[PERF_RECORD_COMM], files[i].comm);
 		assert_int_equal(c.out_of_order, 0);
 		assert_int_equal(c.no_event, 0);
 		assert_true(c.by_type[TALLY_RECORD_FINISHED_ROUND] >= 1);
@@ -103,25 +120,19 @@ static void perf_files(void **state)
 		assert_true(tally_data__has_feature(d, TALLY_FEAT_EVENT_DESC));
 		tally_data__delete(d);
 	}
-	fclose(f);
-	assert_int_equal(nfiles, 8);
 }
 
-/* The SAMPLE count of fixture NAME in COUNTS (see perf_files). */
+/* The SAMPLE count of fixture NAME in COUNTS. */
 static unsigned expected_samples(const char *name)
 {
-	FILE *f = fopen(fixture("COUNTS"), "r");
-	char n[64];
-	unsigned samples, mmap2, comm, found = 0;
-	assert_non_null(f);
-	while (fscanf(f, "%63s %u %u %u", n, &samples, &mmap2, &comm) == 4)
-		if (strcmp(n, name) == 0) {
-			found = samples;
-			break;
-		}
-	fclose(f);
-	assert_true(found > 0);
-	return found;
+	struct fixture_counts files[16];
+	size_t nfiles = load_counts(files, 16);
+
+	for (size_t i = 0; i < nfiles; i++)
+		if (strcmp(files[i].name, name) == 0)
+			return files[i].samples;
+	fail_msg("%s is not in COUNTS", name);
+	return 0;
 }
 
 static void events_and_features(void **state)
