@@ -456,8 +456,7 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 			continue;
 		if (resolve_cache__valid_from(c, (pid_t)smp->pid, cpumode, &key, &valid_from))
 			return -ENOMEM;
-		h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
-		    0xc2b2ae3d27d4eb4full;
+		h = resolve_cache__hash(ip, key, cpumode);
 		ls = &s->lines[(h >> 40) & (LINE_SLOTS - 1)];
 		if (ls->tick >= valid_from && ls->ip == ip && ls->pid == key &&
 		    ls->cpumode == cpumode && ls->fields == f && ls->tick) {

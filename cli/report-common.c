@@ -259,8 +259,7 @@ struct resolve_slot *resolve_cached_slot(struct resolve_cache *c, struct tally_s
 		loc->cpumode = cpumode;
 		return NULL;
 	}
-	h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
-	    0xff51afd7ed558ccdull;
+	h = resolve_cache__hash(ip, key, cpumode);
 	slot = &c->slots[(h >> 40) & (RESOLVE_SLOTS - 1)];
 	if (slot->tick >= valid_from && slot->ip == ip && slot->pid == key &&
 	    slot->loc.cpumode == cpumode) {

@@ -65,6 +65,13 @@ struct resolve_slot *resolve_cached_slot(struct resolve_cache *c, struct tally_s
  * that are good). Allocates the slots on first use; 0 or -ENOMEM. */
 int resolve_cache__valid_from(struct resolve_cache *c, pid_t pid, uint8_t cpumode,
 			      int32_t *key, uint32_t *valid_from);
+/* Hash of an address under its cache key (from resolve_cache__valid_from), for this
+ * cache and the ones layered on it; take the high bits. */
+static inline uint64_t resolve_cache__hash(uint64_t ip, int32_t key, uint8_t cpumode)
+{
+	return (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
+	       0xff51afd7ed558ccdull;
+}
 /* A side-band (non-sample) record is about to reach the session: forget what it may
  * change. */
 void resolve_cache__note(struct resolve_cache *c, const struct perf_event_header *hdr);
