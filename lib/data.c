@@ -36,7 +36,6 @@ struct chunk {
 
 struct qent {
 	uint64_t time;
-	uint64_t seq;
 	const struct perf_event_header *hdr;
 	struct chunk *chunk;
 	uint64_t off;
@@ -73,7 +72,8 @@ struct tally_data {
 
 	struct qent *q;
 	size_t q_nr, q_cap;
-	uint64_t q_seq, max_time, flush_limit;
+	struct qent *q_tmp;	/* merge space for queue_sort, q_cap entries */
+	uint64_t max_time, flush_limit;
 
 	uint64_t truncated;
 	uint64_t nr_unknown;
@@ -859,6 +859,7 @@ void tally_data__delete(struct tally_data *d)
 	free(d->id_keys);
 	free(d->id_vals);
 	free(d->q);
+	free(d->q_tmp);
 	free(d->carry);
 	if (d->zstd)
 		ZSTD_freeDStream(d->zstd);
@@ -1004,12 +1005,60 @@ static int record_time(const struct tally_data *d, int evidx,
 	return 0;
 }
 
-static int qcmp(const void *a, const void *b)
+/* End of the run of records in time order that starts at i. */
+static size_t run_end(const struct qent *q, size_t i, size_t n)
 {
-	const struct qent *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	while (++i < n && q[i - 1].time <= q[i].time)
+		;
+	return i;
+}
+
+/*
+ * Sort the queue by time, records of equal time in the order they came:
+ * a stable natural merge sort. A round is a few runs already in order (one per ring
+ * buffer, after what the previous round left), so this is a pass or two of merging,
+ * and no pass at all when one CPU wrote the round.
+ */
+static int queue_sort(struct tally_data *d)
+{
+	struct qent *src = d->q, *dst;
+	size_t n = d->q_nr;
+
+	if (run_end(src, 0, n) == n)
+		return 0;
+	if (!d->q_tmp) {
+		d->q_tmp = malloc(d->q_cap * sizeof(*d->q_tmp));
+		if (!d->q_tmp)
+			return -ENOMEM;
+	}
+	dst = d->q_tmp;
+	for (;;) {
+		size_t i = 0, runs = 0;
+
+		while (i < n) {
+			size_t a = run_end(src, i, n), b = a < n ? run_end(src, a, n) : n;
+			size_t x = i, y = a, o = i;
+
+			while (x < a && y < b)
+				dst[o++] = src[y].time < src[x].time ? src[y++] : src[x++];
+			while (x < a)
+				dst[o++] = src[x++];
+			while (y < b)
+				dst[o++] = src[y++];
+			i = b;
+			runs++;
+		}
+		struct qent *t = src;
+		src = dst;
+		dst = t;
+		if (runs == 1)
+			break;
+	}
+	if (src != d->q) {	/* the sorted queue is in the other array: swap them */
+		d->q_tmp = d->q;
+		d->q = src;
+	}
+	return 0;
 }
 
 /* Deliver queued records with time <= limit, in time order. */
@@ -1021,11 +1070,9 @@ static int queue_flush(struct walk *w, uint64_t limit)
 
 	if (!d->q_nr)
 		return 0;
-	bool sorted = true;	/* one CPU's records come in order: often nothing to sort */
-	for (size_t i = 1; i < d->q_nr && sorted; i++)
-		sorted = qcmp(&d->q[i - 1], &d->q[i]) <= 0;
-	if (!sorted)
-		qsort(d->q, d->q_nr, sizeof(*d->q), qcmp);
+	ret = queue_sort(d);
+	if (ret)
+		return ret;
 	while (n < d->q_nr && d->q[n].time <= limit) {
 		struct qent *e = &d->q[n++];
 		struct tally_record_ctx ctx = { .evidx = e->evidx, .file_offset = e->off,
@@ -1164,7 +1211,7 @@ static void release_behind(struct tally_data *d, uint64_t off)
 /* Counts inside records the reader hands out must fit the record: callers may trust
  * them. Samples are decoded once here for the same reason. */
 static int check_record(const struct tally_data *d, const struct perf_event_header *hdr,
-			uint64_t off, struct tally_data_error *err)
+			int idx, uint64_t off, struct tally_data_error *err)
 {
 	const uint8_t *p = (const uint8_t *)(hdr + 1);
 	size_t len = hdr->size - sizeof(*hdr);
@@ -1172,14 +1219,11 @@ static int check_record(const struct tally_data *d, const struct perf_event_head
 	uint16_t type, n16, lsz;
 
 	switch (hdr->type) {
-	case PERF_RECORD_SAMPLE: {
-		int idx = tally_data__event_of(d, hdr);
-		struct tally_sample smp;
-		if (idx >= 0 && tally_sample__parse(&d->events[idx].layout, hdr, &smp))
+	case PERF_RECORD_SAMPLE:
+		if (idx >= 0 && tally_sample__check(&d->events[idx].layout, hdr))
 			return fail(err, off, -EINVAL, "SAMPLE of %u bytes is shorter than its "
 				    "fields say (event %d)", hdr->size, idx);
 		return 0;
-	}
 	case TALLY_RECORD_THREAD_MAP:
 		if (len < 8)
 			return fail(err, off, -EINVAL, "THREAD_MAP record too small");
@@ -1245,8 +1289,9 @@ static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t
 			}
 		}
 	}
+	evidx = tally_data__event_of(d, hdr);
 	if (!consumed) {
-		int ret = check_record(d, hdr, off, w->err);
+		int ret = check_record(d, hdr, evidx, off, w->err);
 		if (ret)
 			return ret;
 	}
@@ -1255,7 +1300,6 @@ static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t
 		if (!(w->flags & TALLY_DATA_RAW))
 			return 0;
 	}
-	evidx = tally_data__event_of(d, hdr);
 	if (w->flags & TALLY_DATA_ORDERED) {
 		if (hdr->type == TALLY_RECORD_FINISHED_ROUND) {
 			int ret = queue_flush(w, d->flush_limit);
@@ -1272,8 +1316,10 @@ static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t
 					return -ENOMEM;
 				d->q = nq;
 				d->q_cap = ncap;
+				free(d->q_tmp);	/* queue_sort allocates it again at the new size */
+				d->q_tmp = NULL;
 			}
-			d->q[d->q_nr++] = (struct qent){ .time = t, .seq = d->q_seq++, .hdr = hdr,
+			d->q[d->q_nr++] = (struct qent){ .time = t, .hdr = hdr,
 							 .chunk = chunk, .off = off, .evidx = evidx };
 			if (chunk)
 				chunk->refs++;
@@ -1428,7 +1474,7 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 	queue_drop(d);
 	d->carry_len = 0;
 	d->decomp_off = 0;
-	d->q_seq = d->max_time = d->flush_limit = 0;
+	d->max_time = d->flush_limit = 0;
 	d->released = d->data_off & ~(uint64_t)4095;
 	d->nr_unknown = 0;
 	if (d->zstd)

@@ -193,6 +193,52 @@ int tally_sample__parse(const struct tally_sample_layout *l,
 	return c.bad ? -EINVAL : 0;
 }
 
+/* Fields of 8 bytes each before the call chain, and after the last variable field. */
+#define FIXED_BEFORE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		      PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | \
+		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define FIXED_AFTER (PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION | \
+		     PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP | \
+		     PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE)
+/* Fields whose size the record itself gives (besides the call chain). */
+#define VARIABLE (PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER | \
+		  PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX)
+
+int tally_sample__check(const struct tally_sample_layout *l,
+			const struct perf_event_header *hdr)
+{
+	uint64_t t = l->sample_type, rf = l->read_format;
+	size_t len, before, after;
+
+	if ((t & VARIABLE) || ((t & PERF_SAMPLE_READ) && (rf & PERF_FORMAT_GROUP))) {
+		struct tally_sample s;
+
+		return tally_sample__parse(l, hdr, &s);
+	}
+	if (hdr->size < sizeof(*hdr))
+		return -EINVAL;
+	len = hdr->size - sizeof(*hdr);
+	before = 8 * (size_t)__builtin_popcountll(t & FIXED_BEFORE);
+	if (t & PERF_SAMPLE_READ)
+		before += 8 * (1 + !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			       !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING) + !!(rf & PERF_FORMAT_ID) +
+			       !!(rf & PERF_FORMAT_LOST));
+	after = 8 * ((size_t)__builtin_popcountll(t & FIXED_AFTER) +
+		     !!(t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)));
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		if (len < before + 8)
+			return -EINVAL;
+		memcpy(&nr, (const unsigned char *)(hdr + 1) + before, 8);
+		len -= before + 8;
+		if (nr > len / 8)
+			return -EINVAL;
+		return len - 8 * nr >= after ? 0 : -EINVAL;
+	}
+	return len >= before + after ? 0 : -EINVAL;
+}
+
 int tally_sample__read_value(const struct tally_sample *s, uint64_t i,
 			     struct tally_read_value *v)
 {

@@ -104,6 +104,10 @@ struct tally_sample {
  * 0, or -EINVAL when the record is shorter than its fields say (never reads past it). */
 int tally_sample__parse(const struct tally_sample_layout *l,
 			const struct perf_event_header *hdr, struct tally_sample *out);
+/* Would tally_sample__parse accept this record? The same answer, without decoding it
+ * (a reader checking every sample before handing it out). 0 or -EINVAL. */
+int tally_sample__check(const struct tally_sample_layout *l,
+			const struct perf_event_header *hdr);
 
 /* Entry I (0 … read.nr-1) of a PERF_SAMPLE_READ group, or the single value.
  * 0, or -ENOENT when the sample has no such entry. */
