@@ -432,8 +432,9 @@ static struct cc_node *run_end(struct cc_node *n)
 }
 
 /* Order of branches: heaviest first; perf breaks ties by its insertion tree, ordered by
- * (dso object, address) descending. Dso objects are compared by address, as perf does:
- * both allocate them in the order the file's maps appear. */
+ * (dso object, address) descending. perf compares dso objects by address, which grow
+ * in the order the file's maps make them: tally compares that order itself
+ * (tally_dso__index), not its own heap addresses. */
 static bool run_after(const struct cc_node *a, const struct cc_node *b)
 {
 	uint64_t x, y;
@@ -443,7 +444,7 @@ static bool run_after(const struct cc_node *a, const struct cc_node *b)
 	if (a->f.dso_key != b->f.dso_key) {
 		if (!a->f.dso_key || !b->f.dso_key)
 			return !a->f.dso_key;
-		return (uintptr_t)a->f.dso < (uintptr_t)b->f.dso;
+		return tally_dso__index(a->f.dso) < tally_dso__index(b->f.dso);
 	}
 	x = a->f.sym ? a->f.sym->start : a->f.ip;
 	y = b->f.sym ? b->f.sym->start : b->f.ip;

@@ -28,6 +28,7 @@ struct tally_dso {
 	bool no_symbols;		/* //anon, [heap], [stack], … */
 	bool loaded;
 	bool hit;
+	uint32_t index;			/* creation order */
 	struct tly_symtab syms;
 };
 
@@ -73,6 +74,7 @@ struct tally_session {
 	struct tally_thread *threads[NBUCKETS], *all_threads;
 	struct proc *procs[NBUCKETS];
 	struct tally_dso *dsos[NBUCKETS], *all_dsos;
+	uint32_t nr_dsos;
 	struct tally_map *all_maps;
 	struct maps kmaps;
 	struct tally_dso *kernel_dso;
@@ -206,6 +208,7 @@ static struct tally_dso *dso_findnew(struct tally_session *s, const char *name)
 			d->build_id_len = b->len;
 		}
 	}
+	d->index = s->nr_dsos++;
 	d->next = s->dsos[h];
 	s->dsos[h] = d;
 	d->all_next = s->all_dsos;
@@ -866,6 +869,11 @@ const char *tally_dso__short_name(const struct tally_dso *d)
 bool tally_dso__is_kernel(const struct tally_dso *d)
 {
 	return d->kernel;
+}
+
+uint32_t tally_dso__index(const struct tally_dso *d)
+{
+	return d->index;
 }
 
 size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id)

@@ -87,6 +87,10 @@ pid_t tally_thread__tid(const struct tally_thread *t);
 const char *tally_dso__name(const struct tally_dso *d);
 const char *tally_dso__short_name(const struct tally_dso *d);
 bool tally_dso__is_kernel(const struct tally_dso *d);
+/* The dso's place in the session's creation order (0 for the first dso made): a stable
+ * order for ties (perf breaks them by the dso objects' addresses, which grow in the
+ * same order). */
+uint32_t tally_dso__index(const struct tally_dso *d);
 /* Build-id bytes if known. */
 size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id);
 /* Mark a dso as hit by a sample (for BUILD_ID) / iterate dsos. */
