@@ -586,85 +586,150 @@ int tly_elf_build_id(const char *path, uint8_t *id, size_t len)
 	return ret;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
+/* hex digit value + 1 (0: not a hex digit) */
+static const uint8_t hex1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
 
-/* "ffffffff81000000 T _text\tmodule]" lines, parsed by hand: this file has 100k+ lines
- * and is read on every report with kernel samples. */
-static int kallsyms_line(struct tly_symtab *t, const char *p, const char *e, bool *nonzero)
+/* The whole of fd, however it reads (/proc/kallsyms gives a page per read and has no
+ * size; a regular file is read in one go). NUL-terminated; NULL on failure (errno). */
+static char *read_all(int fd, size_t *len)
 {
-	uint64_t addr = 0;
-	int v;
+	struct stat st;
+	size_t cap = 1 << 20, n = 0;
+	char *buf;
 
-	while (p < e && (v = hexval(*p)) >= 0) {
-		addr = addr << 4 | (uint64_t)v;
-		p++;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		cap = (size_t)st.st_size + 4096;
+	buf = malloc(cap);
+	if (!buf)
+		return NULL;
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 4096 + 1) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
 	}
-	if (p + 3 >= e || p[0] != ' ' || p[2] != ' ')
-		return 0;
-	char type = p[1];
-	const char *name = p + 3, *ne = name;
-	while (ne < e && *ne != '\t' && *ne != ' ')
-		ne++;
-	if (addr)
-		*nonzero = true;
-	if (type == 't' || type == 'T' || type == 'w' || type == 'W')
-		return tly_symtab__add(t, addr, 0, name, (size_t)(ne - name), 3);
-	return 0;
+	buf[n] = 0;
+	*len = n;
+	return buf;
 }
 
-/* "ffffffff81000000 T _text\t[module]" lines, parsed by hand in 64 KiB reads: the file
- * has 100k+ lines and is read on every report with kernel samples. */
+/*
+ * "ffffffff81000000 T _text\t[module]" lines, 100k+ of them, read on every report with
+ * kernel samples: parsed by hand in one pass over the whole text, text symbols' names
+ * moved down in place to the front of the same buffer (which then becomes the names'
+ * pool), so no name is copied to a second buffer.
+ */
 int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	static const size_t cap = 1 << 16;
-	size_t len = 0;
-	char *buf;
-	int ret = 0;
+	size_t len = 0, cap, nr = 0;
+	struct tally_symbol *syms;
+	char *buf, *p, *end, *w;
 	bool nonzero = false;
 
 	if (fd < 0)
 		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
+	buf = read_all(fd, &len);
+	close(fd);
+	if (!buf)
+		return -errno;
+	cap = len / 40 + 64;	/* lines are about 40 bytes */
+	syms = malloc(cap * sizeof(*syms));
+	if (!syms) {
+		free(buf);
 		return -ENOMEM;
 	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-		char *p = buf, *end = buf + len, *nl;
-		while (!ret && (nl = memchr(p, '\n', (size_t)(end - p)))) {
-			ret = kallsyms_line(t, p, nl, &nonzero);
-			p = nl + 1;
+	p = w = buf;
+	end = buf + len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *name, *ne;
+		uint64_t addr = 0;
+		unsigned v;
+
+		if (!nl)
+			nl = end;
+		while ((v = hex1[(unsigned char)*p])) {
+			addr = addr << 4 | (v - 1);
+			p++;
 		}
-		if (ret)
-			break;
-		len = (size_t)(end - p);
-		memmove(buf, p, len);
-		if (len == cap)
-			len = 0;	/* a line longer than the buffer: drop it */
+		/* p stops at the first non-hex byte: the NUL at the end at the latest */
+		if (nl - p < 4 || p[0] != ' ' || p[2] != ' ')
+			goto next;
+		if (addr)
+			nonzero = true;
+		if (p[1] != 't' && p[1] != 'T' && p[1] != 'w' && p[1] != 'W')
+			goto next;
+		name = p + 3;
+		for (ne = name; ne < nl && *ne != '\t' && *ne != ' '; ne++)
+			;
+		if (nr == cap) {
+			struct tally_symbol *ns = realloc(syms, cap * 2 * sizeof(*ns));
+
+			if (!ns) {
+				free(syms);
+				free(buf);
+				return -ENOMEM;
+			}
+			syms = ns;
+			cap *= 2;
+		}
+		/* names are pool offsets until finish() turns them into pointers */
+		syms[nr++] = (struct tally_symbol){ .start = addr,
+						    .name = (const char *)(uintptr_t)(w - buf) };
+		memmove(w, name, (size_t)(ne - name));
+		w += ne - name;
+		*w++ = 0;
+next:
+		p = nl + 1;
 	}
-	if (!ret && len)
-		ret = kallsyms_line(t, buf, buf + len, &nonzero);
-	close(fd);
-	free(buf);
-	if (!ret && !nonzero) {
-		tly_symtab__release(t);
+	if (!nonzero) {
+		free(syms);
+		free(buf);
 		return -EPERM;	/* kptr_restrict: every address reads as 0 */
 	}
+	tly_symtab__release(t);
+	t->syms = syms;
+	t->nr = t->cap = nr;
+	t->pool_len = t->pool_cap = (size_t)(w - buf);
+	t->pool = realloc(buf, t->pool_len ? t->pool_len : 1);
+	if (!t->pool)
+		t->pool = buf;
+	/* kallsyms lists aliases in order; perf shows the last one of an address */
+	t->bind = malloc(nr ? nr : 1);
+	if (!t->bind) {
+		tly_symtab__release(t);
+		return -ENOMEM;
+	}
+	memset(t->bind, 3, nr);
 	tly_symtab__finish(t);
-	return ret;
+	return 0;
 }
 
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path)
