@@ -350,11 +350,12 @@ static bool rec_eq(const uint32_t *a, const uint32_t *b, size_t size)
 	       !memcmp(a + 4, b + 4, (size - 4) * sizeof(uint32_t));
 }
 
-int cc_log__commit(struct cc_log *l, size_t size)
+int cc_log__commit(struct cc_log *l, size_t size, size_t *at)
 {
 	size_t off = l->nr - size;
 	uint32_t *w = l->w + off, h, mask, i;
 
+	*at = off;
 	if (l->nr >= UINT32_MAX)
 		return 0;	/* offsets no longer fit: keep the record as it is */
 	if ((l->nr_recs + 1) * 2 > l->recs_cap) {
@@ -385,6 +386,7 @@ int cc_log__commit(struct cc_log *l, size_t size)
 
 			o[2] = (uint32_t)p;
 			o[3] = (uint32_t)(p >> 32);
+			*at = l->recs[i].off1 - 1;
 			l->nr = off;	/* drop the new copy */
 			return 0;
 		}

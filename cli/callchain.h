@@ -97,8 +97,18 @@ int cc_log__intern(struct cc_log *l, const struct cc_frame *f, uint32_t *id);
 uint32_t *cc_log__append(struct cc_log *l, size_t n);
 /* The record of size words just appended: its words 2 and 3 are a period (low, high
  * 32 bits). If an equal record (in all other words) is in the log, the period is added
- * to it and this one dropped. 0 or -ENOMEM. */
-int cc_log__commit(struct cc_log *l, size_t size);
+ * to it and this one dropped. *at: the word offset of the record that now holds the
+ * period (stays valid until cc_log__release). 0 or -ENOMEM. */
+int cc_log__commit(struct cc_log *l, size_t size, size_t *at);
+/* Add period to the record at word offset at (from cc_log__commit). */
+static inline void cc_log__add_period(struct cc_log *l, size_t at, uint64_t period)
+{
+	uint32_t *o = l->w + at;
+	uint64_t p = (o[2] | (uint64_t)o[3] << 32) + period;
+
+	o[2] = (uint32_t)p;
+	o[3] = (uint32_t)(p >> 32);
+}
 /* Drop words [from, to) (multiples of 1024): read once, never needed again. */
 void cc_log__release(struct cc_log *l, size_t from, size_t to);
 void cc_log__exit(struct cc_log *l);

@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "hist.h"
 #include "report-common.h"
+#include "sample-memo.h"
 
 struct report_opts {
 	const char *input;
@@ -97,6 +98,10 @@ struct report {
 		const char *key, *long_key;
 	} *dso_keys;
 	size_t dso_cap, nr_dso_keys;
+	/* equal samples are resolved once (not with trees built per sample) */
+	struct sample_memo memo;
+	bool use_memo;
+	bool memo_cpu;		/* the cpu is part of a row: part of the memo's key */
 	int err;
 };
 
@@ -598,46 +603,44 @@ nomem:
 	return -ENOMEM;
 }
 
-static int add_sample(struct report *r, int evidx, const struct perf_event_header *hdr)
+/* What the slow path of one sample did, for the memo: it was filtered out, or it added
+ * to self, to the entries in r->seen[1 .. nr_kids] (children) and to the deferred chain
+ * record at log_at + 1 (0: none). */
+struct added {
+	bool filtered;
+	struct hist_entry *self;
+	size_t nr_kids;
+	size_t log_at;
+};
+
+/* Resolve one sample and add it to h: filters, self entry, call chain, children. */
+static int add_resolved(struct report *r, struct hists *h, const struct tally_sample *smp,
+			uint64_t period, struct added *out)
 {
-	const struct tally_data_event *ev = tally_data__event(r->data, (size_t)evidx);
-	struct ev_state *es = &r->ev[evidx];
-	struct hists *h = &es->hists;
-	struct tally_sample smp;
 	struct tally_addr_loc loc;
 	struct tally_thread *th;
 	struct hist_entry tmpl = { 0 }, *self;
-	uint64_t period;
 	const char *comm;
 	int ret;
 
-	ret = tally_sample__parse(&ev->layout, hdr, &smp);
-	if (ret)
-		return 0;	/* a damaged sample is skipped, like perf does */
-	/* perf drops samples of other cpus before counting them (unlike the other filters) */
-	if (r->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
-			   tally_cpumap__idx(r->o->cpus, (int)smp.cpu) < 0))
-		return 0;
-	period = sample_period(&smp, &ev->attr);
-	h->total_period += period;
-	h->nr_samples++;
-
-	th = tally_session__thread(r->session, (pid_t)smp.pid, (pid_t)smp.tid);
+	out->filtered = true;
+	th = tally_session__thread(r->session, (pid_t)smp->pid, (pid_t)smp->tid);
 	comm = th ? tally_thread__comm(th) : "[unknown]";
 	if (r->o->comms && !strlist_has(r->o->comms, comm))
 		return 0;
-	if (r->o->pids && !list_has_num(r->o->pids, (long)(int32_t)smp.pid))
+	if (r->o->pids && !list_has_num(r->o->pids, (long)(int32_t)smp->pid))
 		return 0;
-	if (r->o->tids && !list_has_num(r->o->tids, (long)(int32_t)smp.tid))
+	if (r->o->tids && !list_has_num(r->o->tids, (long)(int32_t)smp->tid))
 		return 0;
-	resolve_cached(&r->frames.cache, r->session, (pid_t)smp.pid, (pid_t)smp.tid,
-		       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
-	loc.cpumode = smp.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	resolve_cached(&r->frames.cache, r->session, (pid_t)smp->pid, (pid_t)smp->tid,
+		       smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, smp->ip, &loc);
+	loc.cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	if (r->o->dsos && !(loc.dso && (strlist_has(r->o->dsos, tally_dso__short_name(loc.dso)) ||
 					strlist_has(r->o->dsos, tally_dso__name(loc.dso)))))
 		return 0;
 	if (r->o->syms && !(loc.sym && loc.sym->name && strlist_has(r->o->syms, loc.sym->name)))
 		return 0;
+	out->filtered = false;
 	if (loc.dso)
 		tally_dso__set_hit(loc.dso);
 	h->filtered_period += period;
@@ -647,13 +650,14 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	if (!tmpl.comm)
 		return -ENOMEM;
 	tmpl.thread = th;
-	tmpl.pid = (int32_t)smp.pid;
-	tmpl.tid = (int32_t)smp.tid;
-	tmpl.cpu = smp.type & PERF_SAMPLE_CPU ? (int32_t)smp.cpu : -1;
+	tmpl.pid = (int32_t)smp->pid;
+	tmpl.tid = (int32_t)smp->tid;
+	tmpl.cpu = smp->type & PERF_SAMPLE_CPU ? (int32_t)smp->cpu : -1;
 	fill_entry(r, &tmpl, &loc, true);
 	self = hists__findnew(h, &tmpl);
 	if (!self)
 		return -ENOMEM;
+	out->self = self;
 	self->period += period;
 	self->nr_samples++;
 	self->period_acc += period;
@@ -661,10 +665,10 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	if (r->err)
 		return r->err;
 
-	if (!r->use_chains || !(smp.type & PERF_SAMPLE_CALLCHAIN))
+	if (!r->use_chains || !(smp->type & PERF_SAMPLE_CALLCHAIN))
 		return 0;
 	/* a corrupt chain (unknown context marker) is dropped, the sample stays, as in perf */
-	ret = frames__resolve(&r->frames, r->session, &smp, r->o->max_stack);
+	ret = frames__resolve(&r->frames, r->session, smp, r->o->max_stack);
 	if (ret < 0)
 		return ret;
 	if (r->frames.nr == 0)
@@ -672,35 +676,34 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 	chain_buf(r, r->frames.nr + 1);
 	if (r->err)
 		return r->err;
-	{
-		size_t n = r->frames.nr, nseen = 0;
-		uint32_t *logw = NULL;
 
-		/* display order: callee (leaf first) or caller (root first) */
-		for (size_t i = 0; i < n; i++) {
-			const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
+	size_t n = r->frames.nr, nseen = 0;
+	uint32_t *logw = NULL;
 
-			r->ccf[i].dso = l->dso;
-			r->ccf[i].dso_key = dso_key(r, l->dso, true);
-			r->ccf[i].sym = l->sym;
-			r->ccf[i].ip = l->addr;
-		}
-		if (r->err)
-			return r->err;
-		if (r->defer_trees) {
-			logw = log_chain(r, self, n, period);
-			if (!logw)
-				return r->err ? r->err : -ENOMEM;
-		} else if (r->build_trees && cc_append(&self->chain, &r->arena, r->ccf, n, period)) {
-			return -ENOMEM;
-		}
-		if (n > self->max_depth)
-			self->max_depth = (uint32_t)n;
-		if (!r->children)
-			return logw ? cc_log__commit(&r->log, 4 + 2 * n) : 0;
-		r->seen[nseen++] = self;
+	/* display order: callee (leaf first) or caller (root first) */
+	for (size_t i = 0; i < n; i++) {
+		const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
+
+		r->ccf[i].dso = l->dso;
+		r->ccf[i].dso_key = dso_key(r, l->dso, true);
+		r->ccf[i].sym = l->sym;
+		r->ccf[i].ip = l->addr;
+	}
+	if (r->err)
+		return r->err;
+	if (r->defer_trees) {
+		logw = log_chain(r, self, n, period);
+		if (!logw)
+			return r->err ? r->err : -ENOMEM;
+	} else if (r->build_trees && cc_append(&self->chain, &r->arena, r->ccf, n, period)) {
+		return -ENOMEM;
+	}
+	if (n > self->max_depth)
+		self->max_depth = (uint32_t)n;
+	if (r->children) {
 		char level = self->level;
 
+		r->seen[nseen++] = self;
 		for (size_t i = 0; i < n; i++) {
 			const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
 			struct hist_entry *e;
@@ -733,9 +736,113 @@ static int add_sample(struct report *r, int evidx, const struct perf_event_heade
 			if (n - i > e->max_depth)
 				e->max_depth = (uint32_t)(n - i);
 		}
-		if (logw)
-			return cc_log__commit(&r->log, 4 + 2 * n);
+		out->nr_kids = nseen - 1;
 	}
+	if (logw) {
+		ret = cc_log__commit(&r->log, 4 + 2 * n, &out->log_at);
+		out->log_at++;
+		return ret;
+	}
+	return 0;
+}
+
+/* What the memo keeps of a sample that was not filtered out (SAMPLE_MEMO_USER marks a
+ * filtered one, without payload). */
+struct memo_added {
+	struct hist_entry *self;
+	uint64_t log_at;		/* + 1; 0: no chain record */
+	struct hist_entry *kids[];	/* nr_words - 2 */
+};
+
+/* Remember what add_resolved did for the sample of key k. */
+static void memo_add(struct report *r, const struct sample_key *k, uint64_t hash,
+		     const struct added *a)
+{
+	size_t words = a->filtered ? 0 : 2 + a->nr_kids;
+	struct sample_memo_ent *e = sample_memo__add(&r->memo, &r->frames.cache, k, hash, words);
+	struct memo_added *m;
+
+	if (!e)
+		return;
+	if (a->filtered) {
+		e->flags |= SAMPLE_MEMO_USER;
+		return;
+	}
+	m = sample_memo_ent_payload(e);
+	m->self = a->self;
+	m->log_at = a->log_at;
+	memcpy(m->kids, r->seen + 1, a->nr_kids * sizeof(*r->seen));
+}
+
+/* Add a sample the memo knows. */
+static void memo_apply(struct report *r, struct hists *h, struct sample_memo_ent *e,
+		       uint64_t period)
+{
+	struct memo_added *m = sample_memo_ent_payload(e);
+
+	if (e->flags & SAMPLE_MEMO_USER)
+		return;		/* filtered out */
+	h->filtered_period += period;
+	h->nr_filtered_samples++;
+	m->self->period += period;
+	m->self->nr_samples++;
+	m->self->period_acc += period;
+	m->self->nr_samples_acc++;
+	for (size_t i = 0; i + 2 < e->nr_words; i++) {
+		m->kids[i]->period_acc += period;
+		m->kids[i]->nr_samples_acc++;
+	}
+	if (m->log_at)
+		cc_log__add_period(&r->log, m->log_at - 1, period);
+}
+
+static int add_sample(struct report *r, int evidx, const struct perf_event_header *hdr)
+{
+	const struct tally_data_event *ev = tally_data__event(r->data, (size_t)evidx);
+	struct ev_state *es = &r->ev[evidx];
+	struct hists *h = &es->hists;
+	struct tally_sample smp;
+	struct sample_key key;
+	struct added added = { 0 };
+	uint64_t period, hash = 0;
+	bool chain;
+	int ret;
+
+	ret = tally_sample__parse(&ev->layout, hdr, &smp);
+	if (ret)
+		return 0;	/* a damaged sample is skipped, like perf does */
+	/* perf drops samples of other cpus before counting them (unlike the other filters) */
+	if (r->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
+			   tally_cpumap__idx(r->o->cpus, (int)smp.cpu) < 0))
+		return 0;
+	period = sample_period(&smp, &ev->attr);
+	h->total_period += period;
+	h->nr_samples++;
+
+	if (r->use_memo) {
+		struct sample_memo_ent *e;
+
+		chain = r->use_chains && (smp.type & PERF_SAMPLE_CALLCHAIN);
+		key = (struct sample_key){
+			.pid = (int32_t)smp.pid, .tid = (int32_t)smp.tid,
+			.cpu = r->memo_cpu && (smp.type & PERF_SAMPLE_CPU) ? (int32_t)smp.cpu : -1,
+			.evidx = (uint16_t)evidx,
+			.cpumode = smp.misc & PERF_RECORD_MISC_CPUMODE_MASK,
+			.ip = smp.ip,
+			.chain = chain ? smp.callchain : NULL,
+			.nr_chain = chain ? (size_t)smp.callchain_nr : 0,
+		};
+		e = sample_memo__get(&r->memo, &r->frames.cache, &key, &hash);
+		if (e) {
+			memo_apply(r, h, e, period);
+			return 0;
+		}
+	}
+	ret = add_resolved(r, h, &smp, period, &added);
+	if (ret)
+		return ret;
+	if (r->use_memo)
+		memo_add(r, &key, hash, &added);
 	return 0;
 }
 
@@ -1354,6 +1461,12 @@ int cmd_report(int argc, char **argv)
 	}
 	if (setup_columns(&r, keys, &nr_keys, cols, &nr_cols))
 		goto out;
+	/* with trees built per sample (not deferred), every sample must reach them */
+	r.use_memo = !(r.build_trees && !r.defer_trees) && r.nr_ev <= UINT16_MAX;
+	for (size_t i = 0; i < nr_keys; i++)
+		r.memo_cpu |= keys[i] == HC_CPU;
+	for (size_t i = 0; i < nr_cols; i++)
+		r.memo_cpu |= cols[i] == HC_CPU;
 	r.children_cols = r.children;
 	if (r.children && o.fields) {
 		/* -F decides the columns: entries still accumulate (perf keeps the cumulative
@@ -1436,6 +1549,7 @@ out:
 	free(r.ccf);
 	free(r.seen);
 	free(r.dso_keys);
+	sample_memo__exit(&r.memo);
 	strpool__exit(&r.pool);
 	cc_arena_free(&r.arena);
 	cc_log__exit(&r.log);

@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "report-common.h"
+#include "sample-memo.h"
 #include "script-trace.h"
 
 enum {
@@ -65,6 +66,7 @@ struct script {
 	struct frames frames;
 	struct out *out;
 	struct line_slot *lines;	/* LINE_SLOTS, allocated with the first chain */
+	struct sample_memo chains;	/* a chain's finished lines, by sample */
 };
 
 static const char usage[] =
@@ -482,6 +484,56 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 	return 0;
 }
 
+/* Most chain blocks are ones printed before: same thread, same addresses. */
+#define CHAIN_TEXT_MAX 16384
+
+struct chain_text {
+	uint64_t len;
+	char text[];
+};
+
+/* print_chain through the memo of finished blocks */
+static int print_chain_memo(struct script *s, int evidx, const struct tally_sample *smp,
+			    unsigned f)
+{
+	struct sample_key key = {
+		.pid = (int32_t)smp->pid, .tid = (int32_t)smp->tid, .cpu = -1,
+		.evidx = (uint16_t)evidx, .cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK,
+		.chain = smp->callchain, .nr_chain = (size_t)smp->callchain_nr,
+	};
+	struct sample_memo_ent *e;
+	struct chain_text *t;
+	struct out *o = s->out;
+	unsigned long flushes;
+	uint64_t hash;
+	size_t start;
+
+	if (s->nr_ev > UINT16_MAX)
+		return print_chain(s, smp, f);
+	e = sample_memo__get(&s->chains, &s->frames.cache, &key, &hash);
+	if (e) {
+		t = sample_memo_ent_payload(e);
+		out_mem(o, t->text, t->len);
+		return 0;
+	}
+	if (o->len > sizeof(o->buf) - CHAIN_TEXT_MAX)
+		out_flush(o);
+	start = o->len;
+	flushes = o->flushes;
+	if (print_chain(s, smp, f))
+		return -ENOMEM;
+	if (o->flushes != flushes)
+		return 0;	/* longer than the buffer: not kept */
+	e = sample_memo__add(&s->chains, &s->frames.cache, &key, hash,
+			     1 + (o->len - start + 7) / 8);
+	if (e) {
+		t = sample_memo_ent_payload(e);
+		t->len = o->len - start;
+		memcpy(t->text, o->buf + start, t->len);
+	}
+	return 0;
+}
+
 static int print_sample(struct script *s, int evidx, const struct perf_event_header *hdr)
 {
 	const struct tally_data_event *ev = tally_data__event(s->data, (size_t)evidx);
@@ -547,7 +599,7 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	if (f & F_IP) {
 		if (chain) {
 			out_ch(o, '\n');
-			if (print_chain(s, &smp, f))
+			if (print_chain_memo(s, evidx, &smp, f))
 				return -ENOMEM;
 		} else {
 			struct tally_addr_loc loc;
@@ -673,6 +725,7 @@ out:
 	fflush(stdout);
 	free(s.out);
 	free(s.lines);
+	sample_memo__exit(&s.chains);
 	free(s.ev);
 	frames__exit(&s.frames);
 	script_trace__delete(s.trace);

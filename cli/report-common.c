@@ -184,6 +184,7 @@ void resolve_cache__note(struct resolve_cache *c, const struct perf_event_header
 		c->pids = NULL;
 		c->pids_cap = c->pids_nr = 0;
 		c->tick = c->all_inval = 1;	/* slots from tick 1 on are valid again */
+		c->wraps++;
 		c->kernel_inval = 0;
 		c->memo_pid = INT32_MIN;
 	}

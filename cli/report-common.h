@@ -40,6 +40,8 @@ struct resolve_cache {
 		struct tally_addr_loc loc;
 	} *slots;
 	uint32_t tick;		/* current time in invalidations */
+	uint32_t wraps;		/* times tick started over (caches layered on this one
+				 * forget everything then) */
 	uint32_t all_inval;	/* last invalidation of everything */
 	uint32_t kernel_inval;	/* of the kernel's addresses */
 	struct pid_inval {

@@ -1,0 +1,206 @@
+/*
+ * The sample memo (see sample-memo.h): entries packed one after another in a growing
+ * array of words, found through an open-addressing table of their offsets.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "report-common.h"
+#include "sample-memo.h"
+
+#define ENT_WORDS (sizeof(struct sample_memo_ent) / sizeof(uint64_t))
+/* the memo decides whether it pays after this many lookups */
+#define TRIAL_LOOKUPS 20000
+
+_Static_assert(sizeof(struct sample_memo_ent) % sizeof(uint64_t) == 0,
+	       "memo entries are whole words");
+
+static inline uint64_t fold(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
+}
+
+/* Four independent lanes over the chain (one multiply per word, no chain of
+ * dependent multiplies across the whole key), folded at the end. */
+uint64_t sample_key_hash(const struct sample_key *k)
+{
+	const uint64_t m = 0x9e3779b97f4a7c15ull;
+	uint64_t a = (uint64_t)(uint32_t)k->pid << 32 | (uint32_t)k->tid;
+	uint64_t b = (uint64_t)(uint32_t)k->cpu << 32 | (uint64_t)k->evidx << 8 | k->cpumode;
+	uint64_t c = k->ip, d = k->nr_chain;
+	size_t i = 0, n = k->nr_chain;
+
+	for (; i + 4 <= n; i += 4) {
+		a = (a ^ k->chain[i]) * m;
+		b = (b ^ k->chain[i + 1]) * m;
+		c = (c ^ k->chain[i + 2]) * m;
+		d = (d ^ k->chain[i + 3]) * m;
+		a ^= a >> 31;
+		b ^= b >> 31;
+		c ^= c >> 31;
+		d ^= d >> 31;
+	}
+	for (; i < n; i++)
+		a = (a ^ k->chain[i]) * m + (a >> 29);
+	uint64_t h = fold(a * 0xc2b2ae3d27d4eb4full ^ fold(b + 0x165667b19e3779f9ull) ^
+			  fold(c * m) ^ fold(d + 0x27d4eb2f165667c5ull));
+
+	return h ? h : 1;
+}
+
+static struct sample_memo_ent *ent_at(const struct sample_memo *m, uint32_t slot)
+{
+	return (struct sample_memo_ent *)(m->w + slot - 1);
+}
+
+static bool key_eq(struct sample_memo_ent *e, const struct sample_key *k, uint64_t hash)
+{
+	return e->hash == hash && e->ip == k->ip && e->pid == k->pid && e->tid == k->tid &&
+	       e->nr_chain == k->nr_chain && e->cpu == k->cpu && e->evidx == k->evidx &&
+	       e->cpumode == k->cpumode &&
+	       !memcmp(e + 1, k->chain, k->nr_chain * sizeof(uint64_t));
+}
+
+static bool is_kernel(uint8_t cpumode)
+{
+	return cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* Forget every entry (keeping the memory). */
+static void reset(struct sample_memo *m)
+{
+	m->nr = 0;
+	m->nr_slots = 0;
+	if (m->slots)
+		memset(m->slots, 0, m->cap_slots * sizeof(*m->slots));
+}
+
+struct sample_memo_ent *sample_memo__get(struct sample_memo *m, struct resolve_cache *c,
+					 const struct sample_key *k, uint64_t *hash)
+{
+	struct sample_memo_ent *e = NULL;
+	uint32_t mask, i, valid_from;
+	int32_t key;
+
+	if (m->off)
+		return NULL;
+	if (m->wraps != c->wraps) {
+		/* the resolve cache started its ticks over: old entries cannot be dated */
+		reset(m);
+		m->wraps = c->wraps;
+	}
+	*hash = sample_key_hash(k);
+	m->lookups++;
+	if (m->slots) {
+		mask = m->cap_slots - 1;
+		for (i = (uint32_t)*hash & mask; m->slots[i]; i = (i + 1) & mask) {
+			if (key_eq(ent_at(m, m->slots[i]), k, *hash)) {
+				e = ent_at(m, m->slots[i]);
+				break;
+			}
+		}
+	}
+	if (e && (resolve_cache__valid_from(c, e->pid, PERF_RECORD_MISC_USER, &key, &valid_from) ||
+		  e->tick < valid_from ||
+		  ((e->flags & SAMPLE_MEMO_KERNEL) && e->tick < c->kernel_inval)))
+		e = NULL;	/* made before a record that may change it */
+	m->hits += e != NULL;
+	if (m->lookups == TRIAL_LOOKUPS && m->hits * 4 < m->lookups) {
+		sample_memo__exit(m);
+		m->off = true;
+		return NULL;
+	}
+	return e;
+}
+
+static int grow_slots(struct sample_memo *m)
+{
+	uint32_t cap = m->cap_slots ? m->cap_slots * 2 : 4096, mask = cap - 1;
+	uint32_t *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < m->cap_slots; k++) {
+		uint32_t i;
+
+		if (!m->slots[k])
+			continue;
+		for (i = (uint32_t)ent_at(m, m->slots[k])->hash & mask; n[i]; i = (i + 1) & mask)
+			;
+		n[i] = m->slots[k];
+	}
+	free(m->slots);
+	m->slots = n;
+	m->cap_slots = cap;
+	return 0;
+}
+
+struct sample_memo_ent *sample_memo__add(struct sample_memo *m, struct resolve_cache *c,
+					 const struct sample_key *k, uint64_t hash,
+					 size_t nr_words)
+{
+	size_t words = ENT_WORDS + k->nr_chain + nr_words;
+	struct sample_memo_ent *e;
+	uint32_t mask, i;
+
+	if (m->off || k->nr_chain > UINT16_MAX || words > SAMPLE_MEMO_MAX_WORDS)
+		return NULL;
+	if (m->nr + words > SAMPLE_MEMO_MAX_WORDS)
+		reset(m);	/* full: start over with what comes next */
+	if ((m->nr_slots + 1) * 2 > m->cap_slots && grow_slots(m))
+		return NULL;
+	if (m->nr + words > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 8192;
+		uint64_t *w;
+
+		while (cap < m->nr + words)
+			cap *= 2;
+		w = realloc(m->w, cap * sizeof(*w));
+		if (!w)
+			return NULL;
+		m->w = w;
+		m->cap = cap;
+	}
+	mask = m->cap_slots - 1;
+	for (i = (uint32_t)hash & mask; m->slots[i]; i = (i + 1) & mask)
+		if (key_eq(ent_at(m, m->slots[i]), k, hash))
+			break;	/* an older answer for the same key: this one replaces it */
+	if (!m->slots[i])
+		m->nr_slots++;
+	m->slots[i] = (uint32_t)m->nr + 1;
+	e = (struct sample_memo_ent *)(m->w + m->nr);
+	m->nr += words;
+	memset(e, 0, sizeof(*e));
+	e->hash = hash;
+	e->tick = c->tick;
+	e->nr_chain = (uint16_t)k->nr_chain;
+	e->nr_words = (uint32_t)nr_words;
+	e->pid = k->pid;
+	e->tid = k->tid;
+	e->cpu = k->cpu;
+	e->evidx = k->evidx;
+	e->cpumode = k->cpumode;
+	e->ip = k->ip;
+	if (is_kernel(k->cpumode))
+		e->flags |= SAMPLE_MEMO_KERNEL;
+	for (size_t j = 0; j < k->nr_chain && !(e->flags & SAMPLE_MEMO_KERNEL); j++)
+		if (k->chain[j] == PERF_CONTEXT_KERNEL || k->chain[j] == PERF_CONTEXT_GUEST_KERNEL)
+			e->flags |= SAMPLE_MEMO_KERNEL;
+	memcpy(e + 1, k->chain, k->nr_chain * sizeof(uint64_t));
+	return e;
+}
+
+void sample_memo__exit(struct sample_memo *m)
+{
+	free(m->w);
+	free(m->slots);
+	m->w = NULL;
+	m->slots = NULL;
+	m->nr = m->cap = 0;
+	m->nr_slots = m->cap_slots = 0;
+}
