@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -642,59 +643,88 @@ static char *read_all(int fd, size_t *len)
 
 /*
  * "ffffffff81000000 T _text\t[module]" lines, 100k+ of them, read on every report with
- * kernel samples: parsed by hand in one pass over the whole text, text symbols' names
- * moved down in place to the front of the same buffer (which then becomes the names'
- * pool), so no name is copied to a second buffer.
+ * kernel samples: parsed by hand in one pass over the whole text (mapped when it is a
+ * file, read whole from /proc), text symbols' names gathered in one pool (for a read
+ * text, its own front: names are moved down in place, never past what is still to
+ * parse).
  */
 int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t len = 0, cap, nr = 0;
 	struct tally_symbol *syms;
-	char *buf, *p, *end, *w;
+	const char *text, *p, *end;
+	char *buf = NULL, *pool, *w;
+	void *map = MAP_FAILED;
 	bool nonzero = false;
+	struct stat st;
 
 	if (fd < 0)
 		return -errno;
-	buf = read_all(fd, &len);
+	/* a regular file (perf's copy in ~/.debug) is mapped; /proc/kallsyms is read */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		len = (size_t)st.st_size;
+		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	}
+	if (map == MAP_FAILED) {
+		buf = read_all(fd, &len);
+		if (!buf) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		text = buf;
+	} else {
+		text = map;
+	}
 	close(fd);
-	if (!buf)
-		return -errno;
 	cap = len / 40 + 64;	/* lines are about 40 bytes */
 	syms = malloc(cap * sizeof(*syms));
-	if (!syms) {
-		free(buf);
+	/* names go to the front of the read buffer (never ahead of the text still to
+	 * parse), or to a pool of their own beside a mapping */
+	pool = buf ? buf : malloc(len + 1);
+	if (!syms || !pool) {
+		free(syms);
+		free(pool);
+		if (map != MAP_FAILED)
+			munmap(map, len);
 		return -ENOMEM;
 	}
-	p = w = buf;
-	end = buf + len;
+	w = pool;
+	p = text;
+	end = text + len;
 	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *name, *ne;
+		const char *name, *ne, *nl;
 		uint64_t addr = 0;
 		unsigned v;
 
-		if (!nl)
-			nl = end;
-		while ((v = hex1[(unsigned char)*p])) {
+		while (p < end && (v = hex1[(unsigned char)*p])) {
 			addr = addr << 4 | (v - 1);
 			p++;
 		}
-		/* p stops at the first non-hex byte: the NUL at the end at the latest */
-		if (nl - p < 4 || p[0] != ' ' || p[2] != ' ')
+		/* " T name" with a name of at least one byte, on this line */
+		if (end - p < 4 || p[0] != ' ' || p[1] == '\n' || p[2] != ' ' || p[3] == '\n')
 			goto next;
 		if (addr)
 			nonzero = true;
-		if (p[1] != 't' && p[1] != 'T' && p[1] != 'w' && p[1] != 'W')
+		if (p[1] != 't' && p[1] != 'T' && p[1] != 'w' && p[1] != 'W') {
+			p += 3;
 			goto next;
+		}
+		/* the name ends at a tab (a module name follows), a space or the line's end
+		 * (control characters end it too) */
 		name = p + 3;
-		for (ne = name; ne < nl && *ne != '\t' && *ne != ' '; ne++)
+		for (ne = name; ne < end && (unsigned char)*ne > ' '; ne++)
 			;
 		if (nr == cap) {
 			struct tally_symbol *ns = realloc(syms, cap * 2 * sizeof(*ns));
 
 			if (!ns) {
 				free(syms);
-				free(buf);
+				free(pool);
+				if (map != MAP_FAILED)
+					munmap(map, len);
 				return -ENOMEM;
 			}
 			syms = ns;
@@ -702,25 +732,37 @@ int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 		}
 		/* names are pool offsets until finish() turns them into pointers */
 		syms[nr++] = (struct tally_symbol){ .start = addr,
-						    .name = (const char *)(uintptr_t)(w - buf) };
+						    .name = (const char *)(uintptr_t)(w - pool) };
 		memmove(w, name, (size_t)(ne - name));
 		w += ne - name;
 		*w++ = 0;
+		p = ne;
 next:
-		p = nl + 1;
+		if (p < end && *p == '\n') {
+			p++;
+			continue;
+		}
+		nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
 	}
+	if (map != MAP_FAILED)
+		munmap(map, len);
 	if (!nonzero) {
 		free(syms);
-		free(buf);
+		free(pool);
 		return -EPERM;	/* kptr_restrict: every address reads as 0 */
 	}
 	tly_symtab__release(t);
 	t->syms = syms;
 	t->nr = t->cap = nr;
-	t->pool_len = t->pool_cap = (size_t)(w - buf);
-	t->pool = realloc(buf, t->pool_len ? t->pool_len : 1);
-	if (!t->pool)
-		t->pool = buf;
+	t->pool_len = t->pool_cap = (size_t)(w - pool);
+	t->pool = pool;
+	if (t->pool_len) {	/* give back the room the names did not need */
+		char *shrunk = realloc(t->pool, t->pool_len);
+
+		if (shrunk)
+			t->pool = shrunk;
+	}
 	/* kallsyms lists aliases in order; perf shows the last one of an address */
 	t->bind = malloc(nr ? nr : 1);
 	if (!t->bind) {
