@@ -310,6 +310,67 @@ static void pipe_attr136_and_ordering(void **state)
 	}
 }
 
+/* Rounds of several per-CPU runs, each in time order, with times repeated across runs:
+ * delivered in time order, equal times in the order the file has them. */
+struct seen_ips {
+	uint64_t ip[2048], time[2048];
+	unsigned n;
+};
+
+static int ips_cb(void *arg, const struct perf_event_header *hdr,
+		  const struct tally_record_ctx *ctx)
+{
+	struct seen_ips *s = arg;
+	(void)ctx;
+	if (hdr->type == PERF_RECORD_SAMPLE && s->n < 2048) {
+		memcpy(&s->ip[s->n], (const uint8_t *)hdr + 8, 8);
+		memcpy(&s->time[s->n], (const uint8_t *)hdr + 24, 8);
+		s->n++;
+	}
+	return 0;
+}
+
+static void ordering_runs_and_ties(void **state)
+{
+	static struct out o;
+	static struct seen_ips seen;
+	struct tally_data *d;
+	struct tally_data_error err;
+	unsigned seed = 12345, nr = 0;
+	(void)state;
+
+	pipe_start(&o, 128);
+	for (unsigned round = 0; round < 12; round++) {
+		unsigned runs = 1 + round % 4;
+
+		for (unsigned r = 0; r < runs; r++) {
+			/* one CPU's run: times in [100 round, 100 round + 150), ascending, with
+			 * repeats (a later round may reach below this one's newest, not below the
+			 * one before: the order comes out whole) */
+			uint64_t t = 100 * round;
+
+			for (unsigned k = 0; k < 25; k++) {
+				seed = seed * 1103515245 + 12345;
+				t += (seed >> 16) % 3 == 0 ? 0 : (seed >> 16) % 6;
+				if (t >= 100 * round + 150)
+					t = 100 * round + 149;
+				sample(&o, ++nr, t);
+			}
+		}
+		emit_hdr(&o, TALLY_RECORD_FINISHED_ROUND, 8);
+	}
+	assert_int_equal(tally_data__open_mem(&d, o.buf, o.len, &err), 0);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(tally_data__for_each(d, TALLY_DATA_ORDERED, ips_cb, &seen, &err), 0);
+	assert_int_equal(seen.n, nr);
+	for (unsigned i = 1; i < seen.n; i++) {
+		assert_true(seen.time[i - 1] <= seen.time[i]);
+		if (seen.time[i - 1] == seen.time[i])
+			assert_true(seen.ip[i - 1] < seen.ip[i]);
+	}
+	tally_data__delete(d);
+}
+
 static void compressed2(void **state)
 {
 	static struct out o, inner;
@@ -584,6 +645,7 @@ int main(void)
 		cmocka_unit_test(perf_files),
 		cmocka_unit_test(events_and_features),
 		cmocka_unit_test(pipe_attr136_and_ordering),
+		cmocka_unit_test(ordering_runs_and_ties),
 		cmocka_unit_test(compressed2),
 		cmocka_unit_test(compressed_big_ratio),
 		cmocka_unit_test(damage),

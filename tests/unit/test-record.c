@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -254,6 +255,81 @@ static void trailer_and_peek(void **state)
 	assert_int_equal(tally_record__peek_id(&l, &r.hdr, &id), -ENOENT);
 }
 
+/* tally_sample__check answers as tally_sample__parse would, for any layout and any
+ * record: random sample_types (fixed and variable fields), read formats and contents
+ * (counts small enough to fit sometimes), at every size. */
+static void check_agrees_with_parse(void **state)
+{
+	static const uint64_t bits[] = {
+		PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
+		PERF_SAMPLE_ADDR, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+		PERF_SAMPLE_PERIOD, PERF_SAMPLE_READ, PERF_SAMPLE_CALLCHAIN, PERF_SAMPLE_RAW,
+		PERF_SAMPLE_BRANCH_STACK, PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER,
+		PERF_SAMPLE_WEIGHT, PERF_SAMPLE_DATA_SRC, PERF_SAMPLE_TRANSACTION,
+		PERF_SAMPLE_REGS_INTR, PERF_SAMPLE_PHYS_ADDR, PERF_SAMPLE_CGROUP,
+		PERF_SAMPLE_DATA_PAGE_SIZE, PERF_SAMPLE_CODE_PAGE_SIZE, PERF_SAMPLE_AUX,
+		PERF_SAMPLE_WEIGHT_STRUCT,
+	};
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	unsigned agreed_ok = 0, agreed_bad = 0;
+	(void)state;
+
+	for (unsigned iter = 0; iter < 20000; iter++) {
+		struct perf_event_attr attr = { 0 };
+		struct tally_sample_layout l;
+		struct tally_sample s;
+		struct rec r;
+		size_t words;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		/* mostly the fixed fields and the call chain (the fast path), sometimes more */
+		for (size_t b = 0; b < sizeof(bits) / sizeof(bits[0]); b++) {
+			uint64_t x = seed >> (b % 48);
+			bool variable = bits[b] & (PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK |
+						   PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+						   PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX);
+			if ((x & (variable ? 15 : 1)) == 1)
+				attr.sample_type |= bits[b];
+		}
+		attr.read_format = (seed >> 50) & (PERF_FORMAT_TOTAL_TIME_ENABLED |
+						   PERF_FORMAT_TOTAL_TIME_RUNNING |
+						   PERF_FORMAT_ID | PERF_FORMAT_GROUP |
+						   PERF_FORMAT_LOST);
+		attr.sample_regs_user = 0x5;
+		attr.sample_regs_intr = 0x3;
+		tally_sample_layout__from_attr(&l, &attr);
+		rec_init(&r, PERF_RECORD_SAMPLE);
+		words = (seed >> 20) % 40;
+		for (size_t i = 0; i < words; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* small values: counts that may fit what follows */
+			put(&r, (seed >> 33) % 4 == 0 ? seed : (seed >> 40) % 12);
+		}
+		rec_done(&r);
+		/* every size up to the whole record, some not multiples of 8 */
+		for (uint16_t size = 0; size <= r.hdr.size; size += (uint16_t)(1 + (seed & 3))) {
+			struct perf_event_header h = r.hdr;
+			int want, got;
+
+			r.hdr.size = size;
+			want = tally_sample__parse(&l, &r.hdr, &s);
+			got = tally_sample__check(&l, &r.hdr);
+			r.hdr = h;
+			if (want != got)
+				fail_msg("sample_type %#llx read_format %#llx size %u: parse %d, check %d",
+					 (unsigned long long)attr.sample_type,
+					 (unsigned long long)attr.read_format, size, want, got);
+			if (want)
+				agreed_bad++;
+			else
+				agreed_ok++;
+		}
+	}
+	/* both answers came up often */
+	assert_true(agreed_ok > 10000);
+	assert_true(agreed_bad > 10000);
+}
+
 static void type_names(void **state)
 {
 	(void)state;
@@ -273,6 +349,7 @@ int main(void)
 		cmocka_unit_test(read_single_and_raw_padding),
 		cmocka_unit_test(trailer_and_peek),
 		cmocka_unit_test(type_names),
+		cmocka_unit_test(check_agrees_with_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
