@@ -1521,6 +1521,7 @@ int cmd_report(int argc, char **argv)
 	if (tally_data__nr_unknown_records(r.data))
 		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
 			 o.input, tally_data__nr_unknown_records(r.data));
+	report_kernel_symbols_note(r.session);
 	if (o.dump_raw || o.stats) {
 		print_stats(&r);
 		status = cli_finish_output(stdout, "the report");

@@ -718,6 +718,7 @@ int cmd_script(int argc, char **argv)
 	if (tally_data__nr_unknown_records(s.data))
 		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
 			 o.input, tally_data__nr_unknown_records(s.data));
+	report_kernel_symbols_note(s.session);
 	status = cli_finish_output(stdout, "the script output");
 out:
 	if (s.out)

@@ -269,35 +269,6 @@ void buildid_tracker__record(struct buildid_tracker *bt, const struct perf_event
 	}
 }
 
-/* The running kernel's build-id from the notes it exports. */
-static int kernel_build_id(uint8_t *id, size_t len)
-{
-	char *buf = NULL;
-	size_t n, off = 0;
-
-	if (tly_read_file_all("/sys/kernel/notes", &buf, &n))
-		return -ENOENT;
-	while (off + 12 <= n) {
-		uint32_t namesz, descsz, type;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		off += 12;
-		if (off + ((namesz + 3) & ~3u) + descsz > n)
-			break;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(buf + off, "GNU", 4) &&
-		    descsz <= len) {
-			memcpy(id, buf + off + 4, descsz);
-			free(buf);
-			return (int)descsz;
-		}
-		off += ((namesz + 3) & ~3u) + ((descsz + 3) & ~3u);
-	}
-	free(buf);
-	return -ENOENT;
-}
-
 int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w)
 {
 	uint8_t id[20];
@@ -305,7 +276,7 @@ int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w)
 	int n, err = 0;
 
 	if (bt->kernel_hit) {
-		n = kernel_build_id(id, sizeof(id));
+		n = tly_kernel_build_id("/sys/kernel/notes", id, sizeof(id));
 		if (n > 0)
 			err = tally_writer__add_build_id(w, -1, id, (size_t)n, "[kernel.kallsyms]", true);
 	}

@@ -31,60 +31,25 @@ int report_open(struct tally_data **d, const char *path, bool force)
 	return 1;
 }
 
-/* The [kernel.kallsyms] build-id of a BUILD_ID feature, as hex; false if absent. */
-static bool kernel_build_id(const void *buf, size_t len, char *hex, size_t hexlen)
-{
-	const unsigned char *p = buf, *end = p + len;
-
-	while ((size_t)(end - p) >= 8 + 4 + 24) {
-		struct perf_event_header h;
-		const unsigned char *id = p + 8 + 4;
-		size_t idlen = 20;
-
-		memcpy(&h, p, sizeof(h));
-		if (h.size < 8 + 4 + 24 || h.size > (size_t)(end - p))
-			break;
-		if (h.misc & (1 << 15))	/* PERF_RECORD_MISC_BUILD_ID_SIZE: size byte after 20 */
-			idlen = id[20] <= 20 ? id[20] : 20;
-		if (!strncmp((const char *)p + 8 + 4 + 24, "[kernel.kallsyms]",
-			     h.size - (8 + 4 + 24)) && idlen * 2 + 1 <= hexlen) {
-			for (size_t i = 0; i < idlen; i++)
-				snprintf(hex + 2 * i, 3, "%02x", id[i]);
-			return idlen > 0;
-		}
-		p += h.size;
-	}
-	return false;
-}
-
 int report_session_new(struct tally_session **s, struct tally_data *d,
 		       const struct tally_session_opts *opts)
 {
-	struct tally_session_opts o = *opts;
-	char hex[64], path[4096];
 	const void *buf = NULL;
 	size_t len = 0;
-	int ret;
+	int ret = tally_session__new(s, opts);
 
-	if (tally_data__feature(d, TALLY_FEAT_BUILD_ID, &buf, &len))
-		buf = NULL;
-	if (buf && !o.kallsyms && kernel_build_id(buf, len, hex, sizeof(hex))) {
-		const char *home = getenv("HOME");
-		const char *dir = o.buildid_dir;
-		char def[4096];
-
-		if (!dir && home) {
-			snprintf(def, sizeof(def), "%s/.debug", home);
-			dir = def;
-		}
-		if (dir && (size_t)snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms",
-					    dir, hex) < sizeof(path) && access(path, R_OK) == 0)
-			o.kallsyms = path;
-	}
-	ret = tally_session__new(s, &o);
-	if (ret == 0 && buf)
+	/* the dsos' build-ids, and the recording kernel's: where its symbols are */
+	if (ret == 0 && tally_data__feature(d, TALLY_FEAT_BUILD_ID, &buf, &len) == 0)
 		tally_session__add_build_ids(*s, buf, len);
 	return ret;
+}
+
+void report_kernel_symbols_note(struct tally_session *s)
+{
+	const char *why = s ? tally_session__kernel_symbols_problem(s) : NULL;
+
+	if (why)
+		cli_warn("no kernel symbols: %s", why);
 }
 
 #define RESOLVE_SLOTS 8192

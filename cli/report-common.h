@@ -16,13 +16,13 @@
 /* Open PATH (or "-" for a pipe); prints the error itself. 0 or nonzero exit status. */
 int report_open(struct tally_data **d, const char *path, bool force);
 
-/* Open the session for D with what the file knows: the dsos' build-ids (BUILD_ID
- * feature), and perf's cached copy of the recording kernel's kallsyms
- * (~/.debug/[kernel.kallsyms]/<build-id>/kallsyms) unless opts->kallsyms is set: reading
- * a plain file is much faster than /proc/kallsyms and right for files from another boot.
- * 0 or -errno. */
+/* Open the session for D with what the file knows: the dsos' build-ids and the
+ * recording kernel's (BUILD_ID feature), which decides where kernel symbols come from
+ * (see tally_session__new). 0 or -errno. */
 int report_session_new(struct tally_session **s, struct tally_data *d,
 		       const struct tally_session_opts *opts);
+/* After the records: if kernel addresses went without symbols, say why (one warning). */
+void report_kernel_symbols_note(struct tally_session *s);
 
 /* Resolved addresses of the recent past: samples repeat the same few ips and return
  * addresses, so a direct-mapped cache in front of tally_session__resolve saves most

@@ -79,10 +79,16 @@ struct tally_session {
 	struct maps kmaps;
 	struct tally_dso *kernel_dso;
 	struct build_id_entry *build_ids;
+	uint8_t kernel_bid[20];		/* the recording kernel's, from the BUILD_ID list */
+	size_t kernel_bid_len;
+	bool kallsyms_chosen;		/* s->kallsyms decided (NULL: no kernel symbols) */
 	bool kallsyms_loaded;
-	bool kallsyms_thread;		/* loading in the background since __new */
+	bool kallsyms_thread;		/* loading in the background since chosen */
+	bool kallsyms_needed;		/* a kernel address wanted a symbol */
+	int kallsyms_err;		/* what loading it gave */
+	char kallsyms_problem[4608];	/* why kernel symbols are missing ("": they are not) */
 	pthread_t kallsyms_tid;
-	struct tly_symtab ksyms;	/* /proc/kallsyms, shared by the kernel and modules */
+	struct tly_symtab ksyms;	/* kallsyms, shared by the kernel and modules */
 };
 
 static size_t hash_u(uint64_t v)
@@ -98,12 +104,71 @@ static size_t hash_s(const char *s)
 	return (size_t)(h >> 20) & (NBUCKETS - 1);
 }
 
-/* Touches only s->ksyms and reads s->kallsyms, which nothing else uses until joined. */
+/* Touches only s->ksyms and s->kallsyms_err and reads s->kallsyms, which nothing else
+ * uses until joined. */
 static void *kallsyms_thread_fn(void *arg)
 {
 	struct tally_session *s = arg;
-	tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
+	s->kallsyms_err = tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
 	return NULL;
+}
+
+static void hex(char *out, const uint8_t *id, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+	out[2 * len] = 0;
+}
+
+/*
+ * Where kernel symbols come from, decided as perf does. The file's BUILD_ID list names
+ * the kernel it was recorded on: perf's build-id cache may hold that kernel's kallsyms
+ * (perf record copies it there; being a plain file it also reads much faster than
+ * /proc), and /proc/kallsyms is right only when this machine runs that same kernel.
+ * Without a build-id there is nothing to check and /proc/kallsyms it is. Nearly every
+ * profile has kernel samples and loading takes a while: it starts on a thread of its own
+ * as soon as the source is known, while the records are read.
+ */
+static void kallsyms_choose(struct tally_session *s)
+{
+	char path[4096], want[41], have[41];
+	uint8_t run[20];
+	int n;
+
+	if (s->kallsyms_chosen)
+		return;
+	s->kallsyms_chosen = true;
+	if (s->opts.no_symbols)
+		return;
+	if (s->opts.kallsyms) {
+		s->kallsyms = strdup(s->opts.kallsyms);
+	} else if (!s->kernel_bid_len) {
+		s->kallsyms = strdup("/proc/kallsyms");
+	} else {
+		hex(want, s->kernel_bid, s->kernel_bid_len);
+		snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->buildid_dir, want);
+		n = tly_kernel_build_id("/sys/kernel/notes", run, sizeof(run));
+		if (access(path, R_OK) == 0) {
+			s->kallsyms = strdup(path);
+		} else if (n <= 0 || ((size_t)n == s->kernel_bid_len &&
+					!memcmp(run, s->kernel_bid, (size_t)n))) {
+			s->kallsyms = strdup("/proc/kallsyms");
+		} else {
+			hex(have, run, (size_t)n);
+			snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
+				 "the file was recorded on kernel build-id %s, this machine runs %s, "
+				 "and %s does not exist: kernel addresses are left unresolved (copy "
+				 "that directory from the recording machine, or pass --kallsyms FILE)",
+				 want, have, path);
+			return;
+		}
+	}
+	if (!s->kallsyms) {
+		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem), "out of memory");
+		return;
+	}
+	if (pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread_fn, s) == 0)
+		s->kallsyms_thread = true;
 }
 
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts)
@@ -118,20 +183,19 @@ int tally_session__new(struct tally_session **out, const struct tally_session_op
 	if (opts)
 		s->opts = *opts;
 	snprintf(buf, sizeof(buf), "%s/.debug", home ? home : "/root");
-	s->kallsyms = strdup(s->opts.kallsyms ? s->opts.kallsyms : "/proc/kallsyms");
 	s->symfs = s->opts.symfs ? strdup(s->opts.symfs) : NULL;
 	s->buildid_dir = strdup(s->opts.buildid_dir ? s->opts.buildid_dir : buf);
-	if (!s->kallsyms || !s->buildid_dir || (s->opts.symfs && !s->symfs)) {
+	if (!s->buildid_dir || (s->opts.symfs && !s->symfs)) {
 		tally_session__delete(s);
 		return -ENOMEM;
 	}
-	/* Nearly every profile has kernel samples, and /proc/kallsyms takes a while to
-	 * produce and parse: load it on another thread while the records are read. */
-	if (!s->opts.no_symbols &&
-	    pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread_fn, s) == 0)
-		s->kallsyms_thread = true;
 	*out = s;
 	return 0;
+}
+
+const char *tally_session__kernel_symbols_problem(const struct tally_session *s)
+{
+	return s->kallsyms_needed && s->kallsyms_problem[0] ? s->kallsyms_problem : NULL;
 }
 
 void tally_session__delete(struct tally_session *s)
@@ -214,13 +278,6 @@ static struct tally_dso *dso_findnew(struct tally_session *s, const char *name)
 	d->all_next = s->all_dsos;
 	s->all_dsos = d;
 	return d;
-}
-
-static void hex(char *out, const uint8_t *id, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-	out[2 * len] = 0;
 }
 
 static bool file_matches(const char *path, const struct tally_dso *d)
@@ -620,6 +677,9 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 	const char *end = (const char *)hdr + hdr->size;
 	uint32_t u[4];
 
+	if (!s->kallsyms_chosen)
+		kallsyms_choose(s);	/* no BUILD_ID list came first: decide now */
+
 	switch (hdr->type) {
 	case PERF_RECORD_COMM: {
 		if (hdr->size < 16)
@@ -758,6 +818,10 @@ int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_
 		memcpy(b->id, p + 12, b->len);
 		b->next = s->build_ids;
 		s->build_ids = b;
+		if (!strcmp(b->name, "[kernel.kallsyms]") && b->len) {
+			memcpy(s->kernel_bid, b->id, b->len);
+			s->kernel_bid_len = b->len;
+		}
 		/* dsos already made from MMAP records before the ids were known */
 		struct tally_dso *d;
 		for (d = s->dsos[hash_s(b->name)]; d; d = d->next) {
@@ -768,6 +832,7 @@ int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_
 		}
 		p += h.size;
 	}
+	kallsyms_choose(s);
 	return 0;
 }
 
@@ -775,16 +840,24 @@ int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_
 
 static void kallsyms_load(struct tally_session *s)
 {
+	s->kallsyms_needed = true;
 	if (s->kallsyms_loaded)
 		return;
+	kallsyms_choose(s);
 	s->kallsyms_loaded = true;
 	if (s->kallsyms_thread) {
 		pthread_join(s->kallsyms_tid, NULL);
 		s->kallsyms_thread = false;
-		return;
+	} else if (s->kallsyms) {
+		s->kallsyms_err = tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
 	}
-	if (!s->opts.no_symbols)
-		tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
+	if (s->kallsyms && s->kallsyms_err == -EPERM)
+		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
+			 "%s hides kernel addresses (kptr_restrict): run as root, or set "
+			 "/proc/sys/kernel/kptr_restrict to 0", s->kallsyms);
+	else if (s->kallsyms && s->kallsyms_err)
+		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem), "%s: %s", s->kallsyms,
+			 strerror(-s->kallsyms_err));
 }
 
 int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "internal/symbols.h"
+#include "internal/util.h"
 
 void tly_symtab__release(struct tly_symtab *t)
 {
@@ -585,6 +586,34 @@ int tly_elf_build_id(const char *path, uint8_t *id, size_t len)
 	elf_end(e);
 	close(fd);
 	return ret;
+}
+
+int tly_kernel_build_id(const char *notes, uint8_t *id, size_t len)
+{
+	char *buf = NULL;
+	size_t n, off = 0;
+
+	if (tly_read_file_all(notes, &buf, &n))
+		return -ENOENT;
+	while (off + 12 <= n) {
+		uint32_t namesz, descsz, type;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		off += 12;
+		if (namesz > n || descsz > n || off + ((namesz + 3) & ~3u) + descsz > n)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(buf + off, "GNU", 4) &&
+		    descsz <= len) {
+			memcpy(id, buf + off + 4, descsz);
+			free(buf);
+			return (int)descsz;
+		}
+		off += ((namesz + 3) & ~3u) + ((descsz + 3) & ~3u);
+	}
+	free(buf);
+	return -ENOENT;
 }
 
 /* hex digit value + 1 (0: not a hex digit) */

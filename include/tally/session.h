@@ -55,8 +55,12 @@ struct tally_session_opts {
 	bool no_symbols;	/* resolve maps/dsos only */
 };
 
-/* Unless opts->no_symbols, starts loading kallsyms on a thread of its own, joined on
- * the first kernel lookup (or by __delete). */
+/* Kernel symbols: opts->kallsyms if set; else, when the file's BUILD_ID list (see
+ * __add_build_ids) names the recording kernel, perf's build-id cache copy of its kallsyms
+ * ($buildid_dir/[kernel.kallsyms]/<id>/kallsyms) or /proc/kallsyms if this machine runs
+ * that kernel, and none otherwise (as perf); /proc/kallsyms for files without a
+ * build-id. Unless opts->no_symbols, they load on a thread of their own from the first
+ * __add_build_ids or __process call, joined on the first kernel lookup (or by __delete). */
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts);
 void tally_session__delete(struct tally_session *s);
 
@@ -67,6 +71,12 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 /* Give dsos the build-ids of a BUILD_ID header feature (tally_data__feature(d,
  * TALLY_FEAT_BUILD_ID, …)); call before processing records. 0 or -errno. */
 int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len);
+
+/* Why kernel addresses went without symbols, once a kernel lookup wanted them: a
+ * sentence for the user (another kernel's file with no kallsyms copy at hand, addresses
+ * hidden by kptr_restrict, an unreadable --kallsyms file); NULL when kernel symbols were
+ * there or never needed. */
+const char *tally_session__kernel_symbols_problem(const struct tally_session *s);
 
 /* The thread for pid/tid, created if new. A thread with no COMM yet is named ":TID"
  * like perf; tid 0 is "swapper". */

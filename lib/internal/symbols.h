@@ -37,6 +37,9 @@ int tly_symtab__load_elf(struct tly_symtab *t, const char *path, const char *deb
 int tly_symtab__load_elf_mem(struct tly_symtab *t, const void *buf, size_t len);
 int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path);
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path);
+/* The running kernel's build-id from the notes it exports (notes: normally
+ * "/sys/kernel/notes"): bytes written to id (up to len), or -ENOENT. */
+int tly_kernel_build_id(const char *notes, uint8_t *id, size_t len);
 /* Build-id note of an ELF file: bytes written to id (up to 20), or -errno. */
 int tly_elf_build_id(const char *path, uint8_t *id, size_t len);
 

@@ -418,6 +418,118 @@ static int strp_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A BUILD_ID feature with one entry: the recording kernel's id. */
+static size_t kernel_bid_feature(uint8_t *feat, const uint8_t *id, size_t len)
+{
+	struct perf_event_header bh = { .type = 67, .misc = 0, .size = 8 + 4 + 24 + 24 };
+
+	memset(feat, 0, bh.size);
+	memcpy(feat, &bh, 8);
+	memcpy(feat + 12, id, len);
+	strcpy((char *)feat + 36, "[kernel.kallsyms]");
+	return bh.size;
+}
+
+/* resolve a kernel address in a session made with o and the kernel id (NULL: none);
+ * returns the symbol's name or NULL */
+static const char *kernel_sym(const struct tally_session_opts *o, const uint8_t *id,
+			      uint64_t addr, char *problem, size_t plen)
+{
+	static char name[256];
+	struct tally_session *s;
+	struct tally_addr_loc loc;
+	uint8_t feat[128];
+	const char *why, *ret = NULL;
+
+	assert_int_equal(tally_session__new(&s, o), 0);
+	if (id)
+		assert_int_equal(tally_session__add_build_ids(s, feat,
+							     kernel_bid_feature(feat, id, 20)), 0);
+	assert_null(tally_session__kernel_symbols_problem(s));	/* nothing looked up yet */
+	tally_session__resolve(s, 1, 1, PERF_RECORD_MISC_KERNEL, addr, &loc);
+	if (loc.sym && loc.sym->name) {
+		snprintf(name, sizeof(name), "%s", loc.sym->name);
+		ret = name;
+	}
+	why = tally_session__kernel_symbols_problem(s);
+	snprintf(problem, plen, "%s", why ? why : "");
+	tally_session__delete(s);
+	return ret;
+}
+
+/* Where kernel symbols come from: perf's rules (the recording kernel's build-id decides
+ * between perf's build-id cache, /proc/kallsyms and nothing), and why, when none. */
+static void kernel_symbols_source(void **state)
+{
+	char dir[] = "/tmp/tally-ksyms.XXXXXX", path[4300], hexid[41], problem[4608];
+	uint8_t other[20], running[20];
+	struct tally_session_opts o = { 0 };
+	int nrun = tly_kernel_build_id("/sys/kernel/notes", running, sizeof(running));
+	FILE *f;
+	(void)state;
+
+	for (int i = 0; i < 20; i++)
+		other[i] = (uint8_t)(0xa0 + i);
+	if (nrun == 20 && !memcmp(running, other, 20))
+		other[0] ^= 1;
+	for (int i = 0; i < 20; i++)
+		sprintf(hexid + 2 * i, "%02x", other[i]);
+	assert_non_null(mkdtemp(dir));
+	o.buildid_dir = dir;
+
+	/* another kernel's file, no copy of its kallsyms: no symbols, and a reason */
+	if (nrun > 0) {
+		assert_null(kernel_sym(&o, other, 0xffffffff81000010ull, problem, sizeof(problem)));
+		assert_non_null(strstr(problem, "recorded on kernel build-id"));
+		assert_non_null(strstr(problem, hexid));
+	}
+
+	/* perf's build-id cache has it: its symbols */
+	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s", dir, hexid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", dir, hexid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T recorded_kernel_fn\nffffffff81000100 t next_fn\t[mod]\n", f);
+	fclose(f);
+	assert_string_equal(kernel_sym(&o, other, 0xffffffff81000010ull, problem,
+				       sizeof(problem)), "recorded_kernel_fn");
+	assert_string_equal(problem, "");
+	assert_string_equal(kernel_sym(&o, other, 0xffffffff81000110ull, problem,
+				       sizeof(problem)), "next_fn");
+
+	/* --kallsyms wins, and its troubles are told */
+	o.kallsyms = "/nonexistent/kallsyms";
+	assert_null(kernel_sym(&o, other, 0xffffffff81000010ull, problem, sizeof(problem)));
+	assert_non_null(strstr(problem, "/nonexistent/kallsyms"));
+	snprintf(path, sizeof(path), "%s/zeros", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0000000000000000 T hidden_fn\n0000000000000000 T other_fn\n", f);
+	fclose(f);
+	o.kallsyms = path;
+	assert_null(kernel_sym(&o, NULL, 0xffffffff81000010ull, problem, sizeof(problem)));
+	assert_non_null(strstr(problem, "kptr_restrict"));
+
+	/* this machine's own kernel, no copy: /proc/kallsyms (never "another kernel") */
+	o.kallsyms = NULL;
+	if (nrun > 0) {
+		uint8_t id[20] = { 0 };
+
+		memcpy(id, running, (size_t)nrun);
+		kernel_sym(&o, id, 0xffffffff81000010ull, problem, sizeof(problem));
+		assert_null(strstr(problem, "recorded on kernel build-id"));
+	}
+	/* no build-id at all: /proc/kallsyms as well */
+	kernel_sym(&o, NULL, 0xffffffff81000010ull, problem, sizeof(problem));
+	assert_null(strstr(problem, "recorded on kernel build-id"));
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
 /* "count comm dso [x] sym" lines, sorted. */
 static void hist_count(struct hist *h, struct hist *out)
 {
@@ -573,6 +685,7 @@ int main(void)
 		cmocka_unit_test(maps_and_overlaps),
 		cmocka_unit_test(real_elf_and_jit),
 		cmocka_unit_test(buildid_cache),
+		cmocka_unit_test(kernel_symbols_source),
 		cmocka_unit_test(perf_report_oracle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
