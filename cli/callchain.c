@@ -13,6 +13,7 @@
 #include <tally/session.h>
 
 #include "callchain.h"
+#include "fmt.h"
 
 struct cc_block {
 	struct cc_block *next;
@@ -497,22 +498,22 @@ struct printer {
 
 static void margin(struct printer *p, int left)
 {
-	fprintf(p->fp, "            %*s", left, "");
+	fmt_spaces(p->fp, 12 + (size_t)(left > 0 ? left : 0));
 }
 
 static void print_value(struct printer *p, uint64_t v, uint64_t total)
 {
 	double pct = total ? 100.0 * (double)v / (double)total : 0.0;
 
-	fprintf(p->fp, "%.2f%%", pct);
+	fmt_pct(p->fp, pct, 0);
 }
 
 static void graph_line(struct printer *p, int depth, unsigned long mask, int left)
 {
 	margin(p, left);
 	for (int i = 0; i < depth; i++)
-		fputs(mask & (1ul << i) ? "|          " : "           ", p->fp);
-	fputc('\n', p->fp);
+		fwrite_unlocked(mask & (1ul << i) ? "|          " : "           ", 1, 11, p->fp);
+	fputc_unlocked('\n', p->fp);
 }
 
 static void graph_frame(struct printer *p, uint64_t value, const char *name, int depth,
@@ -520,17 +521,17 @@ static void graph_frame(struct printer *p, uint64_t value, const char *name, int
 {
 	margin(p, left);
 	for (int i = 0; i < depth; i++) {
-		fputc(mask & (1ul << i) ? '|' : ' ', p->fp);
+		fputc_unlocked(mask & (1ul << i) ? '|' : ' ', p->fp);
 		if (!period && i == depth - 1) {
-			fputs("--", p->fp);
+			fwrite_unlocked("--", 1, 2, p->fp);
 			print_value(p, value, total);
-			fputs("--", p->fp);
+			fwrite_unlocked("--", 1, 2, p->fp);
 		} else {
-			fputs("          ", p->fp);
+			fwrite_unlocked("          ", 1, 10, p->fp);
 		}
 	}
-	fputs(name, p->fp);
-	fputc('\n', p->fp);
+	fmt_puts(p->fp, name);
+	fputc_unlocked('\n', p->fp);
 }
 
 static uint64_t min_hit_for(const struct printer *p, uint64_t total)
@@ -619,7 +620,8 @@ static void print_graph(struct printer *p, struct cc_node *root)
 				} else {
 					margin(p, left);
 				}
-				fprintf(p->fp, "%s\n", cc_frame_name(&n->f, buf, sizeof(buf)));
+				fmt_puts(p->fp, cc_frame_name(&n->f, buf, sizeof(buf)));
+				fputc_unlocked('\n', p->fp);
 				printed_any = true;
 			}
 			if (n == runs[0].end)

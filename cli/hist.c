@@ -9,6 +9,7 @@
 
 #include <tally/session.h>
 
+#include "fmt.h"
 #include "hist.h"
 
 static const struct {
@@ -275,8 +276,8 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 
 	for (size_t i = 0; i < h->nr_keys; i++) {
 		switch (h->keys[i]) {
-		case HC_COMM:
-			if ((c = strcmp(a->comm, b->comm)))
+		case HC_COMM:	/* interned: equal strings are one pointer */
+			if (a->comm != b->comm && (c = strcmp(a->comm, b->comm)))
 				return c;
 			break;
 		case HC_PID:
@@ -287,7 +288,7 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 			/* perf: rows outside any dso ([unknown]) after the others */
 			if (!a->dso != !b->dso)
 				return a->dso ? -1 : 1;
-			if ((c = strcmp(a->dso_name, b->dso_name)))
+			if (a->dso_key != b->dso_key && (c = strcmp(a->dso_name, b->dso_name)))
 				return c;
 			break;
 		case HC_SYM: {
@@ -320,8 +321,8 @@ static int collapse_cmp(const struct hists *h, const struct hist_entry *a,
 
 	for (size_t i = 0; i < h->nr_keys; i++) {
 		switch (h->keys[i]) {
-		case HC_COMM:
-			if ((c = strcmp(a->comm, b->comm)))
+		case HC_COMM:	/* interned: equal strings are one pointer */
+			if (a->comm != b->comm && (c = strcmp(a->comm, b->comm)))
 				return c;
 			break;
 		case HC_PID:
@@ -332,7 +333,7 @@ static int collapse_cmp(const struct hists *h, const struct hist_entry *a,
 			/* perf: rows outside any dso ([unknown]) after the others */
 			if (!a->dso != !b->dso)
 				return a->dso ? -1 : 1;
-			if ((c = strcmp(a->dso_name, b->dso_name)))
+			if (a->dso_key != b->dso_key && (c = strcmp(a->dso_name, b->dso_name)))
 				return c;
 			break;
 		case HC_SYM:
@@ -664,16 +665,16 @@ static void print_value_cell(FILE *fp, const struct hists *h, const struct hist_
 
 		switch (c) {
 		case HC_OVERHEAD:
-			fprintf(fp, "%7.2f%%", pct(m ? m->period : 0, t));
+			fmt_pct(fp, pct(m ? m->period : 0, t), 7);
 			break;
 		case HC_CHILDREN:
-			fprintf(fp, "%7.2f%%", pct(m ? m->period_acc : 0, t));
+			fmt_pct(fp, pct(m ? m->period_acc : 0, t), 7);
 			break;
 		case HC_SAMPLE:
-			fprintf(fp, "%12" PRIu64, m ? m->nr_samples : 0);
+			fmt_u64_pad(fp, m ? m->nr_samples : 0, 12);
 			break;
 		case HC_PERIOD:
-			fprintf(fp, "%12" PRIu64, m ? m->period : 0);
+			fmt_u64_pad(fp, m ? m->period : 0, 12);
 			break;
 		default:
 			break;
@@ -686,37 +687,42 @@ static void print_cell(FILE *fp, const struct hist_entry *e, enum hist_col c, in
 {
 	switch (c) {
 	case HC_OVERHEAD:
-		fprintf(fp, "%*.2f%%", w - 1, pct(e->period, total));
+		fmt_pct(fp, pct(e->period, total), w - 1);
 		break;
 	case HC_CHILDREN:
-		fprintf(fp, "%*.2f%%", w - 1, pct(e->period_acc, total));
+		fmt_pct(fp, pct(e->period_acc, total), w - 1);
 		break;
 	case HC_SAMPLE:
-		fprintf(fp, "%*" PRIu64, w, e->nr_samples);
+		fmt_u64_pad(fp, e->nr_samples, w);
 		break;
 	case HC_PERIOD:
-		fprintf(fp, "%*" PRIu64, w, e->period);
+		fmt_u64_pad(fp, e->period, w);
 		break;
 	case HC_COMM:
 		/* as perf: the width comes from the threads' current comms (cell_len), so
 		 * an entry's older comm ("perf-exec" before the exec) is cut to it */
-		fprintf(fp, "%-*.*s", w, w, e->comm);
+		fmt_str_left(fp, e->comm, (size_t)w, (size_t)w);
 		break;
 	case HC_PID:
 		fprintf(fp, "%7d:%-*s", e->tid, w - 8, thread_comm(e));
 		break;
 	case HC_DSO:
-		fprintf(fp, "%-*s", w, e->dso_name);
+		fmt_str_left(fp, e->dso_name, (size_t)w, 0);
 		break;
 	case HC_SYM: {
 		int n;
 
-		if (sym_name(e))
-			n = fprintf(fp, "[%c] %s", e->level, sym_name(e));
-		else
+		if (sym_name(e)) {
+			const char lv[4] = { '[', e->level, ']', ' ' };
+
+			fwrite_unlocked(lv, 1, 4, fp);
+			fmt_puts(fp, sym_name(e));
+			n = 4 + (int)strlen(sym_name(e));
+		} else {
 			n = fprintf(fp, "[%c] %-#.*" PRIx64, e->level, 16, e->ip);
+		}
 		if (!last && n < w)
-			fprintf(fp, "%*s", w - n, "");
+			fmt_spaces(fp, (size_t)(w - n));
 		break;
 	}
 	case HC_CPU:

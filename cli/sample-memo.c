@@ -63,7 +63,7 @@ static bool key_eq(struct sample_memo_ent *e, const struct sample_key *k, uint64
 	return e->hash == hash && e->ip == k->ip && e->pid == k->pid && e->tid == k->tid &&
 	       e->nr_chain == k->nr_chain && e->cpu == k->cpu && e->evidx == k->evidx &&
 	       e->cpumode == k->cpumode &&
-	       !memcmp(e + 1, k->chain, k->nr_chain * sizeof(uint64_t));
+	       (!k->nr_chain || !memcmp(e + 1, k->chain, k->nr_chain * sizeof(uint64_t)));
 }
 
 static bool is_kernel(uint8_t cpumode)
@@ -146,9 +146,13 @@ struct sample_memo_ent *sample_memo__add(struct sample_memo *m, struct resolve_c
 {
 	size_t words = ENT_WORDS + k->nr_chain + nr_words;
 	struct sample_memo_ent *e;
-	uint32_t mask, i;
+	uint32_t mask, i, valid_from;
+	int32_t key;
 
 	if (m->off || k->nr_chain > UINT16_MAX || words > SAMPLE_MEMO_MAX_WORDS)
+		return NULL;
+	/* the cache's clock starts with its first use: date the entry on it */
+	if (resolve_cache__valid_from(c, k->pid, PERF_RECORD_MISC_USER, &key, &valid_from))
 		return NULL;
 	if (m->nr + words > SAMPLE_MEMO_MAX_WORDS)
 		reset(m);	/* full: start over with what comes next */
@@ -191,7 +195,8 @@ struct sample_memo_ent *sample_memo__add(struct sample_memo *m, struct resolve_c
 	for (size_t j = 0; j < k->nr_chain && !(e->flags & SAMPLE_MEMO_KERNEL); j++)
 		if (k->chain[j] == PERF_CONTEXT_KERNEL || k->chain[j] == PERF_CONTEXT_GUEST_KERNEL)
 			e->flags |= SAMPLE_MEMO_KERNEL;
-	memcpy(e + 1, k->chain, k->nr_chain * sizeof(uint64_t));
+	if (k->nr_chain)
+		memcpy(e + 1, k->chain, k->nr_chain * sizeof(uint64_t));
 	return e;
 }
 

@@ -74,6 +74,8 @@ static inline void *sample_memo_ent_payload(struct sample_memo_ent *e)
 	return (uint64_t *)(e + 1) + e->nr_chain;
 }
 
+/* The key's hash (never 0), as sample_memo__get computes it. */
+uint64_t sample_key_hash(const struct sample_key *k);
 /* The entry for k still valid under the resolve cache c (counted as a hit), or NULL
  * (a miss: the caller resolves the sample and may sample_memo__add its answer). */
 struct sample_memo_ent *sample_memo__get(struct sample_memo *m, struct resolve_cache *c,
