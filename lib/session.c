@@ -34,6 +34,8 @@ struct tally_dso {
 
 struct tally_map {
 	uint64_t start, end, pgoff;
+	uint64_t rec_end;		/* the end its record gave (the kernel's map reaches
+					 * further when kernel symbols cover the rest) */
 	struct tally_dso *dso;
 	struct tally_map *all_next;	/* every map ever made, freed with the session */
 };
@@ -484,6 +486,7 @@ static struct tally_map *map_new(struct tally_session *s, uint64_t start, uint64
 		return NULL;
 	m->start = start;
 	m->end = start + len < start ? UINT64_MAX : start + len;
+	m->rec_end = m->end;
 	m->pgoff = pgoff;
 	m->dso = dso;
 	m->all_next = s->all_maps;
@@ -600,6 +603,7 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 	if (kernel && (int32_t)pid == -1) {
 		const char *dname = name;
 		bool is_kernel = !strncmp(name, "[kernel.kallsyms]", 17) || !strncmp(name, "[guest.kernel", 13);
+		uint64_t rec_end = 0;
 		char mod[256];
 		if (is_kernel) {
 			dname = "[kernel.kallsyms]";
@@ -627,6 +631,8 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 			 * the MMAP covers _text.._etext, but .init.text and others follow. */
 			s->kernel_dso = dso;
 			uint64_t end = UINT64_MAX;
+
+			rec_end = start + len < start ? UINT64_MAX : start + len;
 			for (size_t i = 0; i < s->kmaps.nr; i++) {
 				if (s->kmaps.v[i]->start > start) {
 					end = s->kmaps.v[i]->start;
@@ -643,6 +649,8 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 		m = map_new(s, start, len, start, dso);
 		if (!m)
 			return -ENOMEM;
+		if (is_kernel && rec_end < m->end)
+			m->rec_end = rec_end;
 		return maps_insert(&s->kmaps, m, s);
 	}
 
@@ -888,6 +896,13 @@ int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_
 		}
 	} else if (cpumode == PERF_RECORD_MISC_USER || cpumode == PERF_RECORD_MISC_GUEST_USER) {
 		m = maps_find(&loc->thread->proc->maps, ip);
+	}
+	if (m && ip >= m->rec_end && m->dso == s->kernel_dso && !s->opts.no_symbols) {
+		/* past what the kernel's MMAP covered: the kernel's only if its symbols are
+		 * there to cover it (perf widens the map with them, not without) */
+		kallsyms_load(s);
+		if (!s->ksyms.nr)
+			m = NULL;
 	}
 	if (m) {
 		loc->map = m;

@@ -457,6 +457,28 @@ static const char *kernel_sym(const struct tally_session_opts *o, const uint8_t 
 	return ret;
 }
 
+/* Does an address past the kernel MMAP's end (.init.text and the like) land in the
+ * kernel? */
+static bool kernel_beyond_etext(const struct tally_session_opts *o, const uint8_t *id)
+{
+	struct tally_session *s;
+	struct tally_addr_loc loc;
+	uint8_t feat[128];
+	bool in_kernel;
+
+	assert_int_equal(tally_session__new(&s, o), 0);
+	assert_int_equal(tally_session__add_build_ids(s, feat, kernel_bid_feature(feat, id, 20)), 0);
+	assert_int_equal(tally_session__process(s, mmap2_rec(UINT32_MAX, 0xffffffff81000000ULL,
+				0x100, 0xffffffff81000000ULL, "[kernel.kallsyms]_text",
+				PERF_RECORD_MISC_KERNEL)), 0);
+	tally_session__resolve(s, 1, 1, PERF_RECORD_MISC_KERNEL, 0xffffffff81000010ULL, &loc);
+	assert_non_null(loc.dso);
+	tally_session__resolve(s, 1, 1, PERF_RECORD_MISC_KERNEL, 0xffffffff81000110ULL, &loc);
+	in_kernel = loc.dso != NULL;
+	tally_session__delete(s);
+	return in_kernel;
+}
+
 /* Where kernel symbols come from: perf's rules (the recording kernel's build-id decides
  * between perf's build-id cache, /proc/kallsyms and nothing), and why, when none. */
 static void kernel_symbols_source(void **state)
@@ -484,6 +506,11 @@ static void kernel_symbols_source(void **state)
 		assert_non_null(strstr(problem, hexid));
 	}
 
+	/* without them, the kernel's map is only what its MMAP covered (perf widens it to
+	 * the first module with symbols, not without) */
+	if (nrun > 0)
+		assert_false(kernel_beyond_etext(&o, other));
+
 	/* perf's build-id cache has it: its symbols */
 	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
@@ -499,6 +526,7 @@ static void kernel_symbols_source(void **state)
 	assert_string_equal(problem, "");
 	assert_string_equal(kernel_sym(&o, other, 0xffffffff81000110ull, problem,
 				       sizeof(problem)), "next_fn");
+	assert_true(kernel_beyond_etext(&o, other));
 
 	/* --kallsyms wins, and its troubles are told */
 	o.kallsyms = "/nonexistent/kallsyms";
