@@ -938,6 +938,8 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 			memcpy(&lost, hdr + 1, sizeof(lost));
 			r->lost_samples += lost;
 		}
+		if (r->o->dump_raw || r->o->stats)
+			return 0;	/* counted and shown: no threads, maps or symbols */
 		resolve_cache__note(&r->frames.cache, hdr);
 		return tally_session__process(r->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
@@ -946,7 +948,7 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	if (evidx < 0 || (size_t)evidx >= r->nr_ev)
 		return 0;
 	r->ev[evidx].nr_samples_seen++;
-	if (r->o->dump_raw)
+	if (r->o->dump_raw || r->o->stats)
 		return 0;
 	return add_sample(r, evidx, hdr);
 }
