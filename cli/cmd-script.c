@@ -284,25 +284,33 @@ static void out_flush(struct out *o)
 	o->flushes++;
 }
 
-static void out_mem(struct out *o, const char *s, size_t n)
+static void out_mem_slow(struct out *o, const char *s, size_t n)
+{
+	out_flush(o);
+	if (n > sizeof(o->buf) / 2) {
+		fwrite(s, 1, n, o->fp);
+		return;
+	}
+	memcpy(o->buf, s, n);
+	o->len = n;
+}
+
+static inline void out_mem(struct out *o, const char *s, size_t n)
 {
 	if (o->len + n > sizeof(o->buf)) {
-		out_flush(o);
-		if (n > sizeof(o->buf) / 2) {
-			fwrite(s, 1, n, o->fp);
-			return;
-		}
+		out_mem_slow(o, s, n);
+		return;
 	}
 	memcpy(o->buf + o->len, s, n);
 	o->len += n;
 }
 
-static void out_str(struct out *o, const char *s)
+static inline void out_str(struct out *o, const char *s)
 {
 	out_mem(o, s, strlen(s));
 }
 
-static void out_ch(struct out *o, char c)
+static inline void out_ch(struct out *o, char c)
 {
 	if (o->len + 1 > sizeof(o->buf))
 		out_flush(o);
@@ -331,24 +339,47 @@ static void out_pad(struct out *o, const char *s, size_t width, bool right)
 		out_fill(o, ' ', width - n);
 }
 
+static const char digits2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* v in base 10 into the end of t (24 bytes); returns where the digits start */
+static inline char *dec(char *t, uint64_t v)
+{
+	char *p = t + 24;
+
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, digits2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digits2 + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return p;
+}
+
 /* unsigned in base 10 or 16, at least width chars, padded with pad on the left */
 static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char pad)
 {
-	char t[24];
-	size_t n = 0;
+	char t[24], *s;
+	size_t n;
 	char *p;
 
 	if (base == 16) {
+		s = t + 24;
 		do {
-			t[n++] = "0123456789abcdef"[v & 15];
+			*--s = "0123456789abcdef"[v & 15];
 			v >>= 4;
 		} while (v);
 	} else {
-		do {
-			t[n++] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
+		s = dec(t, v);
 	}
+	n = (size_t)(t + 24 - s);
 	if (width > 64)
 		width = 64;
 	if (o->len + n + width > sizeof(o->buf))
@@ -356,26 +387,21 @@ static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char
 	p = o->buf + o->len;
 	for (size_t i = n; i < width; i++)
 		*p++ = pad;
-	while (n)
-		*p++ = t[--n];
-	o->len = (size_t)(p - o->buf);
+	memcpy(p, s, n);
+	o->len = (size_t)(p + n - o->buf);
 }
 
 /* "%5d" / "%-5d" of a signed int */
 static void out_int(struct out *o, int v, size_t width, bool left)
 {
-	char t[16], *p = t + sizeof(t);
+	char t[25], *p;
 	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
 	size_t n;
 
-	*--p = 0;
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
+	p = dec(t, u);
 	if (v < 0)
 		*--p = '-';
-	n = (size_t)(t + sizeof(t) - 1 - p);
+	n = (size_t)(t + 24 - p);
 	if (!left && n < width)
 		out_fill(o, ' ', width - n);
 	out_mem(o, p, n);
