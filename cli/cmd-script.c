@@ -510,8 +510,12 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 	return 0;
 }
 
-/* Most chain blocks are ones printed before: same thread, same addresses. */
+/* Most chain blocks are ones printed before: same thread, same addresses. The memo
+ * saves the frame-by-frame line cache's work where few chains repeat a lot (a hot
+ * loop); where many chains repeat a little (system-wide) it saves little, so its
+ * budget is small: a few MiB of finished text, started over when full. */
 #define CHAIN_TEXT_MAX 16384
+#define CHAIN_MEMO_WORDS ((size_t)256 << 10)	/* 2 MiB */
 
 struct chain_text {
 	uint64_t len;
@@ -536,6 +540,7 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 
 	if (s->nr_ev > UINT16_MAX)
 		return print_chain(s, smp, f);
+	s->chains.max_words = CHAIN_MEMO_WORDS;
 	e = sample_memo__get(&s->chains, &s->frames.cache, &key, &hash);
 	if (e) {
 		t = sample_memo_ent_payload(e);

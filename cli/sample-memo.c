@@ -149,12 +149,15 @@ struct sample_memo_ent *sample_memo__add(struct sample_memo *m, struct resolve_c
 	uint32_t mask, i, valid_from;
 	int32_t key;
 
-	if (m->off || k->nr_chain > UINT16_MAX || words > SAMPLE_MEMO_MAX_WORDS)
+	size_t max = m->max_words && m->max_words < SAMPLE_MEMO_MAX_WORDS ? m->max_words
+									   : SAMPLE_MEMO_MAX_WORDS;
+
+	if (m->off || k->nr_chain > UINT16_MAX || words > max)
 		return NULL;
 	/* the cache's clock starts with its first use: date the entry on it */
 	if (resolve_cache__valid_from(c, k->pid, PERF_RECORD_MISC_USER, &key, &valid_from))
 		return NULL;
-	if (m->nr + words > SAMPLE_MEMO_MAX_WORDS)
+	if (m->nr + words > max)
 		reset(m);	/* full: start over with what comes next */
 	if ((m->nr_slots + 1) * 2 > m->cap_slots && grow_slots(m))
 		return NULL;

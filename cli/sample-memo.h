@@ -12,8 +12,8 @@
  * same rule as the resolve cache: a process's own records, kernel records for chains
  * with kernel frames, anything unknown for all); sample_memo__valid checks that.
  *
- * Memory is bounded: when the entries reach SAMPLE_MEMO_MAX_WORDS the memo starts over
- * empty, and a file whose samples rarely repeat (a hit rate below a quarter over the
+ * Memory is bounded: when the entries reach max_words (SAMPLE_MEMO_MAX_WORDS unless the
+ * caller sets less) the memo starts over empty, and a file whose samples rarely repeat (a hit rate below a quarter over the
  * first TRIAL samples) turns it off and gives its memory back.
  */
 #ifndef TALLY_CLI_SAMPLE_MEMO_H
@@ -66,6 +66,7 @@ struct sample_memo {
 	uint32_t nr_slots, cap_slots;
 	uint64_t lookups, hits;
 	uint32_t wraps;			/* the resolve cache's wraps its ticks belong to */
+	size_t max_words;		/* budget (0: SAMPLE_MEMO_MAX_WORDS) */
 	bool off;			/* turned off: samples rarely repeat */
 };
 

@@ -247,6 +247,18 @@ static void memo_stays_bounded(void **state)
 	assert_false(m.off);
 	/* the last one added is there, whole */
 	assert_non_null(sample_memo__get(&m, &c, &k, &hash));
+	/* a smaller budget of the caller's holds too */
+	sample_memo__exit(&m);
+	memset(&m, 0, sizeof(m));
+	m.max_words = 1000;
+	for (uint64_t i = 0; i < 100; i++) {
+		chain[1] = 0x500000 + i % 20;
+		k = key(1, PERF_RECORD_MISC_USER, chain, 2);
+		if (!sample_memo__get(&m, &c, &k, &hash))
+			assert_non_null(sample_memo__add(&m, &c, &k, hash, 90));
+		assert_true(m.nr <= 1000);
+	}
+	assert_false(m.off);
 	/* one bigger than the whole memo is refused */
 	chain[1] = 1;
 	k = key(1, PERF_RECORD_MISC_USER, chain, 2);
