@@ -624,105 +624,44 @@ static const uint8_t hex1[256] = {
 	['F'] = 16,
 };
 
-/* The whole of fd, however it reads (/proc/kallsyms gives a page per read and has no
- * size; a regular file is read in one go). NUL-terminated; NULL on failure (errno). */
-static char *read_all(int fd, size_t *len)
+/* kallsyms being parsed: text symbols so far, their names in one pool */
+struct kparse {
+	struct tally_symbol *syms;	/* names are pool offsets until finish() */
+	size_t nr, cap;
+	char *pool;
+	size_t pool_len, pool_cap;
+	bool nonzero;			/* an address that is not 0 (kptr_restrict) */
+};
+
+static int kparse_room(struct kparse *k, size_t name_len)
 {
-	struct stat st;
-	size_t cap = 1 << 20, n = 0;
-	char *buf;
+	if (k->nr == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 4096;
+		struct tally_symbol *ns = realloc(k->syms, cap * sizeof(*ns));
 
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 4096;
-	buf = malloc(cap);
-	if (!buf)
-		return NULL;
-	for (;;) {
-		ssize_t r;
-
-		if (cap - n < 4096 + 1) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				errno = ENOMEM;
-				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-
-			free(buf);
-			errno = e;
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
+		if (!ns)
+			return -ENOMEM;
+		k->syms = ns;
+		k->cap = cap;
 	}
-	buf[n] = 0;
-	*len = n;
-	return buf;
+	if (k->pool_len + name_len + 1 > k->pool_cap) {
+		size_t cap = k->pool_cap ? k->pool_cap * 2 : 1 << 16;
+		char *np;
+
+		while (cap < k->pool_len + name_len + 1)
+			cap *= 2;
+		np = realloc(k->pool, cap);
+		if (!np)
+			return -ENOMEM;
+		k->pool = np;
+		k->pool_cap = cap;
+	}
+	return 0;
 }
 
-/*
- * "ffffffff81000000 T _text\t[module]" lines, 100k+ of them, read on every report with
- * kernel samples: parsed by hand in one pass over the whole text (mapped when it is a
- * file, read whole from /proc), text symbols' names gathered in one pool (for a read
- * text, its own front: names are moved down in place, never past what is still to
- * parse).
- */
-int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
+/* The lines in [p, end), the last one ending at end. 0 or -ENOMEM. */
+static int kparse_lines(struct kparse *k, const char *p, const char *end)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap, nr = 0;
-	struct tally_symbol *syms;
-	const char *text, *p, *end;
-	char *buf = NULL, *pool, *w;
-	void *map = MAP_FAILED;
-	bool nonzero = false;
-	struct stat st;
-
-	if (fd < 0)
-		return -errno;
-	/* a regular file (perf's copy in ~/.debug) is mapped; /proc/kallsyms is read */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		len = (size_t)st.st_size;
-		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	}
-	if (map == MAP_FAILED) {
-		buf = read_all(fd, &len);
-		if (!buf) {
-			int e = errno;
-
-			close(fd);
-			return -e;
-		}
-		text = buf;
-	} else {
-		text = map;
-	}
-	close(fd);
-	cap = len / 40 + 64;	/* lines are about 40 bytes */
-	syms = malloc(cap * sizeof(*syms));
-	/* names go to the front of the read buffer (never ahead of the text still to
-	 * parse), or to a pool of their own beside a mapping */
-	pool = buf ? buf : malloc(len + 1);
-	if (!syms || !pool) {
-		free(syms);
-		free(pool);
-		if (map != MAP_FAILED)
-			munmap(map, len);
-		return -ENOMEM;
-	}
-	w = pool;
-	p = text;
-	end = text + len;
 	while (p < end) {
 		const char *name, *ne, *nl;
 		uint64_t addr = 0;
@@ -736,7 +675,7 @@ int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 		if (end - p < 4 || p[0] != ' ' || p[1] == '\n' || p[2] != ' ' || p[3] == '\n')
 			goto next;
 		if (addr)
-			nonzero = true;
+			k->nonzero = true;
 		if (p[1] != 't' && p[1] != 'T' && p[1] != 'w' && p[1] != 'W') {
 			p += 3;
 			goto next;
@@ -746,25 +685,13 @@ int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 		name = p + 3;
 		for (ne = name; ne < end && (unsigned char)*ne > ' '; ne++)
 			;
-		if (nr == cap) {
-			struct tally_symbol *ns = realloc(syms, cap * 2 * sizeof(*ns));
-
-			if (!ns) {
-				free(syms);
-				free(pool);
-				if (map != MAP_FAILED)
-					munmap(map, len);
-				return -ENOMEM;
-			}
-			syms = ns;
-			cap *= 2;
-		}
-		/* names are pool offsets until finish() turns them into pointers */
-		syms[nr++] = (struct tally_symbol){ .start = addr,
-						    .name = (const char *)(uintptr_t)(w - pool) };
-		memmove(w, name, (size_t)(ne - name));
-		w += ne - name;
-		*w++ = 0;
+		if (kparse_room(k, (size_t)(ne - name)))
+			return -ENOMEM;
+		k->syms[k->nr++] = (struct tally_symbol){
+			.start = addr, .name = (const char *)(uintptr_t)k->pool_len };
+		memcpy(k->pool + k->pool_len, name, (size_t)(ne - name));
+		k->pool_len += (size_t)(ne - name);
+		k->pool[k->pool_len++] = 0;
 		p = ne;
 next:
 		if (p < end && *p == '\n') {
@@ -774,31 +701,100 @@ next:
 		nl = memchr(p, '\n', (size_t)(end - p));
 		p = nl ? nl + 1 : end;
 	}
-	if (map != MAP_FAILED)
-		munmap(map, len);
-	if (!nonzero) {
-		free(syms);
-		free(pool);
-		return -EPERM;	/* kptr_restrict: every address reads as 0 */
+	return 0;
+}
+
+/* Just after the last newline in [p, end), or p if there is none. */
+static const char *after_last_line(const char *p, const char *end)
+{
+	const char *nl = memrchr(p, '\n', (size_t)(end - p));
+
+	return nl ? nl + 1 : p;
+}
+
+/* 256 KiB at a time (/proc/kallsyms gives a page per read), a cut line carried over:
+ * the text is never all in memory, only the table. */
+static int kparse_read(struct kparse *k, int fd)
+{
+	const size_t cap = 1 << 18;
+	char *buf = malloc(cap);
+	size_t have = 0;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, cap - have);
+		const char *lim;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = -errno;
+			break;
+		}
+		if (r == 0) {
+			ret = kparse_lines(k, buf, buf + have);	/* the last line, unended */
+			break;
+		}
+		have += (size_t)r;
+		lim = after_last_line(buf, buf + have);
+		if (lim == buf && have == cap)
+			lim = buf + have;	/* a line longer than the buffer: cut it */
+		ret = kparse_lines(k, buf, lim);
+		if (ret)
+			break;
+		have -= (size_t)(lim - buf);
+		memmove(buf, lim, have);
+	}
+	free(buf);
+	return ret;
+}
+
+/*
+ * "ffffffff81000000 T _text\t[module]" lines, 100k+ of them, read on every report with
+ * kernel samples: parsed by hand in one pass over big reads, text symbols' names
+ * gathered in one pool.
+ */
+int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct kparse k = { 0 };
+	struct stat st;
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		/* about 40 bytes a line: one allocation for the table, most of the time */
+		k.cap = (size_t)st.st_size / 40 + 64;
+		k.syms = malloc(k.cap * sizeof(*k.syms));
+		if (!k.syms)
+			k.cap = 0;
+	}
+	ret = kparse_read(&k, fd);
+	close(fd);
+	if (!ret && !k.nonzero)
+		ret = -EPERM;	/* kptr_restrict: every address reads as 0 */
+	if (ret) {
+		free(k.syms);
+		free(k.pool);
+		return ret;
 	}
 	tly_symtab__release(t);
-	t->syms = syms;
-	t->nr = t->cap = nr;
-	t->pool_len = t->pool_cap = (size_t)(w - pool);
-	t->pool = pool;
-	if (t->pool_len) {	/* give back the room the names did not need */
-		char *shrunk = realloc(t->pool, t->pool_len);
-
-		if (shrunk)
-			t->pool = shrunk;
-	}
+	t->syms = k.syms;
+	t->nr = k.nr;
+	t->cap = k.cap;
+	t->pool = k.pool;
+	t->pool_len = k.pool_len;
+	t->pool_cap = k.pool_cap;
 	/* kallsyms lists aliases in order; perf shows the last one of an address */
-	t->bind = malloc(nr ? nr : 1);
+	t->bind = malloc(k.nr ? k.nr : 1);
 	if (!t->bind) {
 		tly_symtab__release(t);
 		return -ENOMEM;
 	}
-	memset(t->bind, 3, nr);
+	memset(t->bind, 3, k.nr);
 	tly_symtab__finish(t);
 	return 0;
 }
