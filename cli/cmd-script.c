@@ -512,10 +512,13 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 
 /* Most chain blocks are ones printed before: same thread, same addresses. The memo
  * saves the frame-by-frame line cache's work where few chains repeat a lot (a hot
- * loop); where many chains repeat a little (system-wide) it saves little, so its
- * budget is small: a few MiB of finished text, started over when full. */
+ * loop: 16% of script's time); where many chains repeat a little (system-wide) the
+ * line cache does as well and the memo only costs, so it must earn its place: nine
+ * samples in ten found in it over its trial, and a budget of 512 KiB of finished text,
+ * started over when full. */
 #define CHAIN_TEXT_MAX 16384
-#define CHAIN_MEMO_WORDS ((size_t)256 << 10)	/* 2 MiB */
+#define CHAIN_MEMO_WORDS ((size_t)64 << 10)	/* 512 KiB */
+#define CHAIN_MEMO_MIN_HITS 90			/* percent */
 
 struct chain_text {
 	uint64_t len;
@@ -541,6 +544,7 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 	if (s->nr_ev > UINT16_MAX)
 		return print_chain(s, smp, f);
 	s->chains.max_words = CHAIN_MEMO_WORDS;
+	s->chains.min_hit_pct = CHAIN_MEMO_MIN_HITS;
 	e = sample_memo__get(&s->chains, &s->frames.cache, &key, &hash);
 	if (e) {
 		t = sample_memo_ent_payload(e);

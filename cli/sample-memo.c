@@ -110,7 +110,8 @@ struct sample_memo_ent *sample_memo__get(struct sample_memo *m, struct resolve_c
 		  ((e->flags & SAMPLE_MEMO_KERNEL) && e->tick < c->kernel_inval)))
 		e = NULL;	/* made before a record that may change it */
 	m->hits += e != NULL;
-	if (m->lookups == TRIAL_LOOKUPS && m->hits * 4 < m->lookups) {
+	if (m->lookups == TRIAL_LOOKUPS &&
+	    m->hits * 100 < m->lookups * (m->min_hit_pct ? m->min_hit_pct : 25)) {
 		sample_memo__exit(m);
 		m->off = true;
 		return NULL;

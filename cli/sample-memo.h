@@ -13,8 +13,9 @@
  * with kernel frames, anything unknown for all); sample_memo__valid checks that.
  *
  * Memory is bounded: when the entries reach max_words (SAMPLE_MEMO_MAX_WORDS unless the
- * caller sets less) the memo starts over empty, and a file whose samples rarely repeat (a hit rate below a quarter over the
- * first TRIAL samples) turns it off and gives its memory back.
+ * caller sets less) the memo starts over empty; and when fewer than min_hit_pct percent
+ * (25 unless the caller sets another) of the first 20,000 samples were hits, samples
+ * repeat too little for the memo to pay: it turns itself off and gives its memory back.
  */
 #ifndef TALLY_CLI_SAMPLE_MEMO_H
 #define TALLY_CLI_SAMPLE_MEMO_H
@@ -67,6 +68,7 @@ struct sample_memo {
 	uint64_t lookups, hits;
 	uint32_t wraps;			/* the resolve cache's wraps its ticks belong to */
 	size_t max_words;		/* budget (0: SAMPLE_MEMO_MAX_WORDS) */
+	unsigned min_hit_pct;		/* hits it must have in its trial (0: 25) */
 	bool off;			/* turned off: samples rarely repeat */
 };
 
