@@ -1,8 +1,9 @@
 /*
  * PMU discovery from sysfs and CPUID. See include/tally/pmu.h.
  *
- * Everything is read once into plain arrays; lookups are by name (sorted arrays,
- * bsearch). Missing optional files (caps, cpumask, .unit …) are simply absent.
+ * Everything is read once into plain arrays; lookups are by name (a linear scan: a
+ * machine has tens of PMUs). Missing optional files (caps, cpumask, .unit …) are simply
+ * absent.
  */
 #include <ctype.h>
 #include <dirent.h>

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/perf_event.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -105,8 +105,9 @@ enum {
  * or -errno with *err filled (damage). A file cut short is not an error: reading stops
  * at the last complete record and tally_data__truncated() says how much is missing.
  * Records are 8-byte aligned and valid until the callback returns. Before a SAMPLE is
- * handed over it has been decoded once with its event's layout (a sample that does
- * not fit its fields is damage), so tally_sample__parse() on it succeeds.
+ * handed over it has been checked against its event's layout (tally_sample__check: a
+ * sample that does not fit its fields is damage), so tally_sample__parse() on it
+ * succeeds.
  * TALLY_DATA_ORDERED follows perf: at each FINISHED_ROUND the records up to the newest
  * time of the previous round are delivered in time order; records without a time
  * and user records (type >= 64) go out at once. A pipe stream: -ESPIPE the 2nd time. */

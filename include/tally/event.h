@@ -122,10 +122,12 @@ int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob, con
 			       int (*cb)(const char *sys, const char *name, uint64_t id, void *arg),
 			       void *arg);
 
-/* "event syntax error: 'cycles:zz'\n                            \\___ <msg>" style, like perf (caret under the bad part). */
+/* "event syntax error: 'cycles:zz'\n                            \\___ <msg>" style, like perf (caret under the bad part).
+ * Returns the length of the whole message, as snprintf does (more than len - 1: cut). */
 int tally_parse_error__format(const struct tally_parse_error *err, const char *input, char *buf, size_t len);
 
-/* True for events of a group of more than one, or the leader of one. */
+/* True for an event that leads its group, and for an event outside any group (its own
+ * leader); false for the other members of a group. */
 static inline bool tally_event__is_leader(const struct tally_evlist *list, size_t idx)
 {
 	return list->ev[idx].leader == (int)idx;
@@ -154,7 +156,7 @@ void tally_event__default_cycles(struct perf_event_attr *attr);
 int tally_event__probe(const struct tally_event *ev);
 
 /* Names of the modifier letters set on an event, perf's evsel__add_modifiers style
- * (":u", ":ppH" …) into buf; "" when none. */
+ * (":u", ":ppp", ":uG" …: the letters u, k, h, p, G, I, S, D, e) into buf; "" when none. */
 size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -51,7 +51,7 @@ struct tally_pmu {
 	size_t nr_events;
 	struct tally_pmu_cap *caps;
 	size_t nr_caps;
-	struct tally_cpumap *cpus;	/* cpumask file, NULL when absent */
+	struct tally_cpumap *cpus;	/* cpumask file (else cpus: arm64, hybrid), NULL when absent */
 };
 
 struct tally_pmus {

@@ -40,6 +40,20 @@ for f in plain callchain zstd pipe multi group system; do
 	if same_rows p.rows t.rows 0; then ok "fixture $f: comm,dso rows match perf's"; else fail "fixture $f: comm,dso rows match perf's"; fi
 done
 
+# examples/topsyms (the library's reader and session, nothing else): same top symbol
+# and share as report's sym rows
+if [ -x "$TALLY_BUILD/examples/topsyms" ]; then
+	"$TALLY_BUILD/examples/topsyms" "$FIX/plain.data" >ts.out 2>ts.err
+	"$TALLY" report --stdio --no-children -g none --sort sym -q -i "$FIX/plain.data" >tr.out 2>&1
+	ts=$(awk 'NR == 1 {print $1, $2}' ts.out)
+	tr=$(awk 'NF {print $1, $3; exit}' tr.out)
+	check "examples/topsyms: top symbol and share as report's ($ts)" test -n "$ts" -a "$ts" = "$tr"
+	"$TALLY_BUILD/examples/topsyms" nosuch.data >/dev/null 2>ts.err; rc=$?
+	check "examples/topsyms: a missing file is an error" eval 'test $rc -ne 0 && grep -q nosuch ts.err'
+else
+	skip "examples/topsyms not built"
+fi
+
 "$TALLY" report --stdio -i "$FIX/callchain.data" >full.out 2>full.err
 check "report: header lines" eval 'grep -q "^# Total Lost Samples: 0$" full.out && grep -Eq "^# Samples: [0-9]*[ KMG] of event '"'"'cpu-clock:pppH?'"'"'$" full.out && grep -q "^# Event count (approx.): [0-9]*$" full.out'
 check "report: children columns by default with call chains" grep -q '^# Children      Self  Command' full.out
