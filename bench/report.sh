@@ -6,7 +6,7 @@
 # Usage: bench/report.sh BUILD_DIR [RUNS]
 set -u
 B=$(cd "${1:-build}" && pwd)
-RUNS=${2:-5}
+RUNS=${2:-7}
 TALLY=$B/tally
 HOT=$B/workloads/hot
 
@@ -33,21 +33,34 @@ perf record -q -a -g -e cpu-clock -c 250000 -o "$W/sys.data" -- sh -c '
 
 nsamples() { perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}'; }
 
-# one CMD...: prints "wall_s cpu_s maxrss_kb" for one run (output discarded)
+# one CMD...: prints "wall_s cpu_s maxrss_kb" for one run (output discarded); the wall
+# clock in ns (tally's runs take tens of ms: /usr/bin/time's 10 ms steps are too coarse)
 one() {
-	/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$@" >/dev/null 2>/dev/null
-	awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$W/t"
+	local t0 t1
+	t0=$(date +%s%N)
+	/usr/bin/time -f '%U %S %M' -o "$W/t" "$@" >/dev/null 2>/dev/null
+	t1=$(date +%s%N)
+	awk -v ns=$((t1 - t0)) '{printf "%.3f %.2f %s\n", ns / 1e9, $1 + $2, $3}' "$W/t"
 }
-# median of RUNS runs, each column on its own: prints "wall_s cpu_s maxrss_kb"
-median() {
-	for _ in $(seq "$RUNS"); do one "$@"; done >"$W/runs"
-	for c in 1 2 3; do
-		awk -v c=$c '{print $c}' "$W/runs" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+# median of a column: median FILE COLUMN
+median_of() { awk -v c="$2" '{print $c}' "$1" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# RUNS alternating runs of perf's command (array pa) and tally's (array ta), so both see
+# the same machine; prints "perf_wall perf_cpu perf_rss tally_wall tally_cpu tally_rss"
+# (medians, each column on its own)
+pair() {
+	: >"$W/p.runs"
+	: >"$W/t.runs"
+	for _ in $(seq "$RUNS"); do
+		one "${pa[@]}" >>"$W/p.runs"
+		one "${ta[@]}" >>"$W/t.runs"
+	done
+	for f in p t; do
+		for c in 1 2 3; do median_of "$W/$f.runs" $c; done
 	done | paste -sd' '
 }
 ratio() { awk -v p="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.1fx", p / t; else print "inf" }'; }
 
-echo "Median of $RUNS runs, output to /dev/null. Wall seconds, CPU seconds (user+sys, less"
+echo "Median of $RUNS runs, perf's and tally's alternating, output to /dev/null. Wall seconds, CPU seconds (user+sys, less"
 echo "sensitive to a busy machine), peak RSS in KiB."
 echo
 echo "| file | samples | command | perf wall | tally wall | speedup | perf CPU | tally CPU | CPU speedup | perf RSS | tally RSS | RSS ratio |"
@@ -63,8 +76,7 @@ for f in proc sys; do
 		else
 			pa=(perf script -i "$d"); ta=("$TALLY" script -i "$d")
 		fi
-		read -r pt pc pm < <(median "${pa[@]}")
-		read -r tt tc tm < <(median "${ta[@]}")
+		read -r pt pc pm tt tc tm < <(pair)
 		rr=$(awk -v p="$pm" -v t="$tm" 'BEGIN { if (p > 0) printf "%.2f", t / p; else print "-" }')
 		echo "| $f | $n | $c --stdio | $pt | $tt | $(ratio "$pt" "$tt") | $pc | $tc | $(ratio "$pc" "$tc") | $pm | $tm | $rr |" |
 			sed 's/script --stdio/script/'
