@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -624,43 +623,10 @@ static const uint8_t hex1[256] = {
 	['F'] = 16,
 };
 
-/* kallsyms being parsed: text symbols so far, their names in one pool */
-struct kparse {
-	struct tally_symbol *syms;	/* names are pool offsets until finish() */
-	size_t nr, cap;
-	char *pool;
-	size_t pool_len, pool_cap;
-	bool nonzero;			/* an address that is not 0 (kptr_restrict) */
-};
-
-static int kparse_room(struct kparse *k, size_t name_len)
-{
-	if (k->nr == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 4096;
-		struct tally_symbol *ns = realloc(k->syms, cap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		k->syms = ns;
-		k->cap = cap;
-	}
-	if (k->pool_len + name_len + 1 > k->pool_cap) {
-		size_t cap = k->pool_cap ? k->pool_cap * 2 : 1 << 16;
-		char *np;
-
-		while (cap < k->pool_len + name_len + 1)
-			cap *= 2;
-		np = realloc(k->pool, cap);
-		if (!np)
-			return -ENOMEM;
-		k->pool = np;
-		k->pool_cap = cap;
-	}
-	return 0;
-}
-
-/* The lines in [p, end), the last one ending at end. 0 or -ENOMEM. */
-static int kparse_lines(struct kparse *k, const char *p, const char *end)
+/* The lines in [p, end), the last one ending at end, into t (tly_symtab__add, bind 3:
+ * kallsyms lists aliases in order and perf shows the last one of an address). *nonzero
+ * is set by an address that is not 0 (kptr_restrict zeroes them all). 0 or -ENOMEM. */
+static int kallsyms_lines(struct tly_symtab *t, bool *nonzero, const char *p, const char *end)
 {
 	while (p < end) {
 		const char *name, *ne, *nl;
@@ -675,7 +641,7 @@ static int kparse_lines(struct kparse *k, const char *p, const char *end)
 		if (end - p < 4 || p[0] != ' ' || p[1] == '\n' || p[2] != ' ' || p[3] == '\n')
 			goto next;
 		if (addr)
-			k->nonzero = true;
+			*nonzero = true;
 		if (p[1] != 't' && p[1] != 'T' && p[1] != 'w' && p[1] != 'W') {
 			p += 3;
 			goto next;
@@ -685,13 +651,8 @@ static int kparse_lines(struct kparse *k, const char *p, const char *end)
 		name = p + 3;
 		for (ne = name; ne < end && (unsigned char)*ne > ' '; ne++)
 			;
-		if (kparse_room(k, (size_t)(ne - name)))
+		if (tly_symtab__add(t, addr, 0, name, (size_t)(ne - name), 3))
 			return -ENOMEM;
-		k->syms[k->nr++] = (struct tally_symbol){
-			.start = addr, .name = (const char *)(uintptr_t)k->pool_len };
-		memcpy(k->pool + k->pool_len, name, (size_t)(ne - name));
-		k->pool_len += (size_t)(ne - name);
-		k->pool[k->pool_len++] = 0;
 		p = ne;
 next:
 		if (p < end && *p == '\n') {
@@ -712,17 +673,28 @@ static const char *after_last_line(const char *p, const char *end)
 	return nl ? nl + 1 : p;
 }
 
-/* 256 KiB at a time (/proc/kallsyms gives a page per read), a cut line carried over:
- * the text is never all in memory, only the table. */
-static int kparse_read(struct kparse *k, int fd)
+/*
+ * "ffffffff81000000 T _text\t[module]" lines, 100k+ of them, read on every report with
+ * kernel samples: parsed by hand in one pass, 256 KiB at a time (/proc/kallsyms gives a
+ * page per read), a cut line carried over: the text is never all in memory, only the
+ * table.
+ */
+int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	const size_t cap = 1 << 18;
-	char *buf = malloc(cap);
 	size_t have = 0;
+	bool nonzero = false;
+	char *buf;
 	int ret = 0;
 
-	if (!buf)
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
 		return -ENOMEM;
+	}
 	for (;;) {
 		ssize_t r = read(fd, buf + have, cap - have);
 		const char *lim;
@@ -733,68 +705,28 @@ static int kparse_read(struct kparse *k, int fd)
 			ret = -errno;
 			break;
 		}
-		if (r == 0) {
-			ret = kparse_lines(k, buf, buf + have);	/* the last line, unended */
+		if (r == 0) {	/* the last line, unended */
+			ret = kallsyms_lines(t, &nonzero, buf, buf + have);
 			break;
 		}
 		have += (size_t)r;
 		lim = after_last_line(buf, buf + have);
 		if (lim == buf && have == cap)
 			lim = buf + have;	/* a line longer than the buffer: cut it */
-		ret = kparse_lines(k, buf, lim);
+		ret = kallsyms_lines(t, &nonzero, buf, lim);
 		if (ret)
 			break;
 		have -= (size_t)(lim - buf);
 		memmove(buf, lim, have);
 	}
-	free(buf);
-	return ret;
-}
-
-/*
- * "ffffffff81000000 T _text\t[module]" lines, 100k+ of them, read on every report with
- * kernel samples: parsed by hand in one pass over big reads, text symbols' names
- * gathered in one pool.
- */
-int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct kparse k = { 0 };
-	struct stat st;
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		/* about 40 bytes a line: one allocation for the table, most of the time */
-		k.cap = (size_t)st.st_size / 40 + 64;
-		k.syms = malloc(k.cap * sizeof(*k.syms));
-		if (!k.syms)
-			k.cap = 0;
-	}
-	ret = kparse_read(&k, fd);
 	close(fd);
-	if (!ret && !k.nonzero)
+	free(buf);
+	if (!ret && !nonzero)
 		ret = -EPERM;	/* kptr_restrict: every address reads as 0 */
 	if (ret) {
-		free(k.syms);
-		free(k.pool);
+		tly_symtab__release(t);
 		return ret;
 	}
-	tly_symtab__release(t);
-	t->syms = k.syms;
-	t->nr = k.nr;
-	t->cap = k.cap;
-	t->pool = k.pool;
-	t->pool_len = k.pool_len;
-	t->pool_cap = k.pool_cap;
-	/* kallsyms lists aliases in order; perf shows the last one of an address */
-	t->bind = malloc(k.nr ? k.nr : 1);
-	if (!t->bind) {
-		tly_symtab__release(t);
-		return -ENOMEM;
-	}
-	memset(t->bind, 3, k.nr);
 	tly_symtab__finish(t);
 	return 0;
 }
