@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <tally/format.h>
 
@@ -53,11 +52,6 @@ void report_kernel_symbols_note(struct tally_session *s)
 }
 
 #define RESOLVE_SLOTS 8192
-
-static bool kernel_mode(uint8_t cpumode)
-{
-	return cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
-}
 
 static inline uint32_t pid_slot(int32_t pid, uint32_t mask)
 {
@@ -163,7 +157,7 @@ void resolve_cache__note(struct resolve_cache *c, const struct perf_event_header
 		if (hdr->size >= sizeof(*hdr) + sizeof(pid))
 			memcpy(&pid, hdr + 1, sizeof(pid));
 		if ((hdr->type == PERF_RECORD_MMAP || hdr->type == PERF_RECORD_MMAP2) &&
-		    (pid == UINT32_MAX || kernel_mode(hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK)))
+		    (pid == UINT32_MAX || cpumode_is_kernel(hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK)))
 			c->kernel_inval = c->tick;
 		else if (pid != UINT32_MAX)
 			invalidate_pid(c, (int32_t)pid);
@@ -181,7 +175,7 @@ void resolve_cache__note(struct resolve_cache *c, const struct perf_event_header
 	}
 }
 
-static int cache_init(struct resolve_cache *c)
+int resolve_cache__init(struct resolve_cache *c)
 {
 	if (c->slots)
 		return 0;
@@ -198,9 +192,9 @@ int resolve_cache__valid_from(struct resolve_cache *c, pid_t pid, uint8_t cpumod
 {
 	uint32_t v;
 
-	if (cache_init(c))
+	if (resolve_cache__init(c))
 		return -ENOMEM;
-	if (kernel_mode(cpumode)) {
+	if (cpumode_is_kernel(cpumode)) {
 		*key = -1;
 		v = c->kernel_inval;
 	} else {

@@ -53,6 +53,15 @@ struct resolve_cache {
 	uint32_t memo_tick;
 };
 
+/* Kernel or guest kernel: the addresses the kernel's maps and symbols hold. */
+static inline bool cpumode_is_kernel(uint8_t cpumode)
+{
+	return cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* Allocate the slots and start the clock (tick 1), once; 0 or -ENOMEM. The lookups
+ * below do it themselves. */
+int resolve_cache__init(struct resolve_cache *c);
 /* Resolve through the cache (which may be NULL or unallocated: then directly). The
  * loc's thread field is not meaningful from the cache. */
 void resolve_cached(struct resolve_cache *c, struct tally_session *s, pid_t pid, pid_t tid,

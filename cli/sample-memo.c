@@ -66,9 +66,31 @@ static bool key_eq(struct sample_memo_ent *e, const struct sample_key *k, uint64
 	       (!k->nr_chain || !memcmp(e + 1, k->chain, k->nr_chain * sizeof(uint64_t)));
 }
 
-static bool is_kernel(uint8_t cpumode)
+/* The slot of k's entry, or the empty slot where it would go (slots must exist). */
+static uint32_t probe(const struct sample_memo *m, const struct sample_key *k, uint64_t hash)
 {
-	return cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+	uint32_t mask = m->cap_slots - 1, i;
+
+	for (i = (uint32_t)hash & mask; m->slots[i]; i = (i + 1) & mask)
+		if (key_eq(ent_at(m, m->slots[i]), k, hash))
+			break;
+	return i;
+}
+
+/* Is e still what resolving its sample would give: made after every invalidation of
+ * its process's addresses, and of the kernel's when it has kernel frames? */
+static bool still_valid(struct resolve_cache *c, const struct sample_memo_ent *e)
+{
+	uint32_t valid_from;
+	int32_t key;
+
+	if (resolve_cache__valid_from(c, e->pid, PERF_RECORD_MISC_USER, &key, &valid_from) ||
+	    e->tick < valid_from)
+		return false;
+	if (!(e->flags & SAMPLE_MEMO_KERNEL))
+		return true;
+	return !resolve_cache__valid_from(c, e->pid, PERF_RECORD_MISC_KERNEL, &key, &valid_from) &&
+	       e->tick >= valid_from;
 }
 
 /* Forget every entry (keeping the memory). */
@@ -84,8 +106,7 @@ struct sample_memo_ent *sample_memo__get(struct sample_memo *m, struct resolve_c
 					 const struct sample_key *k, uint64_t *hash)
 {
 	struct sample_memo_ent *e = NULL;
-	uint32_t mask, i, valid_from;
-	int32_t key;
+	uint32_t i;
 
 	if (m->off)
 		return NULL;
@@ -96,18 +117,9 @@ struct sample_memo_ent *sample_memo__get(struct sample_memo *m, struct resolve_c
 	}
 	*hash = sample_key_hash(k);
 	m->lookups++;
-	if (m->slots) {
-		mask = m->cap_slots - 1;
-		for (i = (uint32_t)*hash & mask; m->slots[i]; i = (i + 1) & mask) {
-			if (key_eq(ent_at(m, m->slots[i]), k, *hash)) {
-				e = ent_at(m, m->slots[i]);
-				break;
-			}
-		}
-	}
-	if (e && (resolve_cache__valid_from(c, e->pid, PERF_RECORD_MISC_USER, &key, &valid_from) ||
-		  e->tick < valid_from ||
-		  ((e->flags & SAMPLE_MEMO_KERNEL) && e->tick < c->kernel_inval)))
+	if (m->slots && m->slots[i = probe(m, k, *hash)])
+		e = ent_at(m, m->slots[i]);
+	if (e && !still_valid(c, e))
 		e = NULL;	/* made before a record that may change it */
 	m->hits += e != NULL;
 	if (m->lookups == TRIAL_LOOKUPS &&
@@ -146,17 +158,16 @@ struct sample_memo_ent *sample_memo__add(struct sample_memo *m, struct resolve_c
 					 size_t nr_words)
 {
 	size_t words = ENT_WORDS + k->nr_chain + nr_words;
-	struct sample_memo_ent *e;
-	uint32_t mask, i, valid_from;
-	int32_t key;
-
 	size_t max = m->max_words && m->max_words < SAMPLE_MEMO_MAX_WORDS ? m->max_words
 									   : SAMPLE_MEMO_MAX_WORDS;
+	struct sample_memo_ent *e;
+	uint8_t mode;
+	uint32_t i;
 
 	if (m->off || k->nr_chain > UINT16_MAX || words > max)
 		return NULL;
 	/* the cache's clock starts with its first use: date the entry on it */
-	if (resolve_cache__valid_from(c, k->pid, PERF_RECORD_MISC_USER, &key, &valid_from))
+	if (resolve_cache__init(c))
 		return NULL;
 	if (m->nr + words > max)
 		reset(m);	/* full: start over with what comes next */
@@ -174,10 +185,7 @@ struct sample_memo_ent *sample_memo__add(struct sample_memo *m, struct resolve_c
 		m->w = w;
 		m->cap = cap;
 	}
-	mask = m->cap_slots - 1;
-	for (i = (uint32_t)hash & mask; m->slots[i]; i = (i + 1) & mask)
-		if (key_eq(ent_at(m, m->slots[i]), k, hash))
-			break;	/* an older answer for the same key: this one replaces it */
+	i = probe(m, k, hash);	/* an older answer for the same key: this one replaces it */
 	if (!m->slots[i])
 		m->nr_slots++;
 	m->slots[i] = (uint32_t)m->nr + 1;
@@ -194,10 +202,11 @@ struct sample_memo_ent *sample_memo__add(struct sample_memo *m, struct resolve_c
 	e->evidx = k->evidx;
 	e->cpumode = k->cpumode;
 	e->ip = k->ip;
-	if (is_kernel(k->cpumode))
+	/* kernel frames: the sample's own cpumode, or a chain marker that switches to it */
+	if (cpumode_is_kernel(k->cpumode))
 		e->flags |= SAMPLE_MEMO_KERNEL;
-	for (size_t j = 0; j < k->nr_chain && !(e->flags & SAMPLE_MEMO_KERNEL); j++)
-		if (k->chain[j] == PERF_CONTEXT_KERNEL || k->chain[j] == PERF_CONTEXT_GUEST_KERNEL)
+	for (size_t j = 0; j < k->nr_chain; j++)
+		if (chain_context(k->chain[j], &mode) > 0 && cpumode_is_kernel(mode))
 			e->flags |= SAMPLE_MEMO_KERNEL;
 	if (k->nr_chain)
 		memcpy(e + 1, k->chain, k->nr_chain * sizeof(uint64_t));
