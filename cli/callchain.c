@@ -383,11 +383,8 @@ int cc_log__commit(struct cc_log *l, size_t size, size_t *at)
 
 		if (l->recs[i].hash == h && rec_size(l, l->recs[i].off1 - 1) == size &&
 		    rec_eq(o, w, size)) {
-			uint64_t p = (o[2] | (uint64_t)o[3] << 32) + (w[2] | (uint64_t)w[3] << 32);
-
-			o[2] = (uint32_t)p;
-			o[3] = (uint32_t)(p >> 32);
 			*at = l->recs[i].off1 - 1;
+			cc_log__add_period(l, *at, w[2] | (uint64_t)w[3] << 32);
 			l->nr = off;	/* drop the new copy */
 			return 0;
 		}

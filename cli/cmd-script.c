@@ -543,8 +543,6 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 
 	if (s->nr_ev > UINT16_MAX)
 		return print_chain(s, smp, f);
-	s->chains.max_words = CHAIN_MEMO_WORDS;
-	s->chains.min_hit_pct = CHAIN_MEMO_MIN_HITS;
 	e = sample_memo__get(&s->chains, &s->frames.cache, &key, &hash);
 	if (e) {
 		t = sample_memo_ent_payload(e);
@@ -698,6 +696,8 @@ int cmd_script(int argc, char **argv)
 	s.out->fp = stdout;
 	s.out->len = 0;
 	s.out->flushes = 0;
+	s.chains.max_words = CHAIN_MEMO_WORDS;
+	s.chains.min_hit_pct = CHAIN_MEMO_MIN_HITS;
 	s.nr_ev = tally_data__nr_events(s.data);
 	s.ev = calloc(s.nr_ev ? s.nr_ev : 1, sizeof(*s.ev));
 	if (!s.ev) {

@@ -1209,7 +1209,7 @@ static void release_behind(struct tally_data *d, uint64_t off)
 }
 
 /* Counts inside records the reader hands out must fit the record: callers may trust
- * them. Samples are decoded once here for the same reason. */
+ * them. Samples are checked against their event's layout for the same reason. */
 static int check_record(const struct tally_data *d, const struct perf_event_header *hdr,
 			int idx, uint64_t off, struct tally_data_error *err)
 {

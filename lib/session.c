@@ -149,11 +149,10 @@ static void kallsyms_choose(struct tally_session *s)
 	} else {
 		hex(want, s->kernel_bid, s->kernel_bid_len);
 		snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->buildid_dir, want);
-		n = tly_kernel_build_id("/sys/kernel/notes", run, sizeof(run));
 		if (access(path, R_OK) == 0) {
 			s->kallsyms = strdup(path);
-		} else if (n <= 0 || ((size_t)n == s->kernel_bid_len &&
-					!memcmp(run, s->kernel_bid, (size_t)n))) {
+		} else if ((n = tly_kernel_build_id("/sys/kernel/notes", run, sizeof(run))) <= 0 ||
+			   ((size_t)n == s->kernel_bid_len && !memcmp(run, s->kernel_bid, (size_t)n))) {
 			s->kallsyms = strdup("/proc/kallsyms");
 		} else {
 			hex(have, run, (size_t)n);

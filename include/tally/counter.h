@@ -41,7 +41,6 @@ uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run);
  */
 struct tally_cpumap;
 struct tally_threadmap;
-struct perf_event_attr;
 
 struct tally_counter {
 	struct perf_event_attr *attr;	/* as opened (read_format filled in by open) */
