@@ -128,15 +128,23 @@ perf stat -x, -e page-faults,task-clock "$HOT" --faults 3000 2>p.csv
 "$TALLY" stat -x, -e page-faults,task-clock "$HOT" --faults 3000 2>t.csv
 pp=$(val p.csv page-faults); tp=$(val t.csv page-faults)
 check "page-faults within 2% of perf ($tp vs $pp)" awk -v a="$tp" -v b="$pp" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.02 * b) }'
-# A fixed amount of work (not a fixed time: the machine is shared), up to 3 tries.
+# A fixed amount of work (not a fixed time: the machine is shared). A VM's CPU time for the
+# same work moves between phases (seen: 29 ms and 47 ms for this loop, each phase lasting
+# seconds), so one run of each can land in different phases. perf and tally alternate, five
+# runs each, and the fastest of each is compared: noise only adds time, so the minima agree
+# when tally counts right. Up to 3 rounds.
 work='i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'
+minof() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
 for try in 1 2 3; do
-	perf stat -x, -e task-clock sh -c "$work" 2>p.csv
-	"$TALLY" stat -x, -e task-clock sh -c "$work" 2>t.csv
-	pt=$(val p.csv task-clock); tt=$(val t.csv task-clock)
+	: >pall; : >tall
+	for run in 1 2 3 4 5; do
+		perf stat -x, -e task-clock sh -c "$work" 2>p.csv && val p.csv task-clock >>pall
+		"$TALLY" stat -x, -e task-clock sh -c "$work" 2>t.csv && val t.csv task-clock >>tall
+	done
+	pt=$(minof <pall); tt=$(minof <tall)
 	awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }' && break
 done
-check "task-clock within 10% of perf ($tt vs $pt msec)" awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }'
+check "task-clock within 10% of perf (fastest of 5: $tt vs $pt msec)" awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }'
 perf stat -x, -e context-switches "$HOT" --sleeps 20 2>p.csv
 "$TALLY" stat -x, -e context-switches "$HOT" --sleeps 20 2>t.csv
 pc=$(val p.csv context-switches); tc=$(val t.csv context-switches)
