@@ -86,6 +86,7 @@ struct tally_session {
 	bool kallsyms_chosen;		/* s->kallsyms decided (NULL: no kernel symbols) */
 	bool kallsyms_loaded;
 	bool kallsyms_thread;		/* loading in the background since chosen */
+	struct tly_kload *kload;	/* the load under way (NULL: none, or done) */
 	bool kallsyms_needed;		/* a kernel address wanted a symbol */
 	int kallsyms_err;		/* what loading it gave */
 	char kallsyms_problem[4608];	/* why kernel symbols are missing ("": they are not) */
@@ -106,12 +107,10 @@ static size_t hash_s(const char *s)
 	return (size_t)(h >> 20) & (NBUCKETS - 1);
 }
 
-/* Touches only s->ksyms and s->kallsyms_err and reads s->kallsyms, which nothing else
- * uses until joined. */
+/* A worker of s->kload (which owns s->ksyms until ended). */
 static void *kallsyms_thread_fn(void *arg)
 {
-	struct tally_session *s = arg;
-	s->kallsyms_err = tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
+	tly_kload__work(arg);
 	return NULL;
 }
 
@@ -168,7 +167,9 @@ static void kallsyms_choose(struct tally_session *s)
 		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem), "out of memory");
 		return;
 	}
-	if (pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread_fn, s) == 0)
+	/* the load starts now, in the background; the first kernel address joins in */
+	s->kallsyms_err = tly_kload__new(&s->kload, &s->ksyms, s->kallsyms, 0);
+	if (s->kload && pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread_fn, s->kload) == 0)
 		s->kallsyms_thread = true;
 }
 
@@ -205,6 +206,8 @@ void tally_session__delete(struct tally_session *s)
 		return;
 	if (s->kallsyms_thread)
 		pthread_join(s->kallsyms_tid, NULL);
+	if (s->kload)
+		tly_kload__end(s->kload, false);
 	for (struct tally_thread *t = s->all_threads, *n; t; t = n) {
 		n = t->all_next;
 		free(t->comm);
@@ -852,16 +855,21 @@ static void kallsyms_load(struct tally_session *s)
 		return;
 	kallsyms_choose(s);
 	s->kallsyms_loaded = true;
-	if (s->kallsyms_thread) {
-		pthread_join(s->kallsyms_tid, NULL);
+	if (s->kload) {
+		tly_kload__work(s->kload);	/* help with what is left */
+		if (s->kallsyms_thread)
+			pthread_join(s->kallsyms_tid, NULL);
 		s->kallsyms_thread = false;
-	} else if (s->kallsyms) {
-		s->kallsyms_err = tly_symtab__load_kallsyms(&s->ksyms, s->kallsyms);
+		s->kallsyms_err = tly_kload__end(s->kload, true);
+		s->kload = NULL;
 	}
 	if (s->kallsyms && s->kallsyms_err == -EPERM)
 		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
 			 "%s hides kernel addresses (kptr_restrict): run as root, or set "
 			 "/proc/sys/kernel/kptr_restrict to 0", s->kallsyms);
+	else if (s->kallsyms && s->kallsyms_err == -ENODATA)
+		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
+			 "%s lists no kernel symbols", s->kallsyms);
 	else if (s->kallsyms && s->kallsyms_err)
 		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem), "%s: %s", s->kallsyms,
 			 strerror(-s->kallsyms_err));

@@ -28,11 +28,13 @@ void tly_symtab__release(struct tly_symtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const char *name,
-		    size_t len, int bind)
+/* Room for nsyms more symbols and pool more name bytes (capacities double). */
+static int symtab_reserve(struct tly_symtab *t, size_t nsyms, size_t pool)
 {
-	if (t->nr == t->cap) {
+	if (t->nr + nsyms > t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 256;
+		if (ncap < t->nr + nsyms)
+			ncap = t->nr + nsyms;
 		struct tally_symbol *ns = realloc(t->syms, ncap * sizeof(*ns));
 		if (!ns)
 			return -ENOMEM;
@@ -43,16 +45,24 @@ int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const c
 		t->bind = nb;
 		t->cap = ncap;
 	}
-	if (t->pool_len + len + 1 > t->pool_cap) {
+	if (t->pool_len + pool > t->pool_cap) {
 		size_t ncap = t->pool_cap ? t->pool_cap * 2 : 4096;
-		while (ncap < t->pool_len + len + 1)
-			ncap *= 2;
+		if (ncap < t->pool_len + pool)
+			ncap = t->pool_len + pool;
 		char *np = realloc(t->pool, ncap);
 		if (!np)
 			return -ENOMEM;
 		t->pool = np;
 		t->pool_cap = ncap;
 	}
+	return 0;
+}
+
+int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const char *name,
+		    size_t len, int bind)
+{
+	if ((t->nr == t->cap || t->pool_len + len + 1 > t->pool_cap) && symtab_reserve(t, 1, len + 1))
+		return -ENOMEM;
 	memcpy(t->pool + t->pool_len, name, len);
 	t->pool[t->pool_len + len] = 0;
 	/* names are pool offsets until finish() turns them into pointers */
@@ -62,6 +72,20 @@ int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const c
 	t->pool_len += len + 1;
 	t->nr++;
 	return 0;
+}
+
+/* u's symbols into t at symbol at and pool offset pool, both tables not yet finished
+ * (names still pool offsets); t has the room. */
+static void symtab_copy_in(struct tly_symtab *t, size_t at, size_t pool, const struct tly_symtab *u)
+{
+	for (size_t i = 0; i < u->nr; i++) {
+		t->syms[at + i] = u->syms[i];
+		t->syms[at + i].name = (const char *)((uintptr_t)u->syms[i].name + pool);
+	}
+	if (u->nr)
+		memcpy(t->bind + at, u->bind, u->nr);
+	if (u->pool_len)
+		memcpy(t->pool + pool, u->pool, u->pool_len);
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -624,9 +648,12 @@ static const uint8_t hex1[256] = {
 };
 
 /* The lines in [p, end), the last one ending at end, into t (tly_symtab__add, bind 3:
- * kallsyms lists aliases in order and perf shows the last one of an address). *nonzero
- * is set by an address that is not 0 (kptr_restrict zeroes them all). 0 or -ENOMEM. */
-static int kallsyms_lines(struct tly_symtab *t, bool *nonzero, const char *p, const char *end)
+ * kallsyms lists aliases in order and perf shows the last one of an address). *seen
+ * gets KSEEN_ZERO for a symbol line at address 0 and KSEEN_ADDR for one at another
+ * address (kptr_restrict zeroes them all). 0 or -ENOMEM. */
+#define KSEEN_ZERO 1
+#define KSEEN_ADDR 2
+static int kallsyms_lines(struct tly_symtab *t, unsigned *seen, const char *p, const char *end)
 {
 	while (p < end) {
 		const char *name, *ne, *nl;
@@ -640,8 +667,7 @@ static int kallsyms_lines(struct tly_symtab *t, bool *nonzero, const char *p, co
 		/* " T name" with a name of at least one byte, on this line */
 		if (end - p < 4 || p[0] != ' ' || p[1] == '\n' || p[2] != ' ' || p[3] == '\n')
 			goto next;
-		if (addr)
-			*nonzero = true;
+		*seen |= addr ? KSEEN_ADDR : KSEEN_ZERO;
 		if (p[1] != 't' && p[1] != 'T' && p[1] != 'w' && p[1] != 'W') {
 			p += 3;
 			goto next;
@@ -675,60 +701,271 @@ static const char *after_last_line(const char *p, const char *end)
 
 /*
  * "ffffffff81000000 T _text\t[module]" lines, 100k+ of them, read on every report with
- * kernel samples: parsed by hand in one pass, 256 KiB at a time (/proc/kallsyms gives a
- * page per read), a cut line carried over: the text is never all in memory, only the
- * table.
+ * kernel samples, parsed by hand in one pass. The text is never all in memory, only the
+ * table: it is read 256 KiB at a time (/proc/kallsyms gives a page per read), a cut
+ * line carried over.
+ *
+ * A regular file (perf's build-id cache copy, --kallsyms) is cut into chunks that any
+ * number of workers parse at once, a chunk owning the lines that start in its byte
+ * range. Each is parsed into a small table of the worker's own; once the chunks before
+ * it are in, it gets its place in the result and is copied there, outside the lock, so
+ * the copies (and the first touches of the result's memory) run in parallel too. The
+ * result's room is set aside once, for as many symbols as the file could hold (address
+ * space, not memory: untouched pages cost nothing), so it never moves under a copy; the
+ * small tables are recycled. Memory stays the result's plus a few chunks'.
+ * /proc/kallsyms (not a regular file, no size, costly to seek) is one chunk read front
+ * to back.
  */
-int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
+#define KREAD_BUF ((size_t)1 << 18)
+#define KCHUNK_DEFAULT ((uint64_t)1 << 18)
+#define KSPARES 4
+
+struct tly_kload {
+	struct tly_symtab *t;
+	int fd;
+	bool seq;			/* read() front to back: a single chunk */
+	uint64_t chunk;			/* bytes per chunk */
+	size_t nchunks, next, placed;	/* chunks: all, claimed, given their place in t */
+	struct tly_symtab *parts;	/* parsed, waiting for their place */
+	struct { size_t sym, pool; } *at;	/* their place: first symbol, pool offset */
+	bool *parsed;
+	struct tly_symtab spare[KSPARES];	/* emptied parts, their memory kept */
+	size_t nspare;
+	unsigned seen;
+	int err;
+	pthread_mutex_t mu;
+};
+
+/* The lines of fd that start in [from, to) into t; buf holds KREAD_BUF bytes. */
+static int kallsyms_chunk(struct tly_symtab *t, unsigned *seen, int fd, bool seq, uint64_t from,
+			  uint64_t to, char *buf)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	const size_t cap = 1 << 18;
+	uint64_t base = from ? from - 1 : 0;	/* file offset of buf[0] */
+	bool synced = from == 0;		/* buf[0] starts a line */
 	size_t have = 0;
-	bool nonzero = false;
-	char *buf;
-	int ret = 0;
 
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
 	for (;;) {
-		ssize_t r = read(fd, buf + have, cap - have);
-		const char *lim;
+		const char *lim, *end;
+		size_t want;
+		ssize_t r;
+		bool eof;
+		int ret;
 
+		if (synced && base >= to)
+			return 0;	/* the next line is the next chunk's */
+		want = KREAD_BUF - have;
+		if (!seq && base + have < to) {
+			uint64_t left = to - (base + have);
+
+			if (left < want && want - left > 4096)
+				want = (size_t)left + 4096;	/* and the line across to */
+		}
+		r = seq ? read(fd, buf + have, want) : pread(fd, buf + have, want, (off_t)(base + have));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			ret = -errno;
-			break;
-		}
-		if (r == 0) {	/* the last line, unended */
-			ret = kallsyms_lines(t, &nonzero, buf, buf + have);
-			break;
-		}
+		if (r < 0)
+			return -errno;
+		eof = r == 0;
 		have += (size_t)r;
-		lim = after_last_line(buf, buf + have);
-		if (lim == buf && have == cap)
+		if (!synced) {
+			/* the chunk's first line follows the first newline from offset from - 1 */
+			const char *nl = memchr(buf, '\n', have);
+			size_t skip = nl ? (size_t)(nl + 1 - buf) : have;
+
+			base += skip;
+			have -= skip;
+			memmove(buf, buf + skip, have);
+			synced = nl != NULL;
+			if (eof || (synced && base >= to))
+				return 0;
+			if (!synced || !have)
+				continue;
+		}
+		lim = eof ? buf + have : after_last_line(buf, buf + have);
+		if (lim == buf && have == KREAD_BUF)
 			lim = buf + have;	/* a line longer than the buffer: cut it */
-		ret = kallsyms_lines(t, &nonzero, buf, lim);
-		if (ret)
-			break;
+		end = lim;
+		if (to - base < (uint64_t)(lim - buf)) {
+			/* the lines from the first one starting at to or later are not ours */
+			size_t d = (size_t)(to - base);
+			const char *nl = memchr(buf + d - 1, '\n', (size_t)(lim - buf) - (d - 1));
+
+			end = nl ? nl + 1 : lim;
+		}
+		ret = kallsyms_lines(t, seen, buf, end);
+		if (ret || eof || end != lim)
+			return ret;
 		have -= (size_t)(lim - buf);
+		base += (uint64_t)(lim - buf);
 		memmove(buf, lim, have);
 	}
-	close(fd);
-	free(buf);
-	if (!ret && !nonzero)
-		ret = -EPERM;	/* kptr_restrict: every address reads as 0 */
-	if (ret) {
+}
+
+int tly_kload__new(struct tly_kload **out, struct tly_symtab *t, const char *path,
+		   uint64_t chunk)
+{
+	struct tly_kload *k;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*out = NULL;
+	if (fd < 0)
+		return -errno;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		goto nomem;
+	k->t = t;
+	k->fd = fd;
+	k->chunk = chunk ? chunk : KCHUNK_DEFAULT;
+	k->seq = fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0;
+	k->nchunks = k->seq ? 1 : (size_t)(((uint64_t)st.st_size + k->chunk - 1) / k->chunk);
+	k->parts = calloc(k->nchunks, sizeof(*k->parts));
+	k->parsed = calloc(k->nchunks, sizeof(*k->parsed));
+	k->at = calloc(k->nchunks, sizeof(*k->at));
+	if (!k->parts || !k->parsed || !k->at)
+		goto nomem;
+	/* a symbol line takes at least 4 bytes, its name and NUL at most its length; a file
+	 * too big for that much address space is read by one worker, the table growing */
+	if (!k->seq && k->nchunks > 1 &&
+	    symtab_reserve(t, (size_t)st.st_size / 4 + k->nchunks, (size_t)st.st_size + k->nchunks)) {
 		tly_symtab__release(t);
-		return ret;
+		k->nchunks = 1;
 	}
-	tly_symtab__finish(t);
+	if (pthread_mutex_init(&k->mu, NULL))
+		goto nomem;
+	*out = k;
 	return 0;
+nomem:
+	tly_symtab__release(t);
+	if (k) {
+		free(k->parts);
+		free(k->parsed);
+		free(k->at);
+		free(k);
+	}
+	close(fd);
+	return -ENOMEM;
+}
+
+/* Gives its place in k->t to every parsed chunk whose turn has come, from the first:
+ * the range [first, k->placed) is the caller's to copy in. Under k->mu. */
+static size_t kload_place(struct tly_kload *k, size_t *first)
+{
+	*first = k->placed;
+	while (!k->err && k->placed < k->nchunks && k->parsed[k->placed]) {
+		struct tly_symtab *p = &k->parts[k->placed];
+
+		if (k->t->nr + p->nr > k->t->cap || k->t->pool_len + p->pool_len > k->t->pool_cap) {
+			k->err = -EOVERFLOW;	/* the room set aside is a bound: not reached */
+			break;
+		}
+		k->at[k->placed].sym = k->t->nr;
+		k->at[k->placed].pool = k->t->pool_len;
+		k->t->nr += p->nr;
+		k->t->pool_len += p->pool_len;
+		k->placed++;
+	}
+	return k->placed;
+}
+
+void tly_kload__work(struct tly_kload *k)
+{
+	char *buf = malloc(KREAD_BUF);
+	struct tly_symtab part = { 0 };
+
+	for (;;) {
+		unsigned seen = 0;
+		size_t i, first, last;
+		int ret;
+
+		pthread_mutex_lock(&k->mu);
+		if (!buf && !k->err)
+			k->err = -ENOMEM;
+		if (k->err || k->next == k->nchunks) {
+			pthread_mutex_unlock(&k->mu);
+			break;
+		}
+		i = k->next++;
+		if (i && !part.cap && k->nspare)
+			part = k->spare[--k->nspare];
+		pthread_mutex_unlock(&k->mu);
+
+		/* chunk 0 goes straight into the table: its place is the start */
+		ret = kallsyms_chunk(i ? &part : k->t, &seen, k->fd, k->seq, i * k->chunk,
+				     i + 1 == k->nchunks ? UINT64_MAX : (i + 1) * k->chunk, buf);
+
+		pthread_mutex_lock(&k->mu);
+		if (ret && !k->err)
+			k->err = ret;
+		k->seen |= seen;
+		if (i) {
+			k->parts[i] = part;
+			memset(&part, 0, sizeof(part));
+		}
+		k->parsed[i] = true;
+		if (!i && !ret)
+			k->placed = 1;
+		last = kload_place(k, &first);
+		pthread_mutex_unlock(&k->mu);
+
+		for (size_t j = first; j < last; j++)
+			symtab_copy_in(k->t, k->at[j].sym, k->at[j].pool, &k->parts[j]);
+
+		pthread_mutex_lock(&k->mu);
+		for (size_t j = first; j < last; j++) {
+			struct tly_symtab *p = &k->parts[j];
+
+			p->nr = 0;
+			p->pool_len = 0;
+			if (k->nspare < KSPARES)
+				k->spare[k->nspare++] = *p;
+			else
+				tly_symtab__release(p);
+			memset(p, 0, sizeof(*p));
+		}
+		pthread_mutex_unlock(&k->mu);
+	}
+	tly_symtab__release(&part);
+	free(buf);
+}
+
+int tly_kload__end(struct tly_kload *k, bool keep)
+{
+	int err;
+
+	if (!k)
+		return -EINVAL;
+	err = k->err;
+	if (!err && k->placed != k->nchunks)
+		err = -EINVAL;	/* ended before the work was done: a caller's bug */
+	else if (!err && !(k->seen & KSEEN_ADDR))
+		err = k->seen ? -EPERM : -ENODATA;	/* all addresses 0: kptr_restrict */
+	if (err || !keep)
+		tly_symtab__release(k->t);
+	else
+		tly_symtab__finish(k->t);
+	for (size_t i = 0; i < k->nchunks; i++)
+		tly_symtab__release(&k->parts[i]);	/* left by an error */
+	for (size_t i = 0; i < k->nspare; i++)
+		tly_symtab__release(&k->spare[i]);
+	pthread_mutex_destroy(&k->mu);
+	close(k->fd);
+	free(k->parts);
+	free(k->parsed);
+	free(k->at);
+	free(k);
+	return err;
+}
+
+int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
+{
+	struct tly_kload *k;
+	int ret = tly_kload__new(&k, t, path, 0);
+
+	if (ret)
+		return ret;
+	tly_kload__work(k);
+	return tly_kload__end(k, true);
 }
 
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path)

@@ -5,6 +5,7 @@
 #ifndef TALLY_INTERNAL_SYMBOLS_H
 #define TALLY_INTERNAL_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <tally/session.h>
@@ -35,7 +36,23 @@ uint64_t tly_symtab__offset_to_addr(const struct tly_symtab *t, uint64_t off);
 /* Loaders: 0, or -errno (nothing loaded). */
 int tly_symtab__load_elf(struct tly_symtab *t, const char *path, const char *debug_path);
 int tly_symtab__load_elf_mem(struct tly_symtab *t, const void *buf, size_t len);
+/* kallsyms: -EPERM when every address is 0 (kptr_restrict), -ENODATA with no symbol
+ * lines at all. */
 int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path);
+
+/*
+ * kallsyms loaded by several threads at once: tly_kload__new opens path for table t
+ * (chunk: bytes per chunk, 0 for the default), any number of threads call
+ * tly_kload__work (each returns when no chunk is left to claim; the first to come does
+ * all of it if it is alone), and once every one of them has returned, tly_kload__end
+ * finishes t (keep) or releases it (!keep) and frees the loader. Nothing but the
+ * workers touches t in between. Results are tly_symtab__load_kallsyms's.
+ */
+struct tly_kload;
+int tly_kload__new(struct tly_kload **k, struct tly_symtab *t, const char *path,
+		   uint64_t chunk);
+void tly_kload__work(struct tly_kload *k);
+int tly_kload__end(struct tly_kload *k, bool keep);
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path);
 /* The running kernel's build-id from the notes it exports (notes: normally
  * "/sys/kernel/notes"): bytes written to id (up to len), or -ENOENT. */
