@@ -60,7 +60,8 @@ struct tally_session_opts {
  * ($buildid_dir/[kernel.kallsyms]/<id>/kallsyms) or /proc/kallsyms if this machine runs
  * that kernel, and none otherwise (as perf); /proc/kallsyms for files without a
  * build-id. Unless opts->no_symbols, they load on a thread of their own from the first
- * __add_build_ids or __process call, joined on the first kernel lookup (or by __delete). */
+ * __add_build_ids or __process call; the first kernel lookup parses what is left of the
+ * file alongside that thread and then joins it (__delete joins it too). */
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts);
 void tally_session__delete(struct tally_session *s);
 
