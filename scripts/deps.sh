@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tally needs to build and test, only when missing.
 # Idempotent: a machine that has everything runs no apt at all.
+# capstone (annotate), protobuf-c and zlib (pprof) build into tally; chromium and
+# golang-go (go tool pprof) are the real clients the tests drive.
 set -euo pipefail
 
 PKGS=(
@@ -9,6 +11,8 @@ PKGS=(
   libcmocka-dev libpfm4-dev libtraceevent-dev libcap-dev
   clang libclang-rt-14-dev valgrind libcap2-bin tmux zstd
   linux-perf
+  libcapstone-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+  chromium golang-go
 )
 
 missing=()
