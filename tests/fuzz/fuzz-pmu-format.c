@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the sysfs PMU parser (lib/pmu.c): format specs ("config1:0-7,21"),
+ * Fuzz target: the sysfs PMU parser (lib/kernel/pmu.c): format specs ("config1:0-7,21"),
  * event alias files, .scale/.unit companions, type, cpumask and caps files.
  *
  * Input: newline-separated parts, all optional:

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the record decoder (lib/record.c).
+ * Fuzz target: the record decoder (lib/format/record.c).
  *
  * Input: a 33-byte layout prefix, then the record payload.
  *   u64 sample_type, u64 read_format, u64 sample_regs_user, u64 sample_regs_intr,
