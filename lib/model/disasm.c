@@ -1,0 +1,611 @@
+/*
+ * Machine code by address and its disassembly through capstone (see tally/disasm.h).
+ *
+ * Code is read with pread, not mapped: /proc/kcore cannot be mapped, and a listing
+ * reads a few hundred bytes per function. ELF headers come from libelf; the symbol
+ * table kept here names branch targets and data the way objdump does (nearest symbol
+ * at or below the address, in the same section).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <capstone/capstone.h>
+
+#include <tally/disasm.h>
+
+struct code_seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct code_sec {
+	uint64_t addr, size;
+	char *name;
+};
+
+struct code_sym {
+	uint64_t addr, size;
+	uint32_t name;		/* offset in the pool */
+	uint16_t sec;		/* index into secs + 1, 0: none */
+	uint8_t rank;		/* which of several symbols at one address wins */
+};
+
+struct tally_code {
+	int fd;
+	bool is64;
+	unsigned machine;
+	struct code_seg *segs;
+	size_t nr_segs;
+	struct code_sec *secs;
+	size_t nr_secs;
+	struct code_sym *syms;
+	size_t nr_syms;
+	char *pool;
+	size_t pool_len;
+	uint8_t *buf;		/* what __bytes returns */
+	size_t buf_cap;
+};
+
+void tally_code__delete(struct tally_code *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	for (size_t i = 0; i < c->nr_secs; i++)
+		free(c->secs[i].name);
+	free(c->secs);
+	free(c->segs);
+	free(c->syms);
+	free(c->pool);
+	free(c->buf);
+	free(c);
+}
+
+static int load_segments(struct tally_code *c, Elf *e)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n))
+		return 0;
+	c->segs = calloc(n ? n : 1, sizeof(*c->segs));
+	if (!c->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		c->segs[c->nr_segs++] = (struct code_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+	}
+	return 0;
+}
+
+static int load_sections(struct tally_code *c, Elf *e)
+{
+	size_t shstrndx, n;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrnum(e, &n) || elf_getshdrstrndx(e, &shstrndx) || !n)
+		return 0;
+	c->secs = calloc(n, sizeof(*c->secs));
+	if (!c->secs)
+		return -ENOMEM;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		size_t i = elf_ndxscn(scn);
+
+		if (i >= n || !gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		c->secs[i].addr = sh.sh_flags & SHF_ALLOC ? sh.sh_addr : 0;
+		c->secs[i].size = sh.sh_flags & SHF_ALLOC ? sh.sh_size : 0;
+		if (name && !(c->secs[i].name = strdup(name)))
+			return -ENOMEM;
+	}
+	c->nr_secs = n;
+	return 0;
+}
+
+/* objdump's order: by address; at one address functions and objects before labels,
+ * global before weak before local, larger before smaller, then by name. */
+static int sym_cmp(const void *a, const void *b, void *pool)
+{
+	const struct code_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return (int)y->rank - (int)x->rank;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp((const char *)pool + x->name, (const char *)pool + y->name);
+}
+
+/* Functions and data objects of one symbol table; returns how many, or -ENOMEM. */
+static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
+			size_t *cap, size_t *pool_cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = data && sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	long added = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		int type, bind;
+		size_t len;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		bind = GELF_ST_BIND(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
+		     type != STT_NOTYPE) || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
+		    !s.st_name)
+			continue;
+		name = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!name || !*name || (type == STT_NOTYPE && name[0] == '$'))
+			continue;
+		len = strlen(name) + 1;
+		if (c->nr_syms == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 1024;
+			struct code_sym *v = realloc(c->syms, ncap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			c->syms = v;
+			*cap = ncap;
+		}
+		if (c->pool_len + len > *pool_cap) {
+			size_t ncap = *pool_cap ? *pool_cap * 2 : 16384;
+			char *p;
+
+			while (ncap < c->pool_len + len)
+				ncap *= 2;
+			p = realloc(c->pool, ncap);
+			if (!p)
+				return -ENOMEM;
+			c->pool = p;
+			*pool_cap = ncap;
+		}
+		memcpy(c->pool + c->pool_len, name, len);
+		c->syms[c->nr_syms++] = (struct code_sym){
+			.addr = s.st_value,
+			.size = s.st_size,
+			.name = (uint32_t)c->pool_len,
+			.sec = s.st_shndx < c->nr_secs ? (uint16_t)(s.st_shndx + 1) : 0,
+			/* functions and objects over labels; global over weak over local */
+			.rank = (uint8_t)((type == STT_NOTYPE ? 0 : 4) +
+					  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0)),
+		};
+		c->pool_len += len;
+		added++;
+	}
+	return added;
+}
+
+static int load_symbols(struct tally_code *c, Elf *e)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr sh, dsh;
+	size_t cap = 0, pool_cap = 0;
+	long n = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			long r = load_symtab(c, e, scn, &sh, &cap, &pool_cap);
+
+			if (r < 0)
+				return (int)r;
+			n += r;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dsh = sh;
+		}
+	}
+	if (!n && dyn && load_symtab(c, e, dyn, &dsh, &cap, &pool_cap) < 0)
+		return -ENOMEM;
+	if (c->nr_syms)
+		qsort_r(c->syms, c->nr_syms, sizeof(*c->syms), sym_cmp, c->pool);
+	return 0;
+}
+
+int tally_code__open(struct tally_code **out, const char *path)
+{
+	struct tally_code *c;
+	struct stat st;
+	GElf_Ehdr eh;
+	Elf *e;
+	int err;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (c->fd < 0) {
+		err = -errno;
+		free(c);
+		return err;
+	}
+	/* a path from perf.data: never a FIFO or a device (kcore is a regular file) */
+	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode)) {
+		tally_code__delete(c);
+		return -ENOEXEC;
+	}
+	elf_version(EV_CURRENT);
+	e = elf_begin(c->fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
+		if (e)
+			elf_end(e);
+		tally_code__delete(c);
+		return -ENOEXEC;
+	}
+	c->is64 = gelf_getclass(e) == ELFCLASS64;
+	c->machine = eh.e_machine;
+	err = load_segments(c, e);
+	if (!err)
+		err = load_sections(c, e);
+	if (!err)
+		err = load_symbols(c, e);
+	elf_end(e);
+	if (err) {
+		tally_code__delete(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+size_t tally_code__bytes(struct tally_code *c, uint64_t addr, size_t len, const uint8_t **bytes)
+{
+	*bytes = NULL;
+	for (size_t i = 0; i < c->nr_segs; i++) {
+		const struct code_seg *s = &c->segs[i];
+		ssize_t n;
+
+		if (addr < s->vaddr || addr - s->vaddr >= s->filesz)
+			continue;
+		if (len > s->filesz - (addr - s->vaddr))
+			len = (size_t)(s->filesz - (addr - s->vaddr));
+		if (len > c->buf_cap) {
+			uint8_t *b = realloc(c->buf, len);
+
+			if (!b)
+				return 0;
+			c->buf = b;
+			c->buf_cap = len;
+		}
+		n = pread(c->fd, c->buf, len, (off_t)(s->offset + (addr - s->vaddr)));
+		if (n <= 0)
+			return 0;
+		*bytes = c->buf;
+		return (size_t)n;
+	}
+	return 0;
+}
+
+uint64_t tally_code__offset_to_addr(const struct tally_code *c, uint64_t offset)
+{
+	for (size_t i = 0; i < c->nr_segs; i++) {
+		const struct code_seg *s = &c->segs[i];
+
+		if (offset >= s->offset && offset - s->offset < s->filesz)
+			return offset - s->offset + s->vaddr;
+	}
+	return offset;
+}
+
+uint64_t tally_code__addr_to_offset(const struct tally_code *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->nr_segs; i++) {
+		const struct code_seg *s = &c->segs[i];
+
+		if (addr >= s->vaddr && addr - s->vaddr < s->filesz)
+			return addr - s->vaddr + s->offset;
+	}
+	return addr;
+}
+
+int tally_code__symbol_addr(const struct tally_code *c, const char *name, uint64_t *addr)
+{
+	for (size_t i = 0; i < c->nr_syms; i++) {
+		if (!strcmp(c->pool + c->syms[i].name, name)) {
+			*addr = c->syms[i].addr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static size_t section_of(const struct tally_code *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->nr_secs; i++)
+		if (c->secs[i].size && addr >= c->secs[i].addr && addr - c->secs[i].addr < c->secs[i].size)
+			return i;
+	return SIZE_MAX;
+}
+
+const char *tally_code__section(const struct tally_code *c, uint64_t addr)
+{
+	size_t i = section_of(c, addr);
+
+	return i == SIZE_MAX ? NULL : c->secs[i].name;
+}
+
+const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64_t *start)
+{
+	size_t lo = 0, hi = c->nr_syms, sec = section_of(c, addr);
+
+	/* the first symbol above addr; walk down to one in addr's section */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo > 0) {
+		const struct code_sym *s = &c->syms[--lo];
+		size_t first = lo;
+
+		/* the best of the symbols at this address comes first among them */
+		while (first > 0 && c->syms[first - 1].addr == s->addr)
+			first--;
+		for (size_t i = first; i <= lo; i++) {
+			if (sec == SIZE_MAX || c->syms[i].sec == sec + 1) {
+				if (start)
+					*start = c->syms[i].addr;
+				return c->pool + c->syms[i].name;
+			}
+		}
+		lo = first;
+	}
+	return NULL;
+}
+
+bool tally_code__is_64bit(const struct tally_code *c)
+{
+	return c->is64;
+}
+
+unsigned tally_code__machine(const struct tally_code *c)
+{
+	return c->machine;
+}
+
+/* ---- capstone ------------------------------------------------------------------ */
+
+struct tally_disasm {
+	csh cs;
+	cs_insn *insn;
+	unsigned machine;
+};
+
+int tally_disasm__new(struct tally_disasm **out, unsigned e_machine, bool is_64bit,
+		      enum tally_disasm_syntax syntax)
+{
+	struct tally_disasm *d;
+	cs_arch arch;
+	cs_mode mode;
+
+	*out = NULL;
+	switch (e_machine) {
+	case EM_X86_64:
+	case EM_386:
+		arch = CS_ARCH_X86;
+		mode = e_machine == EM_X86_64 && is_64bit ? CS_MODE_64 : CS_MODE_32;
+		break;
+	case EM_AARCH64:
+		arch = CS_ARCH_ARM64;
+		mode = CS_MODE_ARM;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->machine = e_machine;
+	if (cs_open(arch, mode, &d->cs) != CS_ERR_OK) {
+		free(d);
+		return -ENOTSUP;
+	}
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	if (arch == CS_ARCH_X86)
+		cs_option(d->cs, CS_OPT_SYNTAX,
+			  syntax == TALLY_DISASM_INTEL ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT);
+	d->insn = cs_malloc(d->cs);
+	if (!d->insn) {
+		cs_close(&d->cs);
+		free(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void tally_disasm__delete(struct tally_disasm *d)
+{
+	if (!d)
+		return;
+	if (d->insn)
+		cs_free(d->insn, 1);
+	cs_close(&d->cs);
+	free(d);
+}
+
+static bool in_group(const cs_insn *i, uint8_t group)
+{
+	for (uint8_t k = 0; k < i->detail->groups_count; k++)
+		if (i->detail->groups[k] == group)
+			return true;
+	return false;
+}
+
+/* Jump/call targets and instruction-pointer-relative memory operands (x86). */
+static void x86_operands(const cs_insn *i, struct tally_insn *out)
+{
+	const cs_x86 *x = &i->detail->x86;
+
+	for (uint8_t k = 0; k < x->op_count; k++) {
+		const cs_x86_op *op = &x->operands[k];
+
+		if (op->type == X86_OP_IMM && (out->kind == TALLY_INSN_JUMP ||
+					       out->kind == TALLY_INSN_CALL)) {
+			out->has_target = true;
+			out->target = (uint64_t)op->imm;
+		} else if (op->type == X86_OP_MEM &&
+			   (op->mem.base == X86_REG_RIP || op->mem.base == X86_REG_EIP) &&
+			   op->mem.index == X86_REG_INVALID) {
+			out->has_pc_ref = true;
+			out->pc_ref = i->address + i->size + (uint64_t)op->mem.disp;
+		}
+	}
+}
+
+static void arm64_operands(const cs_insn *i, struct tally_insn *out)
+{
+	const cs_arm64 *a = &i->detail->arm64;
+
+	for (uint8_t k = 0; k < a->op_count; k++) {
+		if (a->operands[k].type == ARM64_OP_IMM &&
+		    (out->kind == TALLY_INSN_JUMP || out->kind == TALLY_INSN_CALL)) {
+			out->has_target = true;
+			out->target = (uint64_t)a->operands[k].imm;
+		}
+	}
+}
+
+/* Length of a VEX or EVEX encoded x86-64 instruction (prefix 0xc4, 0xc5 or 0x62 after
+ * optional 0x67 and segment prefixes) or of a 0f 01 system instruction, 0 for anything
+ * else. capstone 4 decodes neither
+ * every AVX-512 nor every newer AVX instruction; walking on a byte at a time would read
+ * the rest of the function out of step and hand samples to the wrong lines. */
+static size_t vex_length(const uint8_t *c, size_t len)
+{
+	size_t i = 0, map, op;
+	uint8_t modrm;
+
+	while (i < len && i < 4 && (c[i] == 0x67 || c[i] == 0x26 || c[i] == 0x2e || c[i] == 0x36 ||
+				    c[i] == 0x3e || c[i] == 0x64 || c[i] == 0x65))
+		i++;
+	if (i >= len)
+		return 0;
+	/* 0f 01 with a register ModRM: system instructions of three bytes (rdpkru,
+	 * wrpkru, serialize, ...), some unknown to capstone 4 */
+	{
+		size_t k = i;
+
+		while (k < len && k < 4 && (c[k] == 0x66 || c[k] == 0xf2 || c[k] == 0xf3))
+			k++;
+		if (k + 2 < len && c[k] == 0x0f && c[k + 1] == 0x01 && (c[k + 2] >> 6) == 3)
+			return k + 3;
+	}
+	if (c[i] == 0x62 && i + 4 < len) {		/* EVEX: 62 P0 P1 P2 */
+		map = c[i + 1] & 7;
+		i += 4;
+	} else if (c[i] == 0xc4 && i + 3 < len) {	/* VEX3: c4 R.X.B.mmmmm W.vvvv.L.pp */
+		map = c[i + 1] & 0x1f;
+		i += 3;
+	} else if (c[i] == 0xc5 && i + 2 < len) {	/* VEX2: c5 R.vvvv.L.pp, map 0f */
+		map = 1;
+		i += 2;
+	} else {
+		return 0;
+	}
+	op = c[i++];
+	if (map == 1 && op == 0x77)
+		return i;	/* vzeroupper, vzeroall: no ModRM */
+	if (i >= len)
+		return 0;
+	modrm = c[i++];
+	if ((modrm >> 6) != 3) {
+		uint8_t rm = modrm & 7, mod = modrm >> 6;
+
+		if (rm == 4) {
+			if (i >= len)
+				return 0;
+			if (mod == 0 && (c[i] & 7) == 5)
+				i += 4;
+			i++;
+		}
+		if (mod == 1)
+			i += 1;
+		else if (mod == 2 || (mod == 0 && rm == 5))
+			i += 4;
+	}
+	/* an 8-bit immediate: every 0f3a instruction and a few of 0f */
+	if (map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) || op == 0xc2 || op == 0xc4 ||
+				      op == 0xc5 || op == 0xc6)))
+		i++;
+	return i <= len ? i : 0;
+}
+
+size_t tally_disasm__one(struct tally_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
+			 struct tally_insn *out)
+{
+	const uint8_t *p = code;
+	size_t left = len;
+	uint64_t a = addr;
+	cs_insn *i = d->insn;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	if (!len)
+		return 0;
+	if (!cs_disasm_iter(d->cs, &p, &left, &a, i)) {
+		size_t n = d->machine == EM_X86_64 ? vex_length(code, len) : 0, o = 0;
+
+		out->size = n ? (uint32_t)n : 1;
+		memcpy(out->bytes, code, out->size < 16 ? out->size : 16);
+		out->kind = TALLY_INSN_INVALID;
+		snprintf(out->mnemonic, sizeof(out->mnemonic), ".byte");
+		for (size_t k = 0; k < out->size && o + 6 < sizeof(out->operands); k++)
+			o += (size_t)snprintf(out->operands + o, sizeof(out->operands) - o, "%s0x%02x",
+					      k ? "," : "", code[k]);
+		return out->size;
+	}
+	out->size = i->size;
+	memcpy(out->bytes, code, i->size < sizeof(out->bytes) ? i->size : sizeof(out->bytes));
+	snprintf(out->mnemonic, sizeof(out->mnemonic), "%s", i->mnemonic);
+	snprintf(out->operands, sizeof(out->operands), "%s", i->op_str);
+	if (in_group(i, CS_GRP_RET) || in_group(i, CS_GRP_IRET))
+		out->kind = TALLY_INSN_RET;
+	else if (in_group(i, CS_GRP_CALL))
+		out->kind = TALLY_INSN_CALL;
+	else if (in_group(i, CS_GRP_JUMP))
+		out->kind = TALLY_INSN_JUMP;
+	else if ((d->machine == EM_X86_64 || d->machine == EM_386) && i->id == X86_INS_NOP)
+		out->kind = TALLY_INSN_NOP;
+	else if (d->machine == EM_AARCH64 && i->id == ARM64_INS_NOP)
+		out->kind = TALLY_INSN_NOP;
+	if (d->machine == EM_AARCH64)
+		arm64_operands(i, out);
+	else
+		x86_operands(i, out);
+	return i->size;
+}
+
+int tally_disasm_syntax_parse(const char *s, enum tally_disasm_syntax *syntax)
+{
+	if (!strcmp(s, "att") || !strcmp(s, "att-mnemonic")) {
+		*syntax = TALLY_DISASM_ATT;
+		return 0;
+	}
+	if (!strcmp(s, "intel") || !strcmp(s, "intel-mnemonic")) {
+		*syntax = TALLY_DISASM_INTEL;
+		return 0;
+	}
+	return -EINVAL;
+}
