@@ -333,8 +333,7 @@ static void strip_signature(char *s)
 		memmove(s, s + cut, strlen(s + cut) + 1);
 }
 
-/* malloc'd demangled name, or NULL to keep the symbol's own. */
-static char *demangle(const char *name)
+char *tly_demangle_full(const char *name)
 {
 	int status = 0;
 	char *d;
@@ -349,6 +348,16 @@ static char *demangle(const char *name)
 		free(d);
 		return NULL;
 	}
+	return d;
+}
+
+/* malloc'd demangled name, or NULL to keep the symbol's own. */
+static char *demangle(const char *name)
+{
+	char *d = tly_demangle_full(name);
+
+	if (!d)
+		return NULL;
 	/* thunks keep their target's parameters, as perf shows them */
 	if (strncmp(d, "virtual thunk to ", 17) && strncmp(d, "non-virtual thunk to ", 21) &&
 	    strncmp(d, "covariant return thunk to ", 26))
