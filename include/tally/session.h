@@ -110,6 +110,22 @@ bool tally_dso__hit(const struct tally_dso *d);
 typedef int (*tally_dso_fn)(void *arg, struct tally_dso *d);
 int tally_session__for_each_dso(struct tally_session *s, tally_dso_fn fn, void *arg);
 
+/* The files the session reads a dso's symbols from, for tools that read its code
+ * (annotate): the binary (under --symfs, at its path, or in the build-id cache, checked
+ * against the recorded build-id) into path, and its separate debuginfo into debug (""
+ * when there is none). 0, or -ENOENT when no matching copy is at hand, or for dsos that
+ * are no ELF file (the kernel, [vdso], JIT maps, anonymous memory). */
+int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char *path,
+			     size_t len, char *debug, size_t dlen);
+/* The symbol of dso d holding dso_addr (the dso's address space, as in tally_addr_loc),
+ * loading the dso's symbols if no lookup did yet; NULL when none does. */
+const struct tally_symbol *tally_session__dso_symbol(struct tally_session *s,
+							 struct tally_dso *d, uint64_t dso_addr);
+/* Does this machine run the kernel the file was recorded on (the BUILD_ID list's
+ * [kernel.kallsyms] against /sys/kernel/notes)? 1 yes, 0 no, -ENOENT when either
+ * build-id is unknown. */
+int tally_session__runs_recording_kernel(const struct tally_session *s);
+
 uint64_t tally_map__start(const struct tally_map *m);
 uint64_t tally_map__end(const struct tally_map *m);
 uint64_t tally_map__pgoff(const struct tally_map *m);

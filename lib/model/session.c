@@ -934,6 +934,54 @@ int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_
 	return 0;
 }
 
+/* ---- what annotate needs of a dso ------------------------------------------ */
+
+int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char *path,
+			     size_t len, char *debug, size_t dlen)
+{
+	char dbg[4096];
+
+	path[0] = 0;
+	if (dlen)
+		debug[0] = 0;
+	if (d->kernel || d->absolute || d->no_symbols || !strcmp(d->name, "[vdso]"))
+		return -ENOENT;
+	if (!find_binary(s, d, 0, path, len, dbg, sizeof(dbg))) {
+		path[0] = 0;
+		return -ENOENT;
+	}
+	if (dlen)
+		snprintf(debug, dlen, "%s", dbg);
+	return 0;
+}
+
+const struct tally_symbol *tally_session__dso_symbol(struct tally_session *s,
+							 struct tally_dso *d, uint64_t dso_addr)
+{
+	if (d->kernel) {
+		if (d->syms.nr)
+			return tly_symtab__find(&d->syms, dso_addr);
+		kallsyms_load(s);
+		return tly_symtab__find(&s->ksyms, dso_addr);
+	}
+	if (!d->loaded)
+		dso_load(s, d, 0);
+	return tly_symtab__find(&d->syms, dso_addr);
+}
+
+int tally_session__runs_recording_kernel(const struct tally_session *s)
+{
+	uint8_t run[20];
+	int n;
+
+	if (!s->kernel_bid_len)
+		return -ENOENT;
+	n = tly_kernel_build_id("/sys/kernel/notes", run, sizeof(run));
+	if (n <= 0)
+		return -ENOENT;
+	return (size_t)n == s->kernel_bid_len && !memcmp(run, s->kernel_bid, (size_t)n);
+}
+
 /* ---- accessors ------------------------------------------------------------- */
 
 const char *tally_thread__comm(const struct tally_thread *t)
