@@ -25,6 +25,7 @@ static const struct cmd commands[] = {
 	{ "script", cmd_script, "Read perf.data and display every sample as text" },
 	{ "evlist", cmd_evlist, "List the event names in a perf.data file" },
 	{ "record", cmd_record, "Run a command and record its profile into perf.data" },
+	{ "annotate", cmd_annotate, "Read perf.data and display annotated code" },
 };
 
 static const char usage_text[] =

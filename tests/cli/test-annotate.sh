@@ -1,0 +1,119 @@
+# tally annotate against perf 6.1's annotate --stdio on files recorded by perf: every
+# line the same except the instructions' spelling (capstone's, not objdump's), on the
+# hot workload (plain, options, a group) and on a mix of programs (libc, ld.so); tally's
+# own recordings when perf is absent; and damaged or incomplete input.
+. "$(dirname "$0")/lib.sh"
+
+HOT=$TALLY_BUILD/workloads/hot
+export HOME=$TMP/home	# perf's build-id cache and tally's: this test's own
+mkdir -p "$HOME"
+
+# norm FILE: the annotation with each instruction's text dropped (address and values stay)
+norm() { sed -E 's/^(( +[0-9.]+)+ : +[0-9a-f]+:).*/\1/' "$1"; }
+# insns FILE: "dso|first address|pct addr" lines, one per instruction, per function
+insns() {
+	awk '/Source code & Disassembly of/ { dso = $0; sub(/.*Disassembly of /, "", dso); sub(/ .*/, "", dso); first = ""; next }
+	     /^( +[0-9.]+)+ : +[0-9a-f]+:/ { line = $0; sub(/: *[0-9a-f]+:.*/, "", line); a = $0; sub(/^[^:]*: +/, "", a); sub(/:.*/, "", a);
+					     if (first == "") first = a; gsub(/ +/, " ", line); print dso "|" first "|" line " " a }' "$1"
+}
+# same_insns PERF TALLY: every function perf annotated, tally annotated with the same
+# instructions (addresses) and the same values; prints what differs
+same_insns() {
+	insns "$1" | sort >p.insns
+	insns "$2" | sort >t.insns
+	comm -23 p.insns t.insns >missing
+	[ ! -s missing ] || { head -5 missing | sed 's/^/# perf only: /'; return 1; }
+}
+
+# --- without perf: tally's own recording, options, errors -------------------------------
+"$TALLY" record -q -F 2000 -o own.data "$HOT" 0.3 >/dev/null 2>&1
+if [ -s own.data ]; then
+	"$TALLY" annotate -i own.data >own.out 2>own.err; rc=$?
+	check "annotate: tally's own file annotates (rc $rc)" test $rc -eq 0
+	check "annotate: perf's header line" grep -Eq '^ Percent \|	Source code & Disassembly of hot for cpu-clock(:[a-zA-Z]*)? \([0-9]+ samples, percent: local period\)$' own.out
+	check "annotate: spin's listing with its source" eval 'grep -q "<spin>:$" own.out && grep -q "x = x \* 2862933555777941757ul" own.out'
+	check "annotate: jump targets named as objdump names them" grep -Eq ' j[a-z]+ +[0-9a-f]+ <spin\+0x[0-9a-f]+>$' own.out
+	sum=$(awk '/<spin>:$/ {on = 1; next} /Source code/ {on = 0} on && /^ +[0-9.]+ : / {s += $1} END {printf "%.0f", s}' own.out)
+	check "annotate: spin's instruction shares add up to 100% ($sum)" test "$sum" = 100
+	"$TALLY" annotate -i own.data -n --stdio spin >n.out 2>&1
+	check "annotate -n and a symbol argument: sample counts of spin only" eval 'grep -q "^ Samples |" n.out && test "$(grep -c "Source code" n.out)" -eq 1'
+	"$TALLY" annotate -i own.data --show-total-period -s spin >tp.out 2>&1
+	check "annotate --show-total-period: a Period column" grep -q '^ Period      |' tp.out
+	"$TALLY" annotate -i own.data -s spin -M intel >intel.out 2>&1
+	check "annotate -M intel: Intel syntax" grep -Eq ' (push|mov) +[a-z]+' intel.out
+	"$TALLY" annotate -i own.data -s spin --no-source >ns.out 2>&1
+	check "annotate --no-source: no source text" eval '! grep -q "2862933555777941757ul" ns.out && grep -q "<spin>:" ns.out'
+	"$TALLY" annotate -i own.data -s spin --asm-raw >raw.out 2>&1
+	check "annotate --asm-raw: instruction bytes" grep -Eq ':   55 +push' raw.out
+	"$TALLY" annotate -i own.data -s spin -l >l.out 2>&1
+	check "annotate -l: a summary per source file and lines beside hot instructions" eval 'grep -q "^Sorted summary for file .*/hot$" l.out && grep -q " // hot.c:[0-9]*$" l.out'
+	"$TALLY" annotate -i own.data -s nosuchsymbol >x.out 2>x.err; rc=$?
+	check "annotate -s with no such symbol: an error naming it (rc $rc)" eval 'test $rc -ne 0 && grep -q nosuchsymbol x.err'
+	"$TALLY" annotate -i own.data --objdump /usr/bin/objdump >x.out 2>x.err; rc=$?
+	check "annotate --objdump: refused with the reason" eval 'test $rc -ne 0 && grep -q capstone x.err'
+	"$TALLY" annotate -i own.data --percent-type bogus >x.out 2>x.err; rc=$?
+	check "annotate --percent-type bogus: refused" eval 'test $rc -ne 0 && grep -q "local-period" x.err'
+	"$TALLY" annotate -i own.data -M masm >x.out 2>x.err; rc=$?
+	check "annotate -M masm: refused" eval 'test $rc -ne 0 && grep -q intel x.err'
+	"$TALLY" annotate -i own.data --dsos '[kernel.kallsyms]' -k /nonexistent/vmlinux >x.out 2>x.err; rc=$?
+	check "annotate of kernel code without a vmlinux: a reason, no crash (rc $rc)" eval 'test $rc -ne 0 && test $rc -lt 128 && grep -Eq "vmlinux|no samples" x.err'
+	# damage: cut short, then garbage
+	head -c $(($(stat -c %s own.data) * 2 / 3)) own.data >cut.data
+	"$TALLY" annotate -i cut.data >cut.out 2>cut.err; rc=$?
+	check "annotate of a file cut short: a warning, no crash (rc $rc)" eval 'test $rc -lt 128 && grep -q "cut short\|offset" cut.err'
+	head -c 4096 /dev/urandom >junk.data
+	"$TALLY" annotate -i junk.data >x.out 2>x.err; rc=$?
+	check "annotate of random bytes: an error, no crash (rc $rc)" eval 'test $rc -ne 0 && test $rc -lt 128 && test -s x.err'
+	# the binary gone (and no build-id cache): the reason, not a silent nothing
+	cp "$HOT" gone
+	"$TALLY" record -q -F 2000 -o gone.data ./gone 0.2 >/dev/null 2>&1
+	rm -rf gone "$HOME/.debug"
+	"$TALLY" annotate -i gone.data >x.out 2>x.err; rc=$?
+	check "annotate with the binary missing: says so (rc $rc)" eval 'test $rc -ne 0 && test $rc -lt 128 && grep -q "gone found no symbol" x.err'
+else
+	skip "annotate on tally's own file (tally record failed here)"
+fi
+"$TALLY" annotate -i nosuch.data >x.out 2>x.err; rc=$?
+check "annotate: a missing file is an error naming it" eval 'test $rc -ne 0 && grep -q nosuch.data x.err'
+
+# --- against perf --------------------------------------------------------------------
+have_perf || { skip "annotate vs perf annotate (perf absent)"; exit 0; }
+command -v objdump >/dev/null 2>&1 || { skip "annotate vs perf annotate (perf needs objdump, absent)"; exit 0; }
+
+perf record -q -N -F 1000 -o hot.data "$HOT" 0.3 >/dev/null 2>&1
+if [ -s hot.data ]; then
+	for opts in "" "-n" "--show-total-period" "--percent-type local-hits" "--percent-type global-period" "--asm-raw" "-l" "--no-source" "-s spin" "-P"; do
+		perf annotate --stdio -i hot.data $opts >p.out 2>/dev/null
+		"$TALLY" annotate --stdio -i hot.data $opts >t.out 2>t.err
+		norm p.out >p.norm; norm t.out >t.norm
+		if [ -s p.norm ] && diff p.norm t.norm >d.out; then
+			ok "annotate ${opts:-(defaults)}: every line as perf's but the instructions' spelling"
+		else
+			fail "annotate ${opts:-(defaults)}: every line as perf's but the instructions' spelling"; head -10 d.out | sed 's/^/# /'
+		fi
+	done
+else
+	fail "perf record of the hot workload"
+fi
+
+perf record -q -N -F 1000 -e '{cpu-clock,task-clock}' -o group.data "$HOT" 0.2 >/dev/null 2>&1
+perf annotate --stdio -i group.data >p.out 2>/dev/null
+"$TALLY" annotate -i group.data >t.out 2>/dev/null
+norm p.out >p.norm; norm t.out >t.norm
+if [ -s p.norm ] && diff p.norm t.norm >d.out; then ok "annotate of a group: a column per member, as perf"; else fail "annotate of a group: a column per member, as perf"; head -10 d.out | sed 's/^/# /'; fi
+
+# a mix of programs: libc and ld.so functions, with and without debuginfo
+perf record -q -N -c 100000 -o mix.data -- sh -c "$HOT 0.1; ls -lR /usr/share/doc >/dev/null 2>&1; $HOT 0.05" >/dev/null 2>&1
+perf annotate --stdio -i mix.data >p.out 2>/dev/null
+"$TALLY" annotate -i mix.data >t.out 2>/dev/null
+n=$(grep -c 'Source code & Disassembly' p.out)
+if [ "$n" -gt 0 ] && same_insns p.out t.out; then
+	ok "annotate of a mix of programs: the $n functions perf annotates, with the same instructions and shares"
+else
+	fail "annotate of a mix of programs: the $n functions perf annotates, with the same instructions and shares"
+fi
+for o in "-n" "--percent-type local-hits"; do
+	perf annotate --stdio -i mix.data $o >p.out 2>/dev/null
+	"$TALLY" annotate -i mix.data $o >t.out 2>/dev/null
+	check "annotate $o of the mix: the same instructions and values" same_insns p.out t.out
+done
