@@ -320,18 +320,7 @@ int frames__resolve(struct frames *f, struct tally_session *s, const struct tall
 
 char cpumode_level(uint8_t cpumode)
 {
-	switch (cpumode) {
-	case PERF_RECORD_MISC_KERNEL:
-		return 'k';
-	case PERF_RECORD_MISC_GUEST_KERNEL:
-		return 'g';
-	case PERF_RECORD_MISC_GUEST_USER:
-		return 'u';
-	case PERF_RECORD_MISC_HYPERVISOR:
-		return 'H';
-	default:
-		return '.';
-	}
+	return tally_cpumode_level(cpumode);
 }
 
 char **strlist_parse(const char *s, size_t *nr)
@@ -382,9 +371,5 @@ bool strlist_has(char *const *l, const char *s)
 
 uint64_t sample_period(const struct tally_sample *smp, const struct perf_event_attr *attr)
 {
-	if (smp->type & PERF_SAMPLE_PERIOD)
-		return smp->period;
-	if (!attr->freq && attr->sample_period)
-		return attr->sample_period;
-	return 1;
+	return tally_sample__period(smp, attr);
 }

@@ -109,6 +109,10 @@ int tally_sample__parse(const struct tally_sample_layout *l,
 int tally_sample__check(const struct tally_sample_layout *l,
 			const struct perf_event_header *hdr);
 
+/* The period a sample counts for, as perf counts it: its PERIOD field, else the attr's
+ * fixed sample_period, else 1. */
+uint64_t tally_sample__period(const struct tally_sample *s, const struct perf_event_attr *attr);
+
 /* Entry I (0 … read.nr-1) of a PERF_SAMPLE_READ group, or the single value.
  * 0, or -ENOENT when the sample has no such entry. */
 int tally_sample__read_value(const struct tally_sample *s, uint64_t i,

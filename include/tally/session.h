@@ -89,6 +89,10 @@ struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, p
 int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
 			   uint64_t ip, struct tally_addr_loc *loc);
 
+/* perf's level letter for a cpumode: '.' user, 'k' kernel, 'g' guest kernel, 'u' guest
+ * user, 'H' hypervisor. */
+char tally_cpumode_level(uint8_t cpumode);
+
 const char *tally_thread__comm(const struct tally_thread *t);
 pid_t tally_thread__pid(const struct tally_thread *t);
 pid_t tally_thread__tid(const struct tally_thread *t);

@@ -239,6 +239,15 @@ int tally_sample__check(const struct tally_sample_layout *l,
 	return len >= before + after ? 0 : -EINVAL;
 }
 
+uint64_t tally_sample__period(const struct tally_sample *s, const struct perf_event_attr *attr)
+{
+	if (s->type & PERF_SAMPLE_PERIOD)
+		return s->period;
+	if (!attr->freq && attr->sample_period)
+		return attr->sample_period;
+	return 1;
+}
+
 int tally_sample__read_value(const struct tally_sample *s, uint64_t i,
 			     struct tally_read_value *v)
 {

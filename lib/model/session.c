@@ -984,6 +984,22 @@ int tally_session__runs_recording_kernel(const struct tally_session *s)
 
 /* ---- accessors ------------------------------------------------------------- */
 
+char tally_cpumode_level(uint8_t cpumode)
+{
+	switch (cpumode) {
+	case PERF_RECORD_MISC_KERNEL:
+		return 'k';
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+		return 'g';
+	case PERF_RECORD_MISC_GUEST_USER:
+		return 'u';
+	case PERF_RECORD_MISC_HYPERVISOR:
+		return 'H';
+	default:
+		return '.';
+	}
+}
+
 const char *tally_thread__comm(const struct tally_thread *t)
 {
 	return t->comm;
