@@ -40,5 +40,10 @@ const char *tally_version(void);
 #include <tally/selfmon.h>
 #include <tally/event.h>
 #include <tally/pmu.h>
+#include <tally/disasm.h>
+#include <tally/srcline.h>
+#include <tally/listing.h>
+#include <tally/annotate.h>
+#include <tally/diff.h>
 
 #endif
