@@ -32,6 +32,7 @@ int cmd_script(int argc, char **argv);
 int cmd_evlist(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* "tally: <message>\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

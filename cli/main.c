@@ -26,6 +26,7 @@ static const struct cmd commands[] = {
 	{ "evlist", cmd_evlist, "List the event names in a perf.data file" },
 	{ "record", cmd_record, "Run a command and record its profile into perf.data" },
 	{ "annotate", cmd_annotate, "Read perf.data and display annotated code" },
+	{ "diff", cmd_diff, "Read perf.data files and display the differential profile" },
 };
 
 static const char usage_text[] =
