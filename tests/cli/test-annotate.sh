@@ -57,6 +57,23 @@ if [ -s own.data ]; then
 	check "annotate -M masm: refused" eval 'test $rc -ne 0 && grep -q intel x.err'
 	"$TALLY" annotate -i own.data --dsos '[kernel.kallsyms]' -k /nonexistent/vmlinux >x.out 2>x.err; rc=$?
 	check "annotate of kernel code without a vmlinux: a reason, no crash (rc $rc)" eval 'test $rc -ne 0 && test $rc -lt 128 && grep -Eq "vmlinux|no samples" x.err'
+	# kernel code from a vmlinux: one made here with the names of the kernel functions
+	# sampled (their code is not the kernel's, the lookup by name and the listing are real)
+	"$TALLY" record -q -F 4000 -o kern.data "$HOT" --faults 60000 >/dev/null 2>&1
+	ksyms=$("$TALLY" report --stdio -q --sort sym --dsos '[kernel.kallsyms]' -g none -i kern.data 2>/dev/null |
+		awk '$2 == "[k]" {print $3}' | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | head -5)
+	if [ -n "$ksyms" ] && command -v cc >/dev/null 2>&1; then
+		for s in $ksyms; do printf 'void %s(void) { __asm__ volatile("nop\\n\\tnop"); }\n' "$s"; done >fake.c
+		if cc -shared -nostdlib -fPIC -o vmlinux fake.c 2>/dev/null; then
+			"$TALLY" annotate -i kern.data --dsos '[kernel.kallsyms]' -k ./vmlinux >k.out 2>k.err; rc=$?
+			first=$(echo "$ksyms" | head -1)
+			check "annotate -k VMLINUX: kernel functions listed from it (rc $rc)" eval 'test $rc -eq 0 && grep -q "<$first>:$" k.out && grep -q "   nop$" k.out'
+		else
+			skip "annotate -k VMLINUX (cc cannot link a shared object here)"
+		fi
+	else
+		skip "annotate -k VMLINUX (no named kernel samples, or no cc)"
+	fi
 	# damage: cut short, then garbage
 	head -c $(($(stat -c %s own.data) * 2 / 3)) own.data >cut.data
 	"$TALLY" annotate -i cut.data >cut.out 2>cut.err; rc=$?
@@ -68,7 +85,7 @@ if [ -s own.data ]; then
 	cp "$HOT" gone
 	"$TALLY" record -q -F 2000 -o gone.data ./gone 0.2 >/dev/null 2>&1
 	rm -rf gone "$HOME/.debug"
-	"$TALLY" annotate -i gone.data >x.out 2>x.err; rc=$?
+	"$TALLY" annotate -i gone.data --dsos gone >x.out 2>x.err; rc=$?
 	check "annotate with the binary missing: says so (rc $rc)" eval 'test $rc -ne 0 && test $rc -lt 128 && grep -q "gone found no symbol" x.err'
 else
 	skip "annotate on tally's own file (tally record failed here)"
