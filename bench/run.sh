@@ -16,7 +16,7 @@ trap 'rm -f "$out"' EXIT
 } >"$out"
 status=0
 for s in "$here"/*.sh; do
-	[ "$(basename "$s")" = run.sh ] && continue
+	case "$(basename "$s")" in run.sh | lib.sh) continue ;; esac
 	echo "== $(basename "$s")" >&2
 	if ! bash "$s" "$B" >>"$out"; then
 		echo "bench: $(basename "$s") failed" >&2
