@@ -525,8 +525,13 @@ static void srcline_of(struct sym_print *p, uint64_t offset, char *buf, size_t c
 			break;
 		}
 	}
-	if (!file) {
+	if (!file && p->x->has_lines) {	/* addr2line's answer for an address it lacks */
 		snprintf(buf, cap, "??:0");
+		return;
+	}
+	if (!file) {	/* no DWARF at all: perf names the dso and the address */
+		snprintf(buf, cap, "%s[%" PRIx64 "]",
+			 tally_dso__short_name(tally_annotated__dso(p->s)), p->x->start + offset);
 		return;
 	}
 	if (!p->a->o->full_paths && strrchr(file, '/'))

@@ -77,6 +77,7 @@ struct tally_listing {
 	const char *name;		/* objdump's name for the symbol at start (one of its
 					 * aliases), NULL when the files have none */
 	const char *path;		/* the file the code came from */
+	bool has_lines;			/* it (or its debuginfo) has DWARF line tables */
 	struct tally_row *rows;
 	size_t nr_rows;
 	size_t nr_insns;

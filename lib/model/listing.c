@@ -502,6 +502,7 @@ int tally_lister__list(struct tally_lister *l, struct tally_dso *dso, const stru
 	b.x->start = start;
 	b.x->end = start + got;		/* a file shorter than the symbol lists what it has */
 	b.x->path = d->path;
+	b.x->has_lines = d->lines != NULL;
 	b.x->name = d->lines ? tally_lines__symbol_name(d->lines, start) : NULL;
 	if (!b.x->name) {
 		uint64_t at;
