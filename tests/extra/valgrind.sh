@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# valgrind memcheck on a sample of CLI runs (list, stat, record, report, script, evlist)
+# valgrind memcheck on a sample of CLI runs (list, stat, record, report, script, evlist,
+# annotate, diff)
 # of the plain build: no invalid reads/writes, no uses of uninitialised values, no
 # definite leaks. scripts/check.sh runs it with PLAIN_BUILD ASAN_BUILD after the suites.
 # Prints ok/FAIL/skip lines and appends "P F S" to $TALLY_TOTALS. Bounded: each run has a
@@ -77,6 +78,11 @@ for f in "$input" "$top/tests/fuzz/corpus/data/perf61-task-clock-g.data" "$top/t
 	done
 done
 for cmd in report script evlist; do have_cmd $cmd || skp "$cmd (command not built yet)"; done
+# annotate (capstone, libdw) and diff on tally's own recording, whose binary is here
+if [ -n "$input" ] && have_cmd annotate && have_cmd diff; then
+	want_rc=0 vg "annotate -l -i vg.data" "$tally" annotate -l -i "$input"
+	want_rc=0 vg "diff -p -F vg.data vg.data" "$tally" diff -p -F "$input" "$input"
+fi
 # A damaged file: error paths free what they allocated.
 if have_cmd report; then
 	if head -c 3000 "$top/tests/fuzz/corpus/data/perf61-task-clock-g.data" >cut.data; then
