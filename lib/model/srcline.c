@@ -370,8 +370,10 @@ static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full)
 			}
 		}
 	}
-	if (dwarf_tag(die) == DW_TAG_subprogram && first_low(die, &low) == 0 &&
-	    (name = elf_name_at(l, low)))
+	/* (not for an out-of-line copy of an inlined function, a clone: binutils keeps
+	 * the abstract function's name, "update_active" for update_active.constprop.0) */
+	if (dwarf_tag(die) == DW_TAG_subprogram && !dwarf_hasattr(die, DW_AT_abstract_origin) &&
+	    first_low(die, &low) == 0 && (name = elf_name_at(l, low)))
 		return strdup(name);
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
 		name = dwarf_formstring(&attr);
