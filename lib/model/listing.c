@@ -11,6 +11,7 @@
 #include <tally/disasm.h>
 #include <tally/listing.h>
 #include <tally/srcline.h>
+#include "internal/symbols.h"
 
 /* objdump -S: lines of context shown before a file's first line */
 #define PRECEDING_CONTEXT 5
@@ -293,9 +294,7 @@ static int source_rows(struct build *b, const char *file, unsigned line)
 		const char *text;
 		size_t len;
 
-		/* objdump indexes the lines that end in a newline and shows one only
-		 * below that count (so never a file's last line) */
-		if (n >= nr || tally_sources__line(src, file, n, &text, &len))
+		if (n > nr || tally_sources__line(src, file, n, &text, &len))
 			break;
 		r = row(b, TALLY_ROW_SOURCE);
 		if (!r)
@@ -509,6 +508,15 @@ int tally_lister__list(struct tally_lister *l, struct tally_dso *dso, const stru
 		const char *n = tally_code__symbol(d->code, start, &at);
 
 		b.x->name = n && at == start ? n : NULL;
+	}
+	if (b.x->name && b.x->name[0] == '_' && b.x->name[1] == 'Z') {
+		/* objdump -C: a C++ name in full, with its parameters */
+		char *full = tly_demangle_full(b.x->name);
+
+		if (full) {
+			b.x->name = intern(l, full) ? intern(l, full) : b.x->name;
+			free(full);
+		}
 	}
 	b.x->section = tally_code__section(d->code, start);
 	if (!b.x->section)
