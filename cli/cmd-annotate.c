@@ -982,6 +982,9 @@ static int annotate_run(struct annotate *a)
 	if (tally_data__truncated(a->data) && !a->o->quiet)
 		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; annotated the "
 			 "complete records before it", a->o->input, tally_data__truncated(a->data));
+	if (tally_data__nr_unknown_records(a->data) && !a->o->quiet)
+		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
+			 a->o->input, tally_data__nr_unknown_records(a->data));
 	if (!a->o->quiet)
 		report_kernel_symbols_note(a->session);
 	{

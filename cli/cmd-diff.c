@@ -632,6 +632,9 @@ static int load_all(struct diff_opts *o, struct tally_profile **p)
 		if (tally_profile__truncated(p[f]) && !o->quiet)
 			cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; compared the "
 				 "complete records before it", o->files[f], tally_profile__truncated(p[f]));
+		if (tally_profile__nr_unknown_records(p[f]) && !o->quiet)
+			cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
+				 o->files[f], tally_profile__nr_unknown_records(p[f]));
 		if (tally_profile__kernel_problem(p[f]) && !o->quiet)
 			cli_warn("%s: no kernel symbols: %s", o->files[f], tally_profile__kernel_problem(p[f]));
 	}

@@ -68,6 +68,8 @@ void tally_profile__delete(struct tally_profile *p);
 const char *tally_profile__path(const struct tally_profile *p);
 /* Bytes missing at the end of a file cut short (0: complete). */
 uint64_t tally_profile__truncated(const struct tally_profile *p);
+/* Records skipped because their type is unknown (a newer perf). */
+uint64_t tally_profile__nr_unknown_records(const struct tally_profile *p);
 /* Why kernel addresses went without symbols, or NULL (tally_session__kernel_symbols_problem). */
 const char *tally_profile__kernel_problem(const struct tally_profile *p);
 size_t tally_profile__nr_events(const struct tally_profile *p);

@@ -413,6 +413,11 @@ uint64_t tally_profile__truncated(const struct tally_profile *p)
 	return p->truncated;
 }
 
+uint64_t tally_profile__nr_unknown_records(const struct tally_profile *p)
+{
+	return tally_data__nr_unknown_records(p->data);
+}
+
 const char *tally_profile__kernel_problem(const struct tally_profile *p)
 {
 	return tally_session__kernel_symbols_problem(p->session);

@@ -65,6 +65,46 @@ for cmd in report script evlist; do
 done
 done
 
+# annotate and diff read the same files: never a crash, hang or sanitizer report; damage
+# is an error with a message, a file cut short or with unknown records a warning. (annotate
+# may have nothing to show when the files' binaries are not here: then it says why.)
+for set in perf61 tally; do
+for cmd in annotate diff; do
+	if ! have_cmd "$cmd"; then
+		skip "broken files [$set]: tally $cmd (command not built yet)"
+		continue
+	fi
+	while read -r kind expect scope what; do
+		f="dmg-$set/$kind.data"
+		if [ $cmd = diff ]; then args=("$f" "$f"); else args=(-i "$f"); fi
+		timeout 20 "$TALLY" "$cmd" "${args[@]}" >out 2>err </dev/null
+		rc=$?
+		name="$cmd [$set] $kind ($what)"
+		if [ $rc -eq 124 ]; then fail "$name: hung"; continue; fi
+		if [ $rc -ge 128 ]; then fail "$name: killed by signal $((rc - 128))"; sed 's/^/    /' err | head -5; continue; fi
+		if grep -Eq "$sanitizer_re" err; then fail "$name: sanitizer report"; grep -E -m3 "$sanitizer_re|#[0-9] " err | sed 's/^/    /'; continue; fi
+		if [ $rc -ne 0 ] && [ ! -s err ]; then fail "$name: exit $rc without a message"; continue; fi
+		case $expect in
+		fail)
+			if [ $rc -eq 0 ]; then fail "$name: exit 0 (expected nonzero)"; sed 's/^/    /' err | head -3; continue; fi
+			;;
+		short)
+			if ! grep -Eqi '(missing|truncated|cut short).*[0-9]|[0-9].*(missing|truncated|cut short)' err; then
+				fail "$name: no warning saying how much is missing"; sed 's/^/    /' err | head -3; continue
+			fi
+			;;
+		warn)
+			if ! grep -qi 'unknown' err; then fail "$name: no warning about the unknown record"; continue; fi
+			;;
+		esac
+		if [ $cmd = diff ] && [ "$expect" != fail ] && [ $rc -ne 0 ]; then
+			fail "$name: exit $rc (a readable file diffs)"; sed 's/^/    /' err | head -3; continue
+		fi
+		ok "$name"
+	done <"dmg-$set/MANIFEST"
+done
+done
+
 # Pipe streams on standard input, as `perf record -o - | tally report -i -`.
 if have_cmd report; then
 	for kind in pipe-trunc pipe-attr-record-short pipe-record-size-zero; do

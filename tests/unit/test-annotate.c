@@ -129,6 +129,35 @@ static void x86_unknown_lengths(void **state)
 	tally_disasm__delete(d);
 }
 
+/* Random bytes: every step decodes something of 1 to 16 bytes inside the buffer. */
+static void random_bytes(void **state)
+{
+	static const unsigned machines[] = { EM_X86_64, EM_386, EM_AARCH64 };
+	uint8_t buf[8192];
+	struct tally_insn in;
+	uint32_t x = 12345;
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(machines) / sizeof(machines[0]); m++) {
+		struct tally_disasm *d;
+
+		assert_int_equal(tally_disasm__new(&d, machines[m], true, TALLY_DISASM_ATT), 0);
+		for (int round = 0; round < 4; round++) {
+			for (size_t i = 0; i < sizeof(buf); i++) {
+				x = x * 1103515245u + 12345u;
+				buf[i] = (uint8_t)(x >> 16);
+			}
+			for (size_t at = 0; at < sizeof(buf);) {
+				size_t n = tally_disasm__one(d, buf + at, sizeof(buf) - at, 0x1000 + at, &in);
+
+				assert_true(n >= 1 && n <= 16 && n <= sizeof(buf) - at);
+				at += n;
+			}
+		}
+		tally_disasm__delete(d);
+	}
+}
+
 static void machines_and_styles(void **state)
 {
 	struct tally_disasm *d;
@@ -434,6 +463,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(x86_att),
 		cmocka_unit_test(x86_unknown_lengths),
+		cmocka_unit_test(random_bytes),
 		cmocka_unit_test(machines_and_styles),
 		cmocka_unit_test(code_of_self),
 		cmocka_unit_test(lines_of_self),
