@@ -169,34 +169,10 @@ static int parse_percent_type(const char *s, enum percent_type *t)
 	return -EINVAL;
 }
 
-static int parse_opt(struct annotate_opts *o, int c)
+/* Options that shape the listing's text. */
+static int parse_display_opt(struct annotate_opts *o, int c)
 {
 	switch (c) {
-	case 'i':
-		o->input = optarg;
-		break;
-	case 's':
-		o->symbol = optarg;
-		break;
-	case 'd':
-		strlist_free(o->dsos);
-		o->dsos = strlist_parse(optarg, &o->nr_dsos);
-		if (!o->dsos) {
-			cli_error("out of memory");
-			return -1;
-		}
-		break;
-	case 'C': {
-		size_t bad = 0;
-
-		tally_cpumap__delete(o->cpus);
-		o->cpus = NULL;
-		if (tally_cpumap__parse(optarg, &o->cpus, &bad)) {
-			cli_error("--cpu: bad cpu list '%s' at character %zu", optarg, bad + 1);
-			return -1;
-		}
-		break;
-	}
 	case 'l':
 		o->print_line = true;
 		break;
@@ -242,11 +218,46 @@ static int parse_opt(struct annotate_opts *o, int c)
 	case OPT_NO_SOURCE:
 		o->source = false;
 		break;
-	case OPT_SKIP_MISSING:
-		o->skip_missing = true;
-		break;
 	case OPT_GROUP:
 		o->group = 1;
+		break;
+	default:
+		cli_usage(stderr, usage);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_opt(struct annotate_opts *o, int c)
+{
+	switch (c) {
+	case 'i':
+		o->input = optarg;
+		break;
+	case 's':
+		o->symbol = optarg;
+		break;
+	case 'd':
+		strlist_free(o->dsos);
+		o->dsos = strlist_parse(optarg, &o->nr_dsos);
+		if (!o->dsos) {
+			cli_error("out of memory");
+			return -1;
+		}
+		break;
+	case 'C': {
+		size_t bad = 0;
+
+		tally_cpumap__delete(o->cpus);
+		o->cpus = NULL;
+		if (tally_cpumap__parse(optarg, &o->cpus, &bad)) {
+			cli_error("--cpu: bad cpu list '%s' at character %zu", optarg, bad + 1);
+			return -1;
+		}
+		break;
+	}
+	case OPT_SKIP_MISSING:
+		o->skip_missing = true;
 		break;
 	case 'k':
 		o->vmlinux = optarg;
@@ -286,8 +297,7 @@ static int parse_opt(struct annotate_opts *o, int c)
 		cli_usage(stdout, usage);
 		return 1;
 	default:
-		cli_usage(stderr, usage);
-		return -1;
+		return parse_display_opt(o, c);
 	}
 	return 0;
 }
