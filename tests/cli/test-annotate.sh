@@ -134,3 +134,38 @@ for o in "-n" "--percent-type local-hits"; do
 	"$TALLY" annotate -i mix.data $o >t.out 2>/dev/null
 	check "annotate $o of the mix: the same instructions and values" same_insns p.out t.out
 done
+
+# C++: templates, inlined library code, demangled names (g++ needed to build it)
+if command -v g++ >/dev/null 2>&1; then
+	cat >cxx.cc <<'EOF_CXX'
+#include <cmath>
+#include <cstdio>
+#include <vector>
+namespace ns {
+template <typename T> struct Acc {
+	T sum = 0;
+	__attribute__((noinline)) void add(T v) { sum += std::sqrt(v) * 1.0001; }
+};
+}
+static double work(int n)
+{
+	ns::Acc<double> a;
+	std::vector<double> v(1000);
+	for (int k = 0; k < n; k++)
+		for (size_t i = 0; i < v.size(); i++) { v[i] = i * 0.5 + k; a.add(v[i]); }
+	return a.sum;
+}
+int main() { printf("%f\n", work(20000)); }
+EOF_CXX
+	if g++ -O2 -g -o cxx cxx.cc 2>/dev/null; then
+		perf record -q -N -F 1000 -o cxx.data ./cxx >/dev/null 2>&1
+		perf annotate --stdio -i cxx.data >p.out 2>/dev/null
+		"$TALLY" annotate -i cxx.data >t.out 2>/dev/null
+		check "annotate of C++: the functions perf annotates, same instructions and shares" same_insns p.out t.out
+		check "annotate of C++: the listing names the method in full, as objdump -C" grep -q ' <ns::Acc<double>::add(double)>:$' t.out
+	else
+		skip "annotate of C++ (g++ cannot build here)"
+	fi
+else
+	skip "annotate of C++ (g++ absent)"
+fi
