@@ -29,7 +29,11 @@ struct tally_code;
  * no such file, -EACCES not readable, -ENOEXEC not ELF, -ENOTSUP a machine capstone
  * does not handle here. */
 int tally_code__open(struct tally_code **out, const char *path);
+/* The same for an ELF image in memory (a vdso), copied: 0, -ENOEXEC, -ENOMEM. */
+int tally_code__open_mem(struct tally_code **out, const void *image, size_t len);
 void tally_code__delete(struct tally_code *c);
+/* The file's build-id (its GNU build-id note): bytes at *id, 0 when it has none. */
+size_t tally_code__build_id(const struct tally_code *c, const uint8_t **id);
 
 /* Up to len bytes at ELF virtual address addr (the addresses objdump prints): a
  * pointer into the file's loadable contents and how many bytes are there (fewer than len

@@ -117,8 +117,9 @@ int tally_session__for_each_dso(struct tally_session *s, tally_dso_fn fn, void *
 /* The files the session reads a dso's symbols from, for tools that read its code
  * (annotate): the binary (under --symfs, at its path, or in the build-id cache, checked
  * against the recorded build-id) into path, and its separate debuginfo into debug (""
- * when there is none). 0, or -ENOENT when no matching copy is at hand, or for dsos that
- * are no ELF file (the kernel, [vdso], JIT maps, anonymous memory). */
+ * when there is none); for [vdso], perf's copy in the build-id cache. 0, or -ENOENT when
+ * no matching copy is at hand, or for dsos that are no ELF file (the kernel, JIT maps,
+ * anonymous memory). */
 int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char *path,
 			     size_t len, char *debug, size_t dlen);
 /* The symbol of dso d holding dso_addr (the dso's address space, as in tally_addr_loc),

@@ -49,6 +49,10 @@ struct tally_code {
 	size_t pool_len;
 	uint8_t *buf;		/* what __bytes returns */
 	size_t buf_cap;
+	uint8_t *image;		/* an image in memory (open_mem), else read from fd */
+	size_t image_len;
+	uint8_t build_id[20];
+	size_t build_id_len;
 };
 
 void tally_code__delete(struct tally_code *c)
@@ -64,6 +68,7 @@ void tally_code__delete(struct tally_code *c)
 	free(c->syms);
 	free(c->pool);
 	free(c->buf);
+	free(c->image);
 	free(c);
 }
 
@@ -219,11 +224,93 @@ static int load_symbols(struct tally_code *c, Elf *e)
 	return 0;
 }
 
+/* The GNU build-id note, from a note section or (an image with no sections) segment. */
+static void load_build_id(struct tally_code *c, Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t n = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)data->d_buf + noff, "GNU", 4)) {
+				n = nh.n_descsz < sizeof(c->build_id) ? nh.n_descsz : sizeof(c->build_id);
+				memcpy(c->build_id, (const char *)data->d_buf + doff, n);
+				c->build_id_len = n;
+				return;
+			}
+		}
+	}
+}
+
+/* Segments, sections, symbols and build-id of e. */
+static int load_elf(struct tally_code *c, Elf *e)
+{
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+		return -ENOEXEC;
+	c->is64 = gelf_getclass(e) == ELFCLASS64;
+	c->machine = eh.e_machine;
+	err = load_segments(c, e);
+	if (!err)
+		err = load_sections(c, e);
+	if (!err)
+		err = load_symbols(c, e);
+	if (!err)
+		load_build_id(c, e);
+	return err;
+}
+
+int tally_code__open_mem(struct tally_code **out, const void *image, size_t len)
+{
+	struct tally_code *c;
+	Elf *e;
+	int err;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = -1;
+	c->image = malloc(len ? len : 1);
+	if (!c->image) {
+		free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->image, image, len);
+	c->image_len = len;
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)c->image, len);
+	err = e ? load_elf(c, e) : -ENOEXEC;
+	if (e)
+		elf_end(e);
+	if (err) {
+		tally_code__delete(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+size_t tally_code__build_id(const struct tally_code *c, const uint8_t **id)
+{
+	*id = c->build_id;
+	return c->build_id_len;
+}
+
 int tally_code__open(struct tally_code **out, const char *path)
 {
 	struct tally_code *c;
 	struct stat st;
-	GElf_Ehdr eh;
 	Elf *e;
 	int err;
 
@@ -244,20 +331,9 @@ int tally_code__open(struct tally_code **out, const char *path)
 	}
 	elf_version(EV_CURRENT);
 	e = elf_begin(c->fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
-		if (e)
-			elf_end(e);
-		tally_code__delete(c);
-		return -ENOEXEC;
-	}
-	c->is64 = gelf_getclass(e) == ELFCLASS64;
-	c->machine = eh.e_machine;
-	err = load_segments(c, e);
-	if (!err)
-		err = load_sections(c, e);
-	if (!err)
-		err = load_symbols(c, e);
-	elf_end(e);
+	err = e ? load_elf(c, e) : -ENOEXEC;
+	if (e)
+		elf_end(e);
 	if (err) {
 		tally_code__delete(c);
 		return err;
@@ -285,7 +361,18 @@ size_t tally_code__bytes(struct tally_code *c, uint64_t addr, size_t len, const 
 			c->buf = b;
 			c->buf_cap = len;
 		}
-		n = pread(c->fd, c->buf, len, (off_t)(s->offset + (addr - s->vaddr)));
+		if (c->image) {
+			uint64_t off = s->offset + (addr - s->vaddr);
+
+			if (off >= c->image_len)
+				return 0;
+			if (len > c->image_len - off)
+				len = (size_t)(c->image_len - off);
+			memcpy(c->buf, c->image + off, len);
+			n = (ssize_t)len;
+		} else {
+			n = pread(c->fd, c->buf, len, (off_t)(s->offset + (addr - s->vaddr)));
+		}
 		if (n <= 0)
 			return 0;
 		*bytes = c->buf;

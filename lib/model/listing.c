@@ -169,12 +169,41 @@ static void open_kernel(struct tally_lister *l, struct dso_slot *d)
 			 errno_text(d->err));
 }
 
+/* The vdso: perf's copy in the build-id cache, else this machine's when it is the one
+ * recorded (same build-id, or none recorded). */
+static void open_vdso(struct tally_lister *l, struct dso_slot *d)
+{
+	const uint8_t *want, *have;
+	size_t nw = tally_dso__build_id(d->dso, &want), nh;
+	const void *image;
+	size_t size;
+
+	if (tally_session__dso_files(l->s, d->dso, d->path, sizeof(d->path), NULL, 0) == 0 &&
+	    tally_code__open(&d->code, d->path) == 0)
+		return;
+	snprintf(d->path, sizeof(d->path), "[vdso]");
+	if (tly_vdso_image(&image, &size) == 0 && tally_code__open_mem(&d->code, image, size) == 0) {
+		nh = tally_code__build_id(d->code, &have);
+		if (!nw || (nw == nh && !memcmp(want, have, nw)))
+			return;
+		tally_code__delete(d->code);
+		d->code = NULL;
+	}
+	d->err = -ENOENT;
+	snprintf(d->why, sizeof(d->why), "the [vdso] recorded is not this kernel's and the "
+		 "build-id cache has no copy of it");
+}
+
 static void open_user(struct tally_lister *l, struct dso_slot *d)
 {
 	char debug[4096];
 	const char *name = tally_dso__name(d->dso);
 
-	if (!strcmp(name, "[vdso]") || !strcmp(name, "[vsyscall]") || name[0] == '[' ||
+	if (!strcmp(name, "[vdso]")) {
+		open_vdso(l, d);
+		return;
+	}
+	if (!strcmp(name, "[vsyscall]") || name[0] == '[' ||
 	    !strncmp(name, "/tmp/perf-", 10) || !strncmp(name, "//anon", 6)) {
 		d->err = -ENOENT;
 		snprintf(d->why, sizeof(d->why), "%s is no file on disk: its code was not "

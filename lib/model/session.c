@@ -339,25 +339,34 @@ static bool find_binary(struct tally_session *s, struct tally_dso *d, pid_t pid,
 	return false;
 }
 
+int tly_vdso_image(const void **image, size_t *size)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f;
+	char line[256];
+
+	*size = 0;
+	if (!base || !(f = fopen("/proc/self/maps", "re")))
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &a, &b) == 2 && a == base)
+			*size = b - a;
+	}
+	fclose(f);
+	*image = (const void *)base;
+	return *size ? 0 : -ENOENT;
+}
+
 static void load_vdso(struct tally_dso *d)
 {
 	/* The vdso of the kernel we run on; the one in the file is the same when the file
 	 * was recorded here. Its ELF image has its own section headers. */
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	FILE *f;
-	char line[256];
-	size_t size = 0;
+	const void *base;
+	size_t size;
 
-	if (!base || !(f = fopen("/proc/self/maps", "re")))
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long a, b;
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &a, &b) == 2 && a == base)
-			size = b - a;
-	}
-	fclose(f);
-	if (size)
-		tly_symtab__load_elf_mem(&d->syms, (const void *)base, size);
+	if (tly_vdso_image(&base, &size) == 0)
+		tly_symtab__load_elf_mem(&d->syms, base, size);
 }
 
 static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
@@ -944,6 +953,17 @@ int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char 
 	path[0] = 0;
 	if (dlen)
 		debug[0] = 0;
+	if (!strcmp(d->name, "[vdso]") && d->build_id_len) {
+		/* perf record keeps a copy of the vdso in its build-id cache */
+		char idhex[41];
+
+		hex(idhex, d->build_id, d->build_id_len);
+		snprintf(path, len, "%s/[vdso]/%s/vdso", s->buildid_dir, idhex);
+		if (!access(path, R_OK))
+			return 0;
+		path[0] = 0;
+		return -ENOENT;
+	}
 	if (d->kernel || d->absolute || d->no_symbols || !strcmp(d->name, "[vdso]"))
 		return -ENOENT;
 	if (!find_binary(s, d, 0, path, len, dbg, sizeof(dbg))) {

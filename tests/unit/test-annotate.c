@@ -22,6 +22,7 @@
 #include "tally/listing.h"
 #include "tally/session.h"
 #include "tally/srcline.h"
+#include "internal/symbols.h"
 
 /* Functions of this file the tests find in its own ELF: marker_fn is all on line
  * MARKER_LINE. */
@@ -216,6 +217,30 @@ static void code_of_self(void **state)
 	assert_int_equal(tally_code__open(&c, tmp), -ENOEXEC);
 	assert_int_equal(tally_code__open(&c, "/dev/null"), -ENOEXEC);
 	unlink(tmp);
+}
+
+/* An image in memory: this process's vdso (the running kernel's). */
+static void code_in_memory(void **state)
+{
+	struct tally_code *c;
+	static const char junk[64] = "not an ELF image";
+	const uint8_t *id, *b, *base;
+	const void *image;
+	size_t size;
+	uint64_t addr;
+
+	(void)state;
+	assert_int_equal(tally_code__open_mem(&c, junk, sizeof(junk)), -ENOEXEC);
+	assert_null(c);
+	if (tly_vdso_image(&image, &size))
+		skip();
+	base = image;
+	assert_int_equal(tally_code__open_mem(&c, image, size), 0);
+	assert_int_equal(tally_code__symbol_addr(c, "__vdso_clock_gettime", &addr), 0);
+	assert_true(tally_code__bytes(c, addr, 4, &b) == 4);
+	assert_memory_equal(b, (const uint8_t *)base + tally_code__addr_to_offset(c, addr), 4);
+	assert_true(tally_code__build_id(c, &id) == 0 || tally_code__build_id(c, &id) == 20);
+	tally_code__delete(c);
 }
 
 static void lines_of_self(void **state)
@@ -466,6 +491,7 @@ int main(void)
 		cmocka_unit_test(random_bytes),
 		cmocka_unit_test(machines_and_styles),
 		cmocka_unit_test(code_of_self),
+		cmocka_unit_test(code_in_memory),
 		cmocka_unit_test(lines_of_self),
 		cmocka_unit_test(shares),
 		cmocka_unit_test(listing),
