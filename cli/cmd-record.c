@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -33,6 +34,7 @@
 #include <tally/cpumap.h>
 #include <tally/event.h>
 #include <tally/format.h>
+#include <tally/perfconfig.h>
 #include <tally/ring.h>
 #include <tally/synth.h>
 #include <tally/tally.h>
@@ -70,14 +72,19 @@ static const char usage_text[] =
 "    -o, --output <file>   output file (default perf.data; - for a pipe stream)\n"
 "    -z, --compression-level[=<n>]\n"
 "                          compress records with zstd (level 1..22, default 1)\n"
-"    -B, --no-buildid      do not collect build-ids of hit DSOs\n"
+"    -B, --no-buildid      do not collect build-ids of hit DSOs (nor cache them)\n"
+"    -N, --no-buildid-cache\n"
+"                          do not copy the hit DSOs into the build-id cache\n"
+"        --buildid-all     collect (and cache) the build-ids of every DSO, hit or not\n"
+"    -k, --clockid <clock> timestamps from this clock (monotonic, monotonic_raw,\n"
+"                          realtime, boottime, tai, or a number)\n"
 "        --timeout <ms>    stop after this many milliseconds (tally extension)\n"
 "    -q, --quiet           no messages except errors\n"
 "    -v, --verbose         more messages\n";
 
 enum {
 	OPT_CALL_GRAPH = 256, OPT_PER_THREAD, OPT_SWITCH_EVENTS, OPT_SAMPLE_CPU,
-	OPT_TIMEOUT,
+	OPT_TIMEOUT, OPT_BUILDID_ALL,
 };
 
 static const struct option long_opts[] = {
@@ -100,6 +107,9 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-buildid", no_argument, NULL, 'B' },
+	{ "no-buildid-cache", no_argument, NULL, 'N' },
+	{ "buildid-all", no_argument, NULL, OPT_BUILDID_ALL },
+	{ "clockid", required_argument, NULL, 'k' },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -209,6 +219,52 @@ bad:
 	return -1;
 }
 
+/* -k: perf's clock names (with or without CLOCK_, any case, and its short forms) or
+ * a number. */
+static int parse_clockid(struct record_opts *o, const char *arg)
+{
+	static const struct { const char *name; int id; } clocks[] = {
+		{ "monotonic", CLOCK_MONOTONIC }, { "monotonic_raw", CLOCK_MONOTONIC_RAW },
+		{ "realtime", CLOCK_REALTIME }, { "boottime", CLOCK_BOOTTIME }, { "tai", CLOCK_TAI },
+		{ "mono", CLOCK_MONOTONIC }, { "raw", CLOCK_MONOTONIC_RAW },
+		{ "real", CLOCK_REALTIME }, { "boot", CLOCK_BOOTTIME },
+	};
+	const char *name = strncasecmp(arg, "CLOCK_", 6) ? arg : arg + 6;
+	uint64_t v;
+
+	if (parse_u64(arg, &v) && v < 64) {
+		o->use_clockid = true;
+		o->clockid = (int)v;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		if (!strcasecmp(name, clocks[i].name)) {
+			o->use_clockid = true;
+			o->clockid = clocks[i].id;
+			return 0;
+		}
+	}
+	cli_error("-k '%s': unknown clock (monotonic, monotonic_raw, realtime, boottime, tai, "
+		  "or a number)", arg);
+	return -1;
+}
+
+/* perf's config record.build-id: cache (the default), no-cache (-N), skip (-B). */
+static void buildid_config(struct record_opts *o)
+{
+	char v[32];
+
+	if (tally_perf_config_get("record.build-id", v, sizeof(v)))
+		return;
+	if (!strcmp(v, "no-cache"))
+		o->no_buildid_cache = true;
+	else if (!strcmp(v, "skip"))
+		o->no_buildid = true;
+	else if (strcmp(v, "cache"))
+		cli_warn("perf config record.build-id = %s: tally knows cache, no-cache and skip; "
+			 "using cache", v);
+}
+
 /* Parse options into o; returns the index of the workload's argv, or -1 (error, message
  * printed), or -2 (help printed). */
 static int parse_options(struct record_opts *o, int argc, char **argv)
@@ -216,9 +272,10 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 	int c;
 	uint64_t v;
 
+	buildid_config(o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:im:dRTo:z::Bqvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:im:dRTo:z::BNk:qvh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (record_opts__add_event(o, optarg))
@@ -300,6 +357,16 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case 'B':
 			o->no_buildid = true;
+			break;
+		case 'N':
+			o->no_buildid_cache = true;
+			break;
+		case OPT_BUILDID_ALL:
+			o->buildid_all = true;
+			break;
+		case 'k':
+			if (parse_clockid(o, optarg))
+				return -1;
 			break;
 		case OPT_TIMEOUT:
 			if (!parse_u64(optarg, &v) || !v) {

@@ -27,10 +27,13 @@ static const struct cmd commands[] = {
 	{ "record", cmd_record, "Run a command and record its profile into perf.data" },
 	{ "annotate", cmd_annotate, "Read perf.data and display annotated code" },
 	{ "diff", cmd_diff, "Read perf.data files and display the differential profile" },
+	{ "buildid-list", cmd_buildid_list, "List the buildids in a perf.data file" },
+	{ "buildid-cache", cmd_buildid_cache, "Manage build-id cache." },
+	{ "archive", cmd_archive, "Create archive with object files with build-ids found in perf.data file" },
 };
 
 static const char usage_text[] =
-	"\n usage: tally [--version] [--help] [-v] COMMAND [ARGS]\n\n"
+	"\n usage: tally [--version] [--help] [-v] [--buildid-dir DIR] COMMAND [ARGS]\n\n"
 	" The most commonly used tally commands are:\n";
 
 static void print_usage(FILE *f)
@@ -123,6 +126,16 @@ int main(int argc, char **argv)
 			return cli_finish_output(stdout, "standard output");
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			verbose++;
+		} else if (!strcmp(a, "--buildid-dir") || !strncmp(a, "--buildid-dir=", 14)) {
+			/* as perf: the cache directory travels in $PERF_BUILDID_DIR, which the
+			 * library reads (and a workload or helper inherits) */
+			const char *dir = a[13] == '=' ? a + 14 : (i + 1 < argc ? argv[++i] : NULL);
+
+			if (!dir || !*dir) {
+				cli_error("--buildid-dir needs a directory");
+				return 129;
+			}
+			setenv("PERF_BUILDID_DIR", dir, 1);
 		} else {
 			cli_error("unknown option: %s", a);
 			print_usage(stderr);

@@ -1,63 +1,45 @@
 /*
  * tally record: build-ids of the DSOs that samples hit (the BUILD_ID feature), so a
- * reader can tell whether the binaries it finds are the ones that ran.
+ * reader can tell whether the binaries it finds are the ones that ran, and the
+ * build-id cache filled with them, so that it can still find them after a rebuild.
  *
  * perf re-reads its whole file at the end to find the hit DSOs. We watch the records
- * as they are written instead: MMAP/MMAP2 give each process its executable maps,
- * FORK copies them, COMM exec clears them, and each sample's ip marks the map it
- * falls in (user space) or the kernel. Build-ids are read once per hit DSO at the end
- * (ELF note via elfutils; the kernel's from /sys/kernel/notes).
+ * as they are written instead, through a session that keeps maps and dsos but loads no
+ * symbols: side-band records build the maps, each sample's ip marks the dso it falls
+ * in. At the end the build-id of each hit dso (every dso with --buildid-all, and the
+ * vdso always, as perf) is read once, listed in BUILD_ID in the order perf lists them
+ * (the dsos' creation order), and the files are copied into the cache: binaries, the
+ * vdso image, the kernel's kallsyms.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/symbols.h"
-#include "internal/util.h"
+#include <tally/buildid-cache.h>
+#include <tally/session.h>
 #include "cmd.h"
 #include "record.h"
 
-struct bt_map {
-	uint64_t start, end;
-	uint32_t dso;
-};
-
-struct bt_proc {
-	int32_t pid;		/* 0 = empty slot (pid 0 is the idle task: never has maps) */
-	struct bt_map *maps;
-	uint32_t nr, cap;
-};
-
-struct bt_dso {
-	char *name;
-	bool hit;
-};
-
 struct buildid_tracker {
-	struct bt_proc *procs;
-	size_t nr_procs, cap_procs;	/* open addressing, cap a power of two */
-	struct bt_dso *dsos;
-	size_t nr_dsos;
-	bool kernel_hit;
-	size_t ip_off, tid_off;		/* offsets of ip and pid/tid in samples */
-	struct bt_proc *last;
+	struct tally_session *s;	/* maps and dsos only (no symbols) */
+	size_t ip_off, tid_off;		/* offsets of ip and pid/tid in samples (0: none) */
 };
 
 int buildid_tracker__new(struct buildid_tracker **out, const struct record *r)
 {
+	struct tally_session_opts so = { .no_symbols = true };
 	struct buildid_tracker *bt = calloc(1, sizeof(*bt));
 	uint64_t t = r->ev[0].attr.sample_type;
 
 	*out = NULL;
 	if (!bt)
 		return -ENOMEM;
-	bt->cap_procs = 256;
-	bt->procs = calloc(bt->cap_procs, sizeof(*bt->procs));
-	if (!bt->procs) {
+	if (tally_session__new(&bt->s, &so)) {
 		free(bt);
 		return -ENOMEM;
 	}
+	/* every event shares one sample_type, or IDENTIFIER puts the id first (set_sample_id) */
 	bt->ip_off = 8 + ((t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0);
 	bt->tid_off = bt->ip_off + ((t & PERF_SAMPLE_IP) ? 8 : 0);
 	if (!(t & PERF_SAMPLE_IP) || !(t & PERF_SAMPLE_TID))
@@ -68,225 +50,166 @@ int buildid_tracker__new(struct buildid_tracker **out, const struct record *r)
 
 void buildid_tracker__delete(struct buildid_tracker *bt)
 {
-	size_t i;
-
 	if (!bt)
 		return;
-	for (i = 0; i < bt->cap_procs; i++)
-		free(bt->procs[i].maps);
-	free(bt->procs);
-	for (i = 0; i < bt->nr_dsos; i++)
-		free(bt->dsos[i].name);
-	free(bt->dsos);
+	tally_session__delete(bt->s);
 	free(bt);
-}
-
-static size_t slot_of(const struct buildid_tracker *bt, int32_t pid)
-{
-	return ((uint32_t)pid * 2654435761u) & (bt->cap_procs - 1);
-}
-
-static struct bt_proc *find_proc(struct buildid_tracker *bt, int32_t pid, bool create)
-{
-	size_t i;
-
-	if (pid <= 0)
-		return NULL;
-	if (bt->last && bt->last->pid == pid)
-		return bt->last;
-	for (i = slot_of(bt, pid); bt->procs[i].pid; i = (i + 1) & (bt->cap_procs - 1))
-		if (bt->procs[i].pid == pid)
-			return bt->last = &bt->procs[i];
-	if (!create)
-		return NULL;
-	if ((bt->nr_procs + 1) * 2 > bt->cap_procs) {
-		struct bt_proc *old = bt->procs;
-		size_t oldcap = bt->cap_procs, k;
-
-		bt->procs = calloc(oldcap * 2, sizeof(*bt->procs));
-		if (!bt->procs) {
-			bt->procs = old;
-			return NULL;
-		}
-		bt->cap_procs = oldcap * 2;
-		for (k = 0; k < oldcap; k++) {
-			size_t j;
-
-			if (!old[k].pid)
-				continue;
-			for (j = slot_of(bt, old[k].pid); bt->procs[j].pid; j = (j + 1) & (bt->cap_procs - 1))
-				;
-			bt->procs[j] = old[k];
-		}
-		free(old);
-		bt->last = NULL;
-		return find_proc(bt, pid, true);
-	}
-	for (i = slot_of(bt, pid); bt->procs[i].pid; i = (i + 1) & (bt->cap_procs - 1))
-		;
-	bt->procs[i].pid = pid;
-	bt->nr_procs++;
-	return bt->last = &bt->procs[i];
-}
-
-static int dso_index(struct buildid_tracker *bt, const char *name)
-{
-	struct bt_dso *n;
-	size_t i;
-
-	for (i = bt->nr_dsos; i-- > 0;)
-		if (!strcmp(bt->dsos[i].name, name))
-			return (int)i;
-	n = realloc(bt->dsos, (bt->nr_dsos + 1) * sizeof(*n));
-	if (!n)
-		return -1;
-	bt->dsos = n;
-	n[bt->nr_dsos].name = strdup(name);
-	n[bt->nr_dsos].hit = false;
-	if (!n[bt->nr_dsos].name)
-		return -1;
-	return (int)bt->nr_dsos++;
-}
-
-static void add_map(struct buildid_tracker *bt, int32_t pid, uint64_t start, uint64_t len,
-		    const char *name)
-{
-	struct bt_proc *p;
-	uint32_t i;
-	int d;
-
-	if (name[0] != '/')
-		return;		/* [vdso], //anon, [heap]: no file to read an id from */
-	p = find_proc(bt, pid, true);
-	if (!p)
-		return;
-	d = dso_index(bt, name);
-	if (d < 0)
-		return;
-	/* A new map replaces what it overlaps. */
-	for (i = 0; i < p->nr;) {
-		if (p->maps[i].start < start + len && start < p->maps[i].end)
-			p->maps[i] = p->maps[--p->nr];
-		else
-			i++;
-	}
-	if (p->nr == p->cap) {
-		uint32_t cap = p->cap ? p->cap * 2 : 16;
-		struct bt_map *m = realloc(p->maps, cap * sizeof(*m));
-
-		if (!m)
-			return;
-		p->maps = m;
-		p->cap = cap;
-	}
-	p->maps[p->nr++] = (struct bt_map){ start, start + len, (uint32_t)d };
-}
-
-static void fork_proc(struct buildid_tracker *bt, int32_t pid, int32_t ppid)
-{
-	struct bt_proc *parent, *child;
-	struct bt_map *m;
-
-	if (pid == ppid || !find_proc(bt, ppid, false))
-		return;		/* a new thread shares its process's maps */
-	child = find_proc(bt, pid, true);	/* may grow the table: look the parent up after */
-	parent = find_proc(bt, ppid, false);
-	if (!child || !parent || !parent->nr)
-		return;
-	m = malloc(parent->nr * sizeof(*m));
-	if (!m)
-		return;
-	memcpy(m, parent->maps, parent->nr * sizeof(*m));
-	free(child->maps);
-	child->maps = m;
-	child->nr = child->cap = parent->nr;
-}
-
-static void sample(struct buildid_tracker *bt, const struct perf_event_header *h)
-{
-	uint64_t ip;
-	uint32_t pid;
-	struct bt_proc *p;
-	uint32_t i;
-
-	if (!bt->ip_off || h->size < bt->tid_off + 8)
-		return;
-	memcpy(&ip, (const char *)h + bt->ip_off, 8);
-	memcpy(&pid, (const char *)h + bt->tid_off, 4);
-	switch (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) {
-	case PERF_RECORD_MISC_KERNEL:
-		bt->kernel_hit = true;
-		return;
-	case PERF_RECORD_MISC_USER:
-		break;
-	default:
-		return;
-	}
-	p = find_proc(bt, (int32_t)pid, false);
-	if (!p)
-		return;
-	for (i = 0; i < p->nr; i++)
-		if (ip >= p->maps[i].start && ip < p->maps[i].end) {
-			bt->dsos[p->maps[i].dso].hit = true;
-			return;
-		}
 }
 
 void buildid_tracker__record(struct buildid_tracker *bt, const struct perf_event_header *h)
 {
-	const uint32_t *u = (const uint32_t *)(h + 1);
-	const uint64_t *q = (const uint64_t *)(h + 1);
-	const char *end = (const char *)h + h->size;
+	uint32_t pid, tid;
+	uint64_t ip;
 
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		sample(bt, h);
-		break;
-	case PERF_RECORD_MMAP:		/* pid, tid, start, len, pgoff, filename */
-		if (h->size > 48 && memchr((const char *)h + 40, 0, (size_t)(end - ((const char *)h + 40))))
-			add_map(bt, (int32_t)u[0], q[1], q[2], (const char *)h + 40);
-		break;
-	case PERF_RECORD_MMAP2:		/* ... maj, min, ino, ino_gen, prot, flags, filename */
-		if ((h->misc & PERF_RECORD_MISC_MMAP_DATA) || h->size <= 80)
-			break;
-		if (memchr((const char *)h + 72, 0, (size_t)(end - ((const char *)h + 72))))
-			add_map(bt, (int32_t)u[0], q[1], q[2], (const char *)h + 72);
-		break;
-	case PERF_RECORD_COMM:		/* an exec replaces the process image */
-		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && h->size >= 16) {
-			struct bt_proc *p = find_proc(bt, (int32_t)u[0], false);
+	if (h->type != PERF_RECORD_SAMPLE) {
+		tally_session__process(bt->s, h);
+		return;
+	}
+	if (!bt->ip_off || h->size < bt->tid_off + 8)
+		return;
+	memcpy(&ip, (const char *)h + bt->ip_off, 8);
+	memcpy(&pid, (const char *)h + bt->tid_off, 4);
+	memcpy(&tid, (const char *)h + bt->tid_off + 4, 4);
+	tally_session__mark_hit(bt->s, (pid_t)pid, (pid_t)tid,
+				h->misc & PERF_RECORD_MISC_CPUMODE_MASK, ip);
+}
 
-			if (p)
-				p->nr = 0;
-		}
-		break;
-	case PERF_RECORD_FORK:		/* pid, ppid, tid, ptid */
-		if (h->size >= 24)
-			fork_proc(bt, (int32_t)u[0], (int32_t)u[1]);
-		break;
+static int count_dso(void *arg, struct tally_dso *d)
+{
+	(void)d;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+struct dso_list {
+	struct tally_dso **v;
+	size_t nr;
+};
+
+static int collect(void *arg, struct tally_dso *d)
+{
+	struct dso_list *l = arg;
+
+	l->v[l->nr++] = d;
+	return 0;
+}
+
+/* The session's dsos, in creation order (malloc'd array). */
+static int session_dsos(struct tally_session *s, struct tally_dso ***out, size_t *nr)
+{
+	struct dso_list l = { 0 };
+	size_t n = 0;
+
+	tally_session__for_each_dso(s, count_dso, &n);
+	l.v = calloc(n ? n : 1, sizeof(*l.v));
+	if (!l.v)
+		return -ENOMEM;
+	tally_session__for_each_dso(s, collect, &l);
+	*out = l.v;
+	*nr = l.nr;
+	return 0;
+}
+
+/* What kind of file a dso is, for its id and its place in the cache. */
+enum dso_kind { DSO_FILE, DSO_KERNEL, DSO_MODULE, DSO_VDSO, DSO_OTHER };
+
+static enum dso_kind dso_kind(const struct tally_dso *d)
+{
+	const char *n = tally_dso__name(d), *l = tally_dso__long_name(d);
+
+	if (!strcmp(n, "[kernel.kallsyms]"))
+		return DSO_KERNEL;
+	if (!strcmp(n, "[vdso]"))
+		return DSO_VDSO;
+	if (tally_dso__is_kernel(d))
+		return l[0] == '/' ? DSO_MODULE : DSO_OTHER;
+	return n[0] == '/' && strncmp(n, "/tmp/perf-", 10) ? DSO_FILE : DSO_OTHER;
+}
+
+/* The dso's build-id as the files here say: the ELF note, the kernel's notes (a
+ * module's in /sys/module, else its .ko), the vdso image. */
+static int read_build_id(const struct tally_dso *d, enum dso_kind kind, struct tally_build_id *id)
+{
+	char notes[512];
+	const void *image;
+	size_t size;
+
+	switch (kind) {
+	case DSO_KERNEL:
+		return tally_build_id__running_kernel(id);
+	case DSO_VDSO:
+		return tally_vdso_image(&image, &size) ? -ENOENT :
+		       tally_build_id__from_elf_mem(id, image, size);
+	case DSO_MODULE:
+		snprintf(notes, sizeof(notes), "/sys/module/%.*s/notes/.note.gnu.build-id",
+			 (int)strlen(tally_dso__name(d)) - 2, tally_dso__name(d) + 1);
+		if (!tally_build_id__from_notes(id, notes))
+			return 0;
+		return tally_build_id__from_elf(id, tally_dso__long_name(d));
+	case DSO_FILE:
+		return tally_build_id__from_elf(id, tally_dso__name(d));
 	default:
-		break;
+		return -ENODATA;
 	}
 }
 
-int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w)
+static int cache_dso(struct tally_buildid_cache *c, const struct tally_dso *d, enum dso_kind kind,
+		     const struct tally_build_id *id)
 {
-	uint8_t id[20];
-	size_t i;
-	int n, err = 0;
+	const void *image;
+	size_t size;
 
-	if (bt->kernel_hit) {
-		n = tly_kernel_build_id("/sys/kernel/notes", id, sizeof(id));
-		if (n > 0)
-			err = tally_writer__add_build_id(w, -1, id, (size_t)n, "[kernel.kallsyms]", true);
+	switch (kind) {
+	case DSO_KERNEL:
+		return tally_buildid_cache__add_kallsyms(c, id, NULL);
+	case DSO_VDSO:
+		if (tally_vdso_image(&image, &size))
+			return -ENOENT;
+		return tally_buildid_cache__add_vdso(c, id, image, size);
+	case DSO_MODULE:
+		return tally_buildid_cache__add_file(c, tally_dso__long_name(d), id);
+	case DSO_FILE:
+		return tally_buildid_cache__add_file(c, tally_dso__name(d), id);
+	default:
+		return 0;
 	}
-	for (i = 0; !err && i < bt->nr_dsos; i++) {
-		if (!bt->dsos[i].hit)
+}
+
+int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w,
+			   const struct record_opts *o)
+{
+	struct tally_buildid_cache *cache = NULL;
+	struct tally_dso **dsos = NULL;
+	int err, cerr = 0, first_cerr = 0;
+	const char *first_name = NULL;
+	size_t nr = 0;
+
+	err = session_dsos(bt->s, &dsos, &nr);
+	if (!err && !o->no_buildid_cache)
+		err = tally_buildid_cache__new(&cache, NULL);
+	for (size_t i = 0; !err && i < nr; i++) {
+		struct tally_dso *d = dsos[i];
+		enum dso_kind kind = dso_kind(d);
+		struct tally_build_id id;
+
+		if (kind == DSO_OTHER || (!tally_dso__hit(d) && !o->buildid_all && kind != DSO_VDSO))
 			continue;
-		n = tly_elf_build_id(bt->dsos[i].name, id, sizeof(id));
-		if (n <= 0)
+		if (read_build_id(d, kind, &id) || !id.size)
 			continue;	/* no note, or the file is gone: nothing to vouch for */
-		err = tally_writer__add_build_id(w, -1, id, (size_t)n, bt->dsos[i].name, false);
+		err = tally_writer__add_build_id(w, -1, id.data, id.size, tally_dso__long_name(d),
+						 kind == DSO_KERNEL || kind == DSO_MODULE);
+		if (!err && cache) {
+			cerr = cache_dso(cache, d, kind, &id);
+			if (cerr && cerr != -EPERM && !first_cerr) {
+				first_cerr = cerr;
+				first_name = tally_dso__long_name(d);
+			}
+		}
 	}
+	if (first_cerr && !o->quiet)
+		cli_warn("could not copy %s into the build-id cache %s: %s", first_name,
+			 tally_buildid_cache__dir(cache), strerror(-first_cerr));
+	tally_buildid_cache__delete(cache);
+	free(dsos);
 	return err;
 }

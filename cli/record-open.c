@@ -182,6 +182,10 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 		a->mmap_data = 0;
 	}
 	a->sample_id_all = 1;
+	if (o->use_clockid) {
+		a->use_clockid = 1;
+		a->clockid = o->clockid;
+	}
 	/* the default event (no src) keeps what tally_event__default_cycles decided */
 	if (src && !src->exclude_GH)
 		a->exclude_guest = 1;

@@ -306,6 +306,29 @@ static void ioctl_leaders(struct record *r, unsigned long req)
 			tly_sys__ioctl(r->fds[i].fd, req, 0);
 }
 
+/* -k: CLOCKID (the clock's resolution in ns) and CLOCK_DATA (the clock and the wall
+ * clock read together, so readers can convert times), as perf writes them. */
+static int set_clock_features(struct record *r)
+{
+	struct { uint32_t version, clockid; uint64_t wall_ns, clock_ns; } __attribute__((packed)) cd;
+	struct timespec res = { 0, 1 }, wall, clk;
+	uint64_t res_ns;
+	int err;
+
+	clock_getres(r->o->clockid, &res);
+	res_ns = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+	err = tally_writer__set_feature(r->w, TALLY_FEAT_CLOCKID, &res_ns, sizeof(res_ns));
+	if (err)
+		return err;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(r->o->clockid, &clk);
+	cd.version = 1;
+	cd.clockid = (uint32_t)r->o->clockid;
+	cd.wall_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+	cd.clock_ns = (uint64_t)clk.tv_sec * 1000000000ull + (uint64_t)clk.tv_nsec;
+	return tally_writer__set_feature(r->w, TALLY_FEAT_CLOCK_DATA, &cd, sizeof(cd));
+}
+
 static int setup_writer(struct record *r)
 {
 	struct tally_writer_opts wo = { .compress_level = r->o->comp_level,
@@ -339,6 +362,8 @@ static int setup_writer(struct record *r)
 			goto nomem;
 	}
 	if (tally_writer__set_host_features(r->w, tally_version()))
+		goto nomem;
+	if (r->o->use_clockid && set_clock_features(r))
 		goto nomem;
 	cargv = calloc((size_t)r->o->argc + 2, sizeof(*cargv));
 	if (!cargv)
@@ -580,7 +605,7 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 	}
 	if (r->first_time)
 		tally_writer__set_sample_time(r->w, r->first_time, r->last_time);
-	if (r->bt && buildid_tracker__write(r->bt, r->w))
+	if (r->bt && buildid_tracker__write(r->bt, r->w, o))
 		cli_warn("could not read all build-ids of the DSOs hit");
 	err = tally_writer__finish(r->w);
 	if (err) {

@@ -31,6 +31,10 @@ struct record_opts {
 	const char *output;		/* NULL: perf.data, or stdout when it is a pipe */
 	int comp_level;
 	bool no_buildid, quiet;
+	bool no_buildid_cache;		/* -N: BUILD_ID, but no copies in the cache */
+	bool buildid_all;		/* --buildid-all: every dso, not only those hit */
+	bool use_clockid;		/* -k */
+	int clockid;
 	uint64_t timeout_ms;
 	char **workload;		/* NULL when recording existing targets */
 	int argc;
@@ -107,7 +111,9 @@ int buildid_tracker__new(struct buildid_tracker **out, const struct record *r);
 void buildid_tracker__delete(struct buildid_tracker *bt);
 /* Look at one record (side-band or sample) as it is written. */
 void buildid_tracker__record(struct buildid_tracker *bt, const struct perf_event_header *h);
-/* Add BUILD_ID entries for hit DSOs to the writer. */
-int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w);
+/* Add BUILD_ID entries for hit DSOs (all with --buildid-all) to the writer and, unless
+ * -N, copy them into the build-id cache. */
+int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w,
+			   const struct record_opts *o);
 
 #endif

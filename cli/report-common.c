@@ -43,12 +43,72 @@ int report_session_new(struct tally_session **s, struct tally_data *d,
 	return ret;
 }
 
+#define MAX_DSO_NOTES 10
+
+static int dso_note(void *arg, struct tally_dso *d)
+{
+	unsigned *n = arg;
+	const char *why = tally_dso__problem(d);
+
+	if (why && (*n)++ < MAX_DSO_NOTES)
+		cli_warn("%s", why);
+	return 0;
+}
+
+int report_buildid_session(struct tally_data **d, struct tally_session **s, const char *path,
+			   bool force, bool *with_hits)
+{
+	struct tally_session_opts so = { .no_symbols = true };
+	struct tally_data_error err = { 0 };
+	const void *buf;
+	size_t len;
+	int ret;
+
+	*s = NULL;
+	if (report_open(d, path, force))
+		return 1;
+	if (tally_session__new(s, &so)) {
+		cli_error("out of memory");
+		goto fail;
+	}
+	if (!tally_data__feature(*d, TALLY_FEAT_BUILD_ID, &buf, &len) &&
+	    tally_session__add_build_ids(*s, buf, len))
+		cli_warn("%s: the BUILD_ID list is damaged; going on with what could be read", path);
+	if (!with_hits)
+		return 0;
+	if (!tally_data__is_pipe(*d) && tally_data__has_feature(*d, TALLY_FEAT_AUXTRACE))
+		*with_hits = false;
+	if (!tally_data__has_feature(*d, TALLY_FEAT_BUILD_ID))
+		*with_hits = true;
+	if (!*with_hits && !tally_data__is_pipe(*d))
+		return 0;
+	ret = tally_session__read_hits(*s, *d, &err);
+	if (ret >= 0)
+		return 0;
+	if (err.msg[0])
+		cli_error("%s: file offset %#" PRIx64 ": %s", path, err.offset, err.msg);
+	else
+		cli_error("%s: reading failed: %s", path, strerror(-ret));
+fail:
+	tally_session__delete(*s);
+	tally_data__delete(*d);
+	*s = NULL;
+	*d = NULL;
+	return 1;
+}
+
 void report_kernel_symbols_note(struct tally_session *s)
 {
 	const char *why = s ? tally_session__kernel_symbols_problem(s) : NULL;
+	unsigned n = 0;
 
 	if (why)
 		cli_warn("no kernel symbols: %s", why);
+	if (s)
+		tally_session__for_each_dso(s, dso_note, &n);
+	if (n > MAX_DSO_NOTES)
+		cli_warn("%u more binaries went without symbols for the same kind of reason",
+			 n - MAX_DSO_NOTES);
 }
 
 #define RESOLVE_SLOTS 8192

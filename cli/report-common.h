@@ -21,7 +21,20 @@ int report_open(struct tally_data **d, const char *path, bool force);
  * (see tally_session__new). 0 or -errno. */
 int report_session_new(struct tally_session **s, struct tally_data *d,
 		       const struct tally_session_opts *opts);
-/* After the records: if kernel addresses went without symbols, say why (one warning). */
+/* For the build-id commands: open PATH (the error printed) and a session that keeps
+ * maps and dsos but no symbols, given the file's BUILD_ID list (a damaged list is
+ * warned about; what could be read is kept). WITH_HITS NULL: nothing more. Else perf
+ * buildid-list's rule: hits are wanted as *WITH_HITS says, always for a file without a
+ * list, never for a file with AUX area data (too long to decode); the records are read
+ * (samples marking the dsos they hit) when hits are wanted or the file is a pipe
+ * (its build-ids are records); *WITH_HITS gets the decision. 0, or 1 with nothing left
+ * open. */
+int report_buildid_session(struct tally_data **d, struct tally_session **s, const char *path,
+			   bool force, bool *with_hits);
+
+/* After the records: if kernel addresses went without symbols, say why (one warning),
+ * and the same for each binary whose symbols were wanted and not found (its file gone
+ * or rebuilt, and no usable copy in the build-id cache; at most 10 named). */
 void report_kernel_symbols_note(struct tally_session *s);
 
 /* Resolved addresses of the recent past: samples repeat the same few ips and return

@@ -13,6 +13,7 @@ PKGS=(
   linux-perf
   libcapstone-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
   chromium golang-go
+  libbz2-dev bzip2
 )
 
 missing=()

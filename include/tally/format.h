@@ -106,6 +106,13 @@ enum tally_feature {
 /* Header strings are u32 len (strlen+1 rounded up to 64) + zero-padded bytes. */
 #define TALLY_NAME_ALIGN 64
 
+/* HEADER_BUILD_ID records (and BUILD_ID feature entries): u32 pid, u8 build_id[24]
+ * (the id, zero padded; with the flag below its length is the byte after 20 ids
+ * bytes), then the file name NUL-padded to TALLY_NAME_ALIGN. perf's own flag, not
+ * the kernel's. */
+#define TALLY_RECORD_MISC_BUILD_ID_SIZE (1 << 15)
+#define TALLY_BUILD_ID_RECORD_HEADER 36		/* header + pid + build_id[24] */
+
 /* EVENT_UPDATE sub-types. */
 enum { TALLY_EVENT_UPDATE_UNIT = 0, TALLY_EVENT_UPDATE_SCALE = 1,
        TALLY_EVENT_UPDATE_NAME = 2, TALLY_EVENT_UPDATE_CPUS = 3 };

@@ -18,6 +18,8 @@
 #include <sys/types.h>
 #include <linux/perf_event.h>
 
+#include <tally/buildid.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,7 +53,7 @@ struct tally_addr_loc {
 struct tally_session_opts {
 	const char *kallsyms;	/* default "/proc/kallsyms" */
 	const char *symfs;	/* prefix for dso paths (perf --symfs), or NULL */
-	const char *buildid_dir;/* default "$HOME/.debug" */
+	const char *buildid_dir;/* the build-id cache; NULL: the default (buildid-cache.h) */
 	bool no_symbols;	/* resolve maps/dsos only */
 };
 
@@ -65,12 +67,14 @@ struct tally_session_opts {
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts);
 void tally_session__delete(struct tally_session *s);
 
-/* Feed one side-band record (non-SAMPLE records; others are ignored).
+/* Feed one side-band record (non-SAMPLE records; others are ignored). HEADER_BUILD_ID
+ * records (perf inject -b in pipe mode) give dsos their build-ids.
  */
 int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr);
 
 /* Give dsos the build-ids of a BUILD_ID header feature (tally_data__feature(d,
- * TALLY_FEAT_BUILD_ID, …)); call before processing records. 0 or -errno. */
+ * TALLY_FEAT_BUILD_ID, …)); call before processing records. Each entry makes its dso
+ * (as perf does: they come first in the dso order). 0 or -errno. */
 int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len);
 
 /* Why kernel addresses went without symbols, once a kernel lookup wanted them: a
@@ -93,6 +97,22 @@ int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_
  * user, 'H' hypervisor. */
 char tally_cpumode_level(uint8_t cpumode);
 
+/* Mark the dso that IP falls in as hit by a sample (perf's build_id__mark_dso_hit);
+ * returns it when this is its first hit (perf inject -b adds its build-id then), NULL
+ * otherwise or when IP is in no dso. Resolves like __resolve, so a session without
+ * no_symbols loads the dso's symbols. */
+struct tally_dso *tally_session__mark_hit(struct tally_session *s, pid_t pid, pid_t tid,
+					 uint8_t cpumode, uint64_t ip);
+
+struct tally_data;
+struct tally_data_error;
+/* Read every record of D in time order (the rest of a pipe stream): side-band into S,
+ * each sample marking the dso it hit (perf's build_id__mark_dso_hit pass, behind
+ * buildid-list -H and archive). Best with a no_symbols session. Returns what
+ * tally_data__for_each returns. */
+int tally_session__read_hits(struct tally_session *s, struct tally_data *d,
+			     struct tally_data_error *err);
+
 const char *tally_thread__comm(const struct tally_thread *t);
 pid_t tally_thread__pid(const struct tally_thread *t);
 pid_t tally_thread__tid(const struct tally_thread *t);
@@ -106,9 +126,21 @@ bool tally_dso__is_kernel(const struct tally_dso *d);
  * order for ties (perf breaks them by the dso objects' addresses, which grow in the
  * same order). */
 uint32_t tally_dso__index(const struct tally_dso *d);
-/* Build-id bytes if known. */
+/* Build-id bytes if known: the recording's (BUILD_ID feature, HEADER_BUILD_ID records,
+ * MMAP2 build-ids), never one read from a file here. */
 size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id);
-/* Mark a dso as hit by a sample (for BUILD_ID) / iterate dsos. */
+const struct tally_build_id *tally_dso__bid(const struct tally_dso *d);
+/* The name the recording gives: a kernel module's path (name is "[mod]"), else
+ * tally_dso__name. */
+const char *tally_dso__long_name(const struct tally_dso *d);
+/* Why the dso went without symbols once a lookup wanted them, as a sentence naming
+ * it: the file is gone or is another build and the build-id cache has no usable copy
+ * (saying what is wrong with a damaged one), or a damaged cache entry was passed over.
+ * NULL when there is nothing to say. Symbols load on the first lookup in the dso, so
+ * ask after resolving. */
+const char *tally_dso__problem(const struct tally_dso *d);
+/* Mark a dso as hit by a sample (for BUILD_ID) / iterate dsos in the order they were
+ * made (perf's order of its dso list: BUILD_ID entries first, then as maps came). */
 void tally_dso__set_hit(struct tally_dso *d);
 bool tally_dso__hit(const struct tally_dso *d);
 typedef int (*tally_dso_fn)(void *arg, struct tally_dso *d);

@@ -34,6 +34,9 @@ const char *tally_version(void);
 #include <tally/record.h>
 #include <tally/data.h>
 #include <tally/session.h>
+#include <tally/buildid.h>
+#include <tally/buildid-cache.h>
+#include <tally/perfconfig.h>
 #include <tally/ring.h>
 #include <tally/writer.h>
 #include <tally/synth.h>

@@ -54,15 +54,8 @@ int tly_kload__new(struct tly_kload **k, struct tly_symtab *t, const char *path,
 void tly_kload__work(struct tly_kload *k);
 int tly_kload__end(struct tly_kload *k, bool keep);
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path);
-/* The running kernel's build-id from the notes it exports (notes: normally
- * "/sys/kernel/notes"): bytes written to id (up to len), or -ENOENT. */
-int tly_kernel_build_id(const char *notes, uint8_t *id, size_t len);
-/* This process's vdso image (the running kernel's): 0, or -ENOENT. */
-int tly_vdso_image(const void **image, size_t *size);
 /* A C++ symbol name demangled with its parameter list (malloc'd), or NULL when name is
  * not a mangled C++ name or the C++ runtime's demangler is not there. */
 char *tly_demangle_full(const char *name);
-/* Build-id note of an ELF file: bytes written to id (up to 20), or -errno. */
-int tly_elf_build_id(const char *path, uint8_t *id, size_t len);
 
 #endif

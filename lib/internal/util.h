@@ -18,6 +18,14 @@ int tly_read_file_u64(const char *path, uint64_t *val);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); *len excludes the NUL. */
 int tly_read_file_all(const char *path, char **buf, size_t *len);
 
+/* open(2) PATH read-only for a path that came from a file (perf.data, a cache):
+ * only a regular file is opened (never blocks on a FIFO, never reads a device).
+ * The fd, or -1 with errno set. */
+int tly_open_regular(const char *path);
+
+/* write(2) all LEN bytes (short writes and EINTR retried). 0 or -errno. */
+int tly_write_all(int fd, const void *buf, size_t len);
+
 /* Overflow-checked size arithmetic: 0 on success, -EOVERFLOW otherwise. */
 static inline int tly_mul_size(size_t a, size_t b, size_t *out)
 {

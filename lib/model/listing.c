@@ -182,7 +182,7 @@ static void open_vdso(struct tally_lister *l, struct dso_slot *d)
 	    tally_code__open(&d->code, d->path) == 0)
 		return;
 	snprintf(d->path, sizeof(d->path), "[vdso]");
-	if (tly_vdso_image(&image, &size) == 0 && tally_code__open_mem(&d->code, image, size) == 0) {
+	if (tally_vdso_image(&image, &size) == 0 && tally_code__open_mem(&d->code, image, size) == 0) {
 		nh = tally_code__build_id(d->code, &have);
 		if (!nw || (nw == nh && !memcmp(want, have, nw)))
 			return;

@@ -6,12 +6,15 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <tally/buildid-cache.h>
+#include <tally/data.h>
 #include <tally/format.h>
 #include <tally/session.h>
 #include "internal/symbols.h"
@@ -21,8 +24,9 @@ struct tally_dso {
 	const char *short_name;
 	struct tally_dso *next;		/* hash chain */
 	struct tally_dso *all_next;
-	uint8_t build_id[20];
-	size_t build_id_len;
+	char *long_name;		/* a module's path (name is "[mod]"), else NULL */
+	char *problem;			/* why its symbols are missing (malloc'd), or NULL */
+	struct tally_build_id bid;
 	bool kernel;			/* [kernel.kallsyms] or a module: absolute addresses */
 	bool absolute;			/* symbols use absolute addresses (kernel, JIT maps) */
 	bool no_symbols;		/* //anon, [heap], [stack], … */
@@ -61,28 +65,20 @@ struct tally_thread {
 	bool exited;
 };
 
-struct build_id_entry {
-	char *name;
-	uint8_t id[20];
-	size_t len;
-	struct build_id_entry *next;
-};
-
 #define NBUCKETS 4096
 
 struct tally_session {
 	struct tally_session_opts opts;
-	char *kallsyms, *symfs, *buildid_dir;
+	char *kallsyms, *symfs;
+	struct tally_buildid_cache *cache;
 	struct tally_thread *threads[NBUCKETS], *all_threads;
 	struct proc *procs[NBUCKETS];
-	struct tally_dso *dsos[NBUCKETS], *all_dsos;
+	struct tally_dso *dsos[NBUCKETS], *all_dsos, **dsos_tail;	/* creation order */
 	uint32_t nr_dsos;
 	struct tally_map *all_maps;
 	struct maps kmaps;
 	struct tally_dso *kernel_dso;
-	struct build_id_entry *build_ids;
-	uint8_t kernel_bid[20];		/* the recording kernel's, from the BUILD_ID list */
-	size_t kernel_bid_len;
+	struct tally_build_id kernel_bid;	/* the recording kernel's, from the BUILD_ID list */
 	bool kallsyms_chosen;		/* s->kallsyms decided (NULL: no kernel symbols) */
 	bool kallsyms_loaded;
 	bool kallsyms_thread;		/* loading in the background since chosen */
@@ -114,13 +110,6 @@ static void *kallsyms_thread_fn(void *arg)
 	return NULL;
 }
 
-static void hex(char *out, const uint8_t *id, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
-	out[2 * len] = 0;
-}
-
 /*
  * Where kernel symbols come from, decided as perf does. The file's BUILD_ID list names
  * the kernel it was recorded on: perf's build-id cache may hold that kernel's kallsyms
@@ -132,9 +121,10 @@ static void hex(char *out, const uint8_t *id, size_t len)
  */
 static void kallsyms_choose(struct tally_session *s)
 {
-	char path[4096], want[41], have[41];
-	uint8_t run[20];
-	int n;
+	char path[4096], want[TALLY_BUILD_ID_HEX_SIZE], have[TALLY_BUILD_ID_HEX_SIZE];
+	char why[4096 + 256];
+	struct tally_build_id run;
+	int err;
 
 	if (s->kallsyms_chosen)
 		return;
@@ -143,23 +133,33 @@ static void kallsyms_choose(struct tally_session *s)
 		return;
 	if (s->opts.kallsyms) {
 		s->kallsyms = strdup(s->opts.kallsyms);
-	} else if (!s->kernel_bid_len) {
+	} else if (!s->kernel_bid.size) {
 		s->kallsyms = strdup("/proc/kallsyms");
 	} else {
-		hex(want, s->kernel_bid, s->kernel_bid_len);
-		snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->buildid_dir, want);
-		if (access(path, R_OK) == 0) {
+		tally_build_id__hex(&s->kernel_bid, want);
+		err = tally_buildid_cache__find(s->cache, &s->kernel_bid, NULL,
+						TALLY_BUILDID_KALLSYMS, path, sizeof(path), why,
+						sizeof(why));
+		if (!err) {
 			s->kallsyms = strdup(path);
-		} else if ((n = tly_kernel_build_id("/sys/kernel/notes", run, sizeof(run))) <= 0 ||
-			   ((size_t)n == s->kernel_bid_len && !memcmp(run, s->kernel_bid, (size_t)n))) {
+		} else if (tally_build_id__running_kernel(&run) ||
+			   tally_build_id__equal(&run, &s->kernel_bid)) {
+			/* a damaged copy in the cache matters little when this is that kernel */
 			s->kallsyms = strdup("/proc/kallsyms");
 		} else {
-			hex(have, run, (size_t)n);
-			snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
-				 "the file was recorded on kernel build-id %s, this machine runs %s, "
-				 "and %s does not exist: kernel addresses are left unresolved (copy "
-				 "that directory from the recording machine, or pass --kallsyms FILE)",
-				 want, have, path);
+			tally_build_id__hex(&run, have);
+			if (err == -EBADF)
+				snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
+					 "the file was recorded on kernel build-id %s, this machine runs "
+					 "%s, and the build-id cache's copy of its kallsyms is not usable: "
+					 "%s", want, have, why);
+			else
+				snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
+					 "the file was recorded on kernel build-id %s, this machine runs "
+					 "%s, and the build-id cache (%s) has no copy of its kallsyms: "
+					 "kernel addresses are left unresolved (unpack the recording "
+					 "machine's 'tally archive' or 'perf archive' there, or pass "
+					 "--kallsyms FILE)", want, have, tally_buildid_cache__dir(s->cache));
 			return;
 		}
 	}
@@ -176,18 +176,14 @@ static void kallsyms_choose(struct tally_session *s)
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts)
 {
 	struct tally_session *s = calloc(1, sizeof(*s));
-	const char *home = getenv("HOME");
-	char buf[4096];
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
 	if (opts)
 		s->opts = *opts;
-	snprintf(buf, sizeof(buf), "%s/.debug", home ? home : "/root");
 	s->symfs = s->opts.symfs ? strdup(s->opts.symfs) : NULL;
-	s->buildid_dir = strdup(s->opts.buildid_dir ? s->opts.buildid_dir : buf);
-	if (!s->buildid_dir || (s->opts.symfs && !s->symfs)) {
+	if (tally_buildid_cache__new(&s->cache, s->opts.buildid_dir) || (s->opts.symfs && !s->symfs)) {
 		tally_session__delete(s);
 		return -ENOMEM;
 	}
@@ -228,18 +224,15 @@ void tally_session__delete(struct tally_session *s)
 		n = d->all_next;
 		tly_symtab__release(&d->syms);
 		free(d->name);
+		free(d->long_name);
+		free(d->problem);
 		free(d);
-	}
-	for (struct build_id_entry *b = s->build_ids, *n; b; b = n) {
-		n = b->next;
-		free(b->name);
-		free(b);
 	}
 	free(s->kmaps.v);
 	tly_symtab__release(&s->ksyms);
 	free(s->kallsyms);
 	free(s->symfs);
-	free(s->buildid_dir);
+	tally_buildid_cache__delete(s->cache);
 	free(s);
 }
 
@@ -270,103 +263,165 @@ static struct tally_dso *dso_findnew(struct tally_session *s, const char *name)
 		d->no_symbols = strcmp(d->name, "[kernel.kallsyms]") != 0;
 	if (!strncmp(d->name, "/tmp/perf-", 10))
 		d->absolute = true;
-	for (struct build_id_entry *b = s->build_ids; b; b = b->next) {
-		if (!strcmp(b->name, name)) {
-			memcpy(d->build_id, b->id, b->len);
-			d->build_id_len = b->len;
-		}
-	}
 	d->index = s->nr_dsos++;
 	d->next = s->dsos[h];
 	s->dsos[h] = d;
-	d->all_next = s->all_dsos;
-	s->all_dsos = d;
+	if (!s->dsos_tail)
+		s->dsos_tail = &s->all_dsos;
+	*s->dsos_tail = d;
+	s->dsos_tail = &d->all_next;
 	return d;
 }
 
-static bool file_matches(const char *path, const struct tally_dso *d)
+static void set_problem(struct tally_dso *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_problem(struct tally_dso *d, const char *fmt, ...)
 {
-	uint8_t id[20];
-	int n;
-	if (access(path, R_OK))
-		return false;
-	if (!d->build_id_len)
-		return true;
-	n = tly_elf_build_id(path, id, sizeof(id));
-	return n < 0 || ((size_t)n == d->build_id_len && !memcmp(id, d->build_id, (size_t)n));
+	va_list ap;
+	char *p = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		p = NULL;
+	va_end(ap);
+	free(d->problem);
+	d->problem = p;
 }
 
-/* The file to read a dso's symbols from: symfs, the build-id cache, the path itself,
- * or the path seen from the process's mount namespace. */
+/* The file at PATH for dso D: usable (true), or gone / of another build (*have gets
+ * its id then). A file without a build-id note is taken: there is nothing to compare. */
+static bool file_matches(const char *path, const struct tally_dso *d, struct tally_build_id *have)
+{
+	memset(have, 0, sizeof(*have));
+	if (access(path, R_OK))
+		return false;
+	if (!d->bid.size || tally_build_id__from_elf(have, path))
+		return true;
+	return tally_build_id__equal(have, &d->bid);
+}
+
+/* Names that never were files one could look up, or are no more: no warning. */
+static bool unfindable(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(name, "/memfd:", 7) || (n > 10 && !strcmp(name + n - 10, " (deleted)"));
+}
+
+/* Why D has no symbols, for the user: what is on disk, what the cache has. */
+static void explain_missing(struct tally_session *s, struct tally_dso *d,
+			    const struct tally_build_id *have, int cache_err, const char *why)
+{
+	char want[TALLY_BUILD_ID_HEX_SIZE], now[TALLY_BUILD_ID_HEX_SIZE], disk[96];
+
+	if (unfindable(d->name))
+		return;
+	if (!d->bid.size) {
+		set_problem(d, "%s: no symbols: no such file, and the recording names no build-id "
+			    "to look a copy up by", d->name);
+		return;
+	}
+	tally_build_id__hex(&d->bid, want);
+	if (have->size)
+		snprintf(disk, sizeof(disk), "the file there now has build-id %s",
+			 tally_build_id__hex(have, now));
+	else
+		snprintf(disk, sizeof(disk), "there is no such file");
+	if (cache_err == -EBADF)
+		set_problem(d, "%s: no symbols: the recording's build-id is %s, %s, and the "
+			    "build-id cache's copy is not usable: %s", d->name, want, disk, why);
+	else
+		set_problem(d, "%s: no symbols: the recording's build-id is %s, %s, and the "
+			    "build-id cache (%s) has no copy (bring one with 'tally archive' or "
+			    "'perf archive' from the recording machine)", d->name, want, disk,
+			    tally_buildid_cache__dir(s->cache));
+}
+
+/* The file to read a dso's symbols from: symfs, the path itself (if it is the build
+ * the recording names), the build-id cache, or the path seen from the process's mount
+ * namespace. When there is none, d->problem says why. */
 static bool find_binary(struct tally_session *s, struct tally_dso *d, pid_t pid,
 			char *path, size_t len, char *debug, size_t dlen)
 {
-	char idhex[41];
+	struct tally_build_id own = d->bid, have, other;
+	char idhex[TALLY_BUILD_ID_HEX_SIZE], why[8192] = "";
+	int cache_err = -ENOENT;
 
 	debug[0] = 0;
-	if (!d->build_id_len && !s->symfs) {
-		/* no id in the file: the binary's own note finds its debuginfo */
-		int n = tly_elf_build_id(d->name, d->build_id, sizeof(d->build_id));
-		if (n > 0)
-			d->build_id_len = (size_t)n;
-	}
-	if (d->build_id_len) {
-		hex(idhex, d->build_id, d->build_id_len);
+	if (!own.size && !s->symfs)
+		tally_build_id__from_elf(&own, d->name);	/* its own note finds its debuginfo */
+	if (own.size) {
+		tally_build_id__hex(&own, idhex);
 		snprintf(debug, dlen, "/usr/lib/debug/.build-id/%.2s/%s.debug", idhex, idhex + 2);
 		if (access(debug, R_OK))
 			debug[0] = 0;
 	}
 	if (s->symfs) {
 		snprintf(path, len, "%s%s", s->symfs, d->name);
-		return file_matches(path, d);
+		if (file_matches(path, d, &have))
+			return true;
+		set_problem(d, "%s: no symbols: %s is %s", d->name, path,
+			    have.size ? "another build" : "not there");
+		return false;
 	}
 	snprintf(path, len, "%s", d->name);
-	if (file_matches(path, d))
+	if (file_matches(path, d, &have))
 		return true;
-	if (d->build_id_len) {
-		snprintf(path, len, "%s/.build-id/%.2s/%s/elf", s->buildid_dir, idhex, idhex + 2);
-		if (!access(path, R_OK))
+	if (d->bid.size) {
+		cache_err = tally_buildid_cache__find(s->cache, &d->bid, d->name, TALLY_BUILDID_ELF,
+						      path, len, why, sizeof(why));
+		if (!cache_err) {
+			if (why[0])
+				set_problem(d, "build-id cache: %s", why);
+			if (!debug[0] &&
+			    tally_buildid_cache__find(s->cache, &d->bid, d->name, TALLY_BUILDID_DEBUG,
+						      debug, dlen, NULL, 0))
+				debug[0] = 0;
 			return true;
-		snprintf(path, len, "%s%s/%s/elf", s->buildid_dir, d->name, idhex);
-		if (!access(path, R_OK))
-			return true;
+		}
 	}
 	if (pid > 0) {
 		snprintf(path, len, "/proc/%d/root%s", (int)pid, d->name);
-		if (file_matches(path, d))
+		if (file_matches(path, d, &other))
 			return true;
 	}
+	explain_missing(s, d, &have, cache_err, why);
 	return false;
 }
 
-int tly_vdso_image(const void **image, size_t *size)
+/* The vdso of the kernel we run on when it is the recording's (or the file does not
+ * say); else the build-id cache's copy of the recording's. */
+static void load_vdso(struct tally_session *s, struct tally_dso *d)
 {
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	FILE *f;
-	char line[256];
-
-	*size = 0;
-	if (!base || !(f = fopen("/proc/self/maps", "re")))
-		return -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long a, b;
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &a, &b) == 2 && a == base)
-			*size = b - a;
-	}
-	fclose(f);
-	*image = (const void *)base;
-	return *size ? 0 : -ENOENT;
-}
-
-static void load_vdso(struct tally_dso *d)
-{
-	/* The vdso of the kernel we run on; the one in the file is the same when the file
-	 * was recorded here. Its ELF image has its own section headers. */
-	const void *base;
+	char path[4096], why[8192] = "", want[TALLY_BUILD_ID_HEX_SIZE];
+	struct tally_build_id run;
+	const void *image;
 	size_t size;
+	int err;
 
-	if (tly_vdso_image(&base, &size) == 0)
-		tly_symtab__load_elf_mem(&d->syms, base, size);
+	if (!tally_vdso_image(&image, &size) &&
+	    (!d->bid.size || (!tally_build_id__from_elf_mem(&run, image, size) &&
+			      tally_build_id__equal(&run, &d->bid)))) {
+		tly_symtab__load_elf_mem(&d->syms, image, size);
+		return;
+	}
+	if (!d->bid.size)
+		return;
+	err = tally_buildid_cache__find(s->cache, &d->bid, "[vdso]", TALLY_BUILDID_VDSO, path,
+					sizeof(path), why, sizeof(why));
+	if (!err) {
+		tly_symtab__load_elf(&d->syms, path, NULL);
+		return;
+	}
+	tally_build_id__hex(&d->bid, want);
+	if (err == -EBADF)
+		set_problem(d, "[vdso]: no symbols: the recording's vdso (build-id %s) is not this "
+			    "kernel's, and the build-id cache's copy is not usable: %s", want, why);
+	else
+		set_problem(d, "[vdso]: no symbols: the recording's vdso (build-id %s) is not this "
+			    "kernel's, and the build-id cache (%s) has no copy", want,
+			    tally_buildid_cache__dir(s->cache));
 }
 
 static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
@@ -379,7 +434,7 @@ static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 	if (d->kernel)
 		return;	/* kernel and modules use the session's kallsyms table */
 	if (!strcmp(d->name, "[vdso]")) {
-		load_vdso(d);
+		load_vdso(s, d);
 		return;
 	}
 	if (d->absolute) {
@@ -601,6 +656,22 @@ struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, p
 
 /* ---- records --------------------------------------------------------------- */
 
+/* perf's name of a kernel module: "[name]" for /lib/modules/.../name.ko(.xz), dashes
+ * made underscores. */
+static void module_name(const char *path, char *mod, size_t len)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	if (b[0] == '[')
+		snprintf(mod, len, "%s", b);
+	else
+		snprintf(mod, len, "[%.*s]", (int)strcspn(b, "."), b);
+	for (char *c = mod; *c; c++)
+		if (*c == '-')
+			*c = '_';
+}
+
 static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, uint64_t len,
 			uint64_t pgoff, const char *name, uint16_t misc, const uint8_t *bid,
 			size_t bid_len)
@@ -619,21 +690,13 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 		if (is_kernel) {
 			dname = "[kernel.kallsyms]";
 		} else {
-			/* modules: perf shows "[name]" for /lib/modules/…/name.ko(.xz) */
-			const char *b = strrchr(name, '/');
-			b = b ? b + 1 : name;
-			size_t n = strcspn(b, ".");
-			if (b[0] == '[')
-				snprintf(mod, sizeof(mod), "%s", b);
-			else
-				snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
-			for (char *c = mod; *c; c++)
-				if (*c == '-')
-					*c = '_';
+			module_name(name, mod, sizeof(mod));
 			dname = mod;
 		}
 		dso = dso_findnew(s, dname);
 		if (!dso)
+			return -ENOMEM;
+		if (!is_kernel && name[0] == '/' && !dso->long_name && !(dso->long_name = strdup(name)))
 			return -ENOMEM;
 		dso->kernel = dso->absolute = true;
 		dso->no_symbols = false;
@@ -672,9 +735,8 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 	dso = dso_findnew(s, name);
 	if (!dso)
 		return -ENOMEM;
-	if (bid_len && !dso->build_id_len) {
-		memcpy(dso->build_id, bid, bid_len);
-		dso->build_id_len = bid_len;
+	if (bid_len && !dso->bid.size) {
+		tally_build_id__set(&dso->bid, bid, bid_len);
 	}
 	struct tally_thread *t = tally_session__thread(s, (pid_t)pid, (pid_t)pid);
 	if (!t)
@@ -690,6 +752,8 @@ static size_t str_len(const char *p, const char *end)
 	return p < end ? strnlen(p, (size_t)(end - p)) : 0;
 }
 
+static int add_build_ids(struct tally_session *s, const void *buf, size_t len);
+
 int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr)
 {
 	const uint8_t *p = (const uint8_t *)(hdr + 1);
@@ -700,6 +764,8 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 		kallsyms_choose(s);	/* no BUILD_ID list came first: decide now */
 
 	switch (hdr->type) {
+	case TALLY_RECORD_HEADER_BUILD_ID:	/* perf inject -b, pipe mode */
+		return add_build_ids(s, hdr, hdr->size);
 	case PERF_RECORD_COMM: {
 		if (hdr->size < 16)
 			return -EINVAL;
@@ -813,46 +879,56 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 	}
 }
 
-int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len)
+/* BUILD_ID entries (the feature's list, or one HEADER_BUILD_ID record): each names a
+ * dso, made now if new (perf makes them as it reads the list, so they come first in
+ * the dso order), and gives it its id unless it has one. */
+static int add_build_ids(struct tally_session *s, const void *buf, size_t len)
 {
 	const uint8_t *p = buf, *end = p + len;
 
 	while ((size_t)(end - p) >= 8 + 4 + 24) {
 		struct perf_event_header h;
+		struct tally_build_id id;
+		struct tally_dso *d;
+		char name[4096], mod[256];
+		const char *dname = name;
+		uint8_t cpumode;
+
 		memcpy(&h, p, sizeof(h));
 		if (h.size < 8 + 4 + 24 || h.size > (size_t)(end - p))
 			return -EINVAL;
-		struct build_id_entry *b = calloc(1, sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		const char *name = (const char *)p + 8 + 4 + 24;
-		b->name = strndup(name, h.size - (8 + 4 + 24));
-		if (!b->name) {
-			free(b);
-			return -ENOMEM;
-		}
-		b->len = 20;
-		if (h.misc & (1 << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */)
-			b->len = p[12 + 20] <= 20 ? p[12 + 20] : 20;
-		memcpy(b->id, p + 12, b->len);
-		b->next = s->build_ids;
-		s->build_ids = b;
-		if (!strcmp(b->name, "[kernel.kallsyms]") && b->len) {
-			memcpy(s->kernel_bid, b->id, b->len);
-			s->kernel_bid_len = b->len;
-		}
-		/* dsos already made from MMAP records before the ids were known */
-		struct tally_dso *d;
-		for (d = s->dsos[hash_s(b->name)]; d; d = d->next) {
-			if (!strcmp(d->name, b->name) && !d->build_id_len) {
-				memcpy(d->build_id, b->id, b->len);
-				d->build_id_len = b->len;
-			}
-		}
+		snprintf(name, sizeof(name), "%.*s", (int)(h.size - (8 + 4 + 24)),
+			 (const char *)p + 8 + 4 + 24);
+		cpumode = h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		tally_build_id__set(&id, p + 12, (h.misc & TALLY_RECORD_MISC_BUILD_ID_SIZE) ?
+				    (p[12 + 20] <= 20 ? p[12 + 20] : 20) : 20);
 		p += h.size;
+		if (!name[0])
+			continue;
+		if ((cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL) &&
+		    name[0] == '/') {
+			module_name(name, mod, sizeof(mod));
+			dname = mod;
+		}
+		d = dso_findnew(s, dname);
+		if (!d)
+			return -ENOMEM;
+		if (dname != name && !d->long_name && !(d->long_name = strdup(name)))
+			return -ENOMEM;
+		if (!d->bid.size)
+			d->bid = id;
+		if (!strcmp(name, "[kernel.kallsyms]") && id.size && !s->kernel_bid.size)
+			s->kernel_bid = id;
 	}
-	kallsyms_choose(s);
 	return 0;
+}
+
+int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len)
+{
+	int err = add_build_ids(s, buf, len);
+
+	kallsyms_choose(s);
+	return err;
 }
 
 /* ---- resolving ------------------------------------------------------------- */
@@ -953,13 +1029,10 @@ int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char 
 	path[0] = 0;
 	if (dlen)
 		debug[0] = 0;
-	if (!strcmp(d->name, "[vdso]") && d->build_id_len) {
-		/* perf record keeps a copy of the vdso in its build-id cache */
-		char idhex[41];
-
-		hex(idhex, d->build_id, d->build_id_len);
-		snprintf(path, len, "%s/[vdso]/%s/vdso", s->buildid_dir, idhex);
-		if (!access(path, R_OK))
+	if (!strcmp(d->name, "[vdso]") && d->bid.size) {
+		/* perf record and tally record keep a copy of the vdso in the build-id cache */
+		if (!tally_buildid_cache__find(s->cache, &d->bid, "[vdso]", TALLY_BUILDID_VDSO,
+					       path, len, NULL, 0))
 			return 0;
 		path[0] = 0;
 		return -ENOENT;
@@ -991,15 +1064,52 @@ const struct tally_symbol *tally_session__dso_symbol(struct tally_session *s,
 
 int tally_session__runs_recording_kernel(const struct tally_session *s)
 {
-	uint8_t run[20];
-	int n;
+	struct tally_build_id run;
 
-	if (!s->kernel_bid_len)
+	if (!s->kernel_bid.size || tally_build_id__running_kernel(&run))
 		return -ENOENT;
-	n = tly_kernel_build_id("/sys/kernel/notes", run, sizeof(run));
-	if (n <= 0)
-		return -ENOENT;
-	return (size_t)n == s->kernel_bid_len && !memcmp(run, s->kernel_bid, (size_t)n);
+	return tally_build_id__equal(&run, &s->kernel_bid);
+}
+
+struct tally_dso *tally_session__mark_hit(struct tally_session *s, pid_t pid, pid_t tid,
+					 uint8_t cpumode, uint64_t ip)
+{
+	struct tally_addr_loc loc;
+
+	if (tally_session__resolve(s, pid, tid, cpumode, ip, &loc) || !loc.dso || loc.dso->hit)
+		return NULL;
+	loc.dso->hit = true;
+	return loc.dso;
+}
+
+struct hits_walk {
+	struct tally_session *s;
+	struct tally_data *d;
+};
+
+static int hits_record(void *arg, const struct perf_event_header *h,
+		       const struct tally_record_ctx *ctx)
+{
+	struct hits_walk *w = arg;
+	const struct tally_data_event *ev;
+	struct tally_sample smp;
+
+	if (h->type != PERF_RECORD_SAMPLE)
+		return tally_session__process(w->s, h) == -ENOMEM ? -ENOMEM : 0;
+	if (ctx->evidx < 0 || !(ev = tally_data__event(w->d, (size_t)ctx->evidx)) ||
+	    tally_sample__parse(&ev->layout, h, &smp))
+		return 0;
+	tally_session__mark_hit(w->s, (pid_t)smp.pid, (pid_t)smp.tid,
+				h->misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip);
+	return 0;
+}
+
+int tally_session__read_hits(struct tally_session *s, struct tally_data *d,
+			     struct tally_data_error *err)
+{
+	struct hits_walk w = { s, d };
+
+	return tally_data__for_each(d, TALLY_DATA_ORDERED, hits_record, &w, err);
 }
 
 /* ---- accessors ------------------------------------------------------------- */
@@ -1040,6 +1150,21 @@ const char *tally_dso__name(const struct tally_dso *d)
 	return d->name;
 }
 
+const char *tally_dso__long_name(const struct tally_dso *d)
+{
+	return d->long_name ? d->long_name : d->name;
+}
+
+const char *tally_dso__problem(const struct tally_dso *d)
+{
+	return d->problem;
+}
+
+const struct tally_build_id *tally_dso__bid(const struct tally_dso *d)
+{
+	return &d->bid;
+}
+
 const char *tally_dso__short_name(const struct tally_dso *d)
 {
 	return d->short_name;
@@ -1057,8 +1182,8 @@ uint32_t tally_dso__index(const struct tally_dso *d)
 
 size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id)
 {
-	*id = d->build_id;
-	return d->build_id_len;
+	*id = d->bid.data;
+	return d->bid.size;
 }
 
 void tally_dso__set_hit(struct tally_dso *d)

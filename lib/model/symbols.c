@@ -503,24 +503,9 @@ static long load_symbols(struct tly_symtab *t, Elf *e, bool dynsym_too)
 	return n;
 }
 
-/* Paths come from perf.data: never block on a FIFO or read a device. */
-static int open_regular(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	return fd;
-}
-
 static Elf *elf_open(const char *path, int *fd)
 {
-	*fd = open_regular(path);
+	*fd = tly_open_regular(path);
 	if (*fd < 0)
 		return NULL;
 	Elf *e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
@@ -586,66 +571,6 @@ int tly_symtab__load_elf_mem(struct tly_symtab *t, const void *buf, size_t len)
 		return (int)n;
 	tly_symtab__finish(t);
 	return 0;
-}
-
-int tly_elf_build_id(const char *path, uint8_t *id, size_t len)
-{
-	int fd, ret = -ENOENT;
-	Elf *e;
-	Elf_Scn *scn = NULL;
-
-	elf_version(EV_CURRENT);
-	e = elf_open(path, &fd);
-	if (!e)
-		return -ENOENT;
-	while (ret < 0 && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t off = 0, noff, doff;
-		GElf_Nhdr nh;
-		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + noff, "GNU", 4)) {
-				size_t n = nh.n_descsz < len ? nh.n_descsz : len;
-				memcpy(id, (char *)data->d_buf + doff, n);
-				ret = (int)n;
-				break;
-			}
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return ret;
-}
-
-int tly_kernel_build_id(const char *notes, uint8_t *id, size_t len)
-{
-	char *buf = NULL;
-	size_t n, off = 0;
-
-	if (tly_read_file_all(notes, &buf, &n))
-		return -ENOENT;
-	while (off + 12 <= n) {
-		uint32_t namesz, descsz, type;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		off += 12;
-		if (namesz > n || descsz > n || off + ((namesz + 3) & ~3u) + descsz > n)
-			break;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(buf + off, "GNU", 4) &&
-		    descsz <= len) {
-			memcpy(id, buf + off + 4, descsz);
-			free(buf);
-			return (int)descsz;
-		}
-		off += ((namesz + 3) & ~3u) + ((descsz + 3) & ~3u);
-	}
-	free(buf);
-	return -ENOENT;
 }
 
 /* hex digit value + 1 (0: not a hex digit) */
@@ -979,7 +904,7 @@ int tly_symtab__load_kallsyms(struct tly_symtab *t, const char *path)
 
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path)
 {
-	int fd = open_regular(path);
+	int fd = tly_open_regular(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char *line = NULL;
 	size_t cap = 0;

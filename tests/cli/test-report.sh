@@ -46,7 +46,7 @@ done
 "$TALLY" record -q -F 2000 -o topsyms.data "$HOT" 0.2 >/dev/null 2>&1
 if [ -x "$TALLY_BUILD/examples/topsyms" ] && [ -s topsyms.data ]; then
 	"$TALLY_BUILD/examples/topsyms" topsyms.data >ts.out 2>ts.err
-	"$TALLY" report --stdio --no-children -g none --sort sym -q -i topsyms.data >tr.out 2>&1
+	"$TALLY" report --stdio --no-children -g none --sort sym -q -i topsyms.data >tr.out 2>tr.err
 	ts=$(awk 'NR == 1 {print $1, $2}' ts.out)
 	tr=$(awk 'NF {print $1, $3; exit}' tr.out)
 	check "examples/topsyms: top symbol and share as report's ($ts)" test -n "$ts" -a "$ts" = "$tr"
@@ -74,7 +74,7 @@ check "report -n: sample counts" grep -Eq '^ +[0-9.]+% +[0-9]+  ' n.out
 total=$(awk '{s += $2} END {print s}' n.out)
 nsamp=$("$TALLY" report --stdio -i "$FIX/plain.data" | sed -n "s/^# Samples: \([0-9]*\) .*/\1/p")
 check "report -n: counts add up to the samples" test "$total" = "$nsamp"
-"$TALLY" report --stdio -q --percent-limit 5 --sort dso -i "$FIX/plain.data" >pl.out 2>&1
+"$TALLY" report --stdio -q --percent-limit 5 --sort dso -i "$FIX/plain.data" >pl.out 2>pl.err
 check "report --percent-limit hides small rows" eval '! awk "\$1+0 < 5 && NF" pl.out | grep -q .'
 "$TALLY" report --stdio -q --no-children --sort dso,sym -g none --percentage relative --dsos "[kernel.kallsyms]" -i "$FIX/system.data" >rel.out 2>&1
 sum=$(awk '/^#/ {next} {s += $1} END {printf "%.0f", s}' rel.out)

@@ -232,7 +232,7 @@ static void code_in_memory(void **state)
 	(void)state;
 	assert_int_equal(tally_code__open_mem(&c, junk, sizeof(junk)), -ENOEXEC);
 	assert_null(c);
-	if (tly_vdso_image(&image, &size))
+	if (tally_vdso_image(&image, &size))
 		skip();
 	base = image;
 	assert_int_equal(tally_code__open_mem(&c, image, size), 0);
