@@ -36,6 +36,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_buildid_list(int argc, char **argv);
 int cmd_buildid_cache(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_inject(int argc, char **argv);
 
 /* "tally: <message>\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -29,6 +29,7 @@ static const struct cmd commands[] = {
 	{ "diff", cmd_diff, "Read perf.data files and display the differential profile" },
 	{ "buildid-list", cmd_buildid_list, "List the buildids in a perf.data file" },
 	{ "buildid-cache", cmd_buildid_cache, "Manage build-id cache." },
+	{ "inject", cmd_inject, "Filter to augment the events stream with additional information" },
 	{ "archive", cmd_archive, "Create archive with object files with build-ids found in perf.data file" },
 };
 

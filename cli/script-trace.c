@@ -229,3 +229,24 @@ void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *
 	fwrite(s.buffer, 1, s.len, fp);
 	trace_seq_destroy(&s);
 }
+
+int script_trace__field(struct script_trace *t, const void *raw, uint32_t size,
+			const char *name, uint64_t *val)
+{
+	struct tep_record rec = { 0 };
+	struct tep_format_field *field;
+	struct tep_event *ev;
+	unsigned long long v;
+
+	if (!t || !raw || size < 2)
+		return -EINVAL;
+	rec.size = (int)size;
+	rec.data = (void *)raw;
+	ev = tep_find_event_by_record(t->tep, &rec);
+	field = ev ? tep_find_field(ev, name) : NULL;
+	if (!field || field->offset + field->size > (int)size ||
+	    tep_read_number_field(field, raw, &v))
+		return -ENOENT;
+	*val = v;
+	return 0;
+}

@@ -22,4 +22,9 @@ int script_trace__parse(struct script_trace **out, const void *buf, size_t len);
 void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *raw,
 			 uint32_t size);
 
+/* The value of number field NAME of the tracepoint record RAW (SIZE bytes). 0, -ENOENT
+ * (no such field, or it does not fit), -EINVAL. */
+int script_trace__field(struct script_trace *t, const void *raw, uint32_t size,
+			const char *name, uint64_t *val);
+
 #endif

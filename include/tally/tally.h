@@ -37,6 +37,7 @@ const char *tally_version(void);
 #include <tally/buildid.h>
 #include <tally/buildid-cache.h>
 #include <tally/perfconfig.h>
+#include <tally/jitdump.h>
 #include <tally/ring.h>
 #include <tally/writer.h>
 #include <tally/synth.h>
