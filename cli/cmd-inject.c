@@ -529,7 +529,9 @@ static int on_mmap(struct inject *in, const struct perf_event_header *h)
 		}
 	}
 	tally_session__process(in->s, h);
-	if (in->o->buildid_all && !(h->misc & PERF_RECORD_MISC_MMAP_DATA)) {
+	/* as perf 6.1: user-space maps (the kernel's is not a file) */
+	if (in->o->buildid_all && !(h->misc & PERF_RECORD_MISC_MMAP_DATA) &&
+	    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 		struct tally_dso *d = tally_session__mark_hit(in->s, (pid_t)pid, (pid_t)tid,
 							      h->misc & PERF_RECORD_MISC_CPUMODE_MASK,
 							      start);
@@ -555,6 +557,8 @@ static int on_sample(struct inject *in, const struct perf_event_header *h, int e
 		return out(in, h, h->size);
 	if (in->o->sched_stat && in->role && in->role[evidx] != EV_PLAIN)
 		return sched_stat_sample(in, h, &smp, in->role[evidx]);
+	if (in->o->buildid_all)
+		return out(in, h, h->size);	/* every map was marked already (perf's list) */
 	first = tally_session__mark_hit(in->s, (pid_t)smp.pid, (pid_t)smp.tid, cpumode, smp.ip);
 	if (first && in->o->build_ids) {
 		err = inject_build_id(in, first, cpumode);

@@ -104,6 +104,9 @@ void report_kernel_symbols_note(struct tally_session *s)
 
 	if (why)
 		cli_warn("no kernel symbols: %s", why);
+	why = s ? tally_session__kernel_symbols_note(s) : NULL;
+	if (why)
+		cli_warn("%s", why);
 	if (s)
 		tally_session__for_each_dso(s, dso_note, &n);
 	if (n > MAX_DSO_NOTES)

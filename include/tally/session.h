@@ -82,6 +82,11 @@ int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_
  * hidden by kptr_restrict, an unreadable --kallsyms file); NULL when kernel symbols were
  * there or never needed. */
 const char *tally_session__kernel_symbols_problem(const struct tally_session *s);
+/* When kernel symbols were wanted and the build-id cache's copy of the recording
+ * kernel's kallsyms failed its checks (buildid-cache.h) but this machine runs that
+ * kernel, so /proc/kallsyms served: a sentence saying what is wrong with the copy.
+ * NULL otherwise. */
+const char *tally_session__kernel_symbols_note(const struct tally_session *s);
 
 /* The thread for pid/tid, created if new. A thread with no COMM yet is named ":TID"
  * like perf; tid 0 is "swapper". */

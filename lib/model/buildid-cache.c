@@ -1026,19 +1026,40 @@ static bool kcore_existing(const char *top, const char *from, char *out, size_t 
 	return found;
 }
 
-static bool overlaps(uint64_t a, uint64_t alen, uint64_t lo, uint64_t hi)
+/* One piece of the copy: VADDR..+SIZE, from SRC_OFF in the source kcore. */
+struct kpiece {
+	uint64_t vaddr, size, src_off;
+};
+
+/* The part of segment PH inside [LO, HI) (page-aligned outward), if any. */
+static bool clip(const GElf_Phdr *ph, uint64_t lo, uint64_t hi, uint64_t page, struct kpiece *p)
 {
-	return hi > lo && a < hi && a + alen > lo;
+	uint64_t a, b;
+
+	if (hi <= lo)
+		return false;
+	lo &= ~(page - 1);
+	hi = (hi + page - 1) & ~(page - 1);
+	a = ph->p_vaddr > lo ? ph->p_vaddr : lo;
+	b = ph->p_vaddr + ph->p_filesz < hi ? ph->p_vaddr + ph->p_filesz : hi;
+	if (a >= b)
+		return false;
+	*p = (struct kpiece){ a, b - a, ph->p_offset + (a - ph->p_vaddr) };
+	return true;
 }
 
-/* A new ELF core file at DST holding the PT_LOAD segments of SRC that overlap kernel
- * or module text, in their order, data copied. */
+/* A new ELF core file at DST holding what SRC's PT_LOAD segments have of kernel text
+ * and of the module area (the ranges page-aligned), as perf's kcore copy: one program
+ * header per piece, readable, writable and executable, the data page-aligned after the
+ * headers. */
 static int kcore_write(const char *src, const char *dst, const struct kcore_ranges *r)
 {
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), off;
 	int in = tly_open_regular(src), out = -1, err = 0;
-	GElf_Phdr keep[16];
+	struct kpiece keep[16];
 	size_t n = 0, nph;
 	GElf_Ehdr eh;
+	Elf64_Ehdr h;
 	Elf *e;
 
 	if (in < 0)
@@ -1050,14 +1071,16 @@ static int kcore_write(const char *src, const char *dst, const struct kcore_rang
 		err = -EINVAL;
 		goto out;
 	}
-	for (size_t i = 0; i < nph && n < sizeof(keep) / sizeof(keep[0]); i++) {
-		GElf_Phdr ph;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < nph && n < sizeof(keep) / sizeof(keep[0]); i++) {
+			GElf_Phdr ph;
 
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (overlaps(ph.p_vaddr, ph.p_memsz, r->stext, r->etext) ||
-		    overlaps(ph.p_vaddr, ph.p_memsz, r->mod_lo, r->mod_hi))
-			keep[n++] = ph;
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (pass == 0 ? clip(&ph, r->stext, r->etext, page, &keep[n]) :
+					clip(&ph, r->mod_lo, r->mod_hi, page, &keep[n]))
+				n++;
+		}
 	}
 	if (!n) {
 		err = -EINVAL;	/* no segment holds the kernel's text */
@@ -1068,61 +1091,51 @@ static int kcore_write(const char *src, const char *dst, const struct kcore_rang
 		err = -errno;
 		goto out;
 	}
-	{
-		Elf64_Ehdr h;
-		uint64_t off;
-		long page = sysconf(_SC_PAGESIZE);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.e_ident, eh.e_ident, EI_NIDENT);
+	h.e_type = ET_CORE;
+	h.e_machine = eh.e_machine;
+	h.e_version = EV_CURRENT;
+	h.e_phoff = sizeof(h);
+	h.e_ehsize = sizeof(h);
+	h.e_phentsize = sizeof(Elf64_Phdr);
+	h.e_phnum = (Elf64_Half)n;
+	err = tly_write_all(out, &h, sizeof(h));
+	off = (sizeof(h) + n * sizeof(Elf64_Phdr) + page - 1) & ~(page - 1);
+	for (size_t i = 0; !err && i < n; i++) {
+		Elf64_Phdr p = {
+			.p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = off,
+			.p_vaddr = keep[i].vaddr, .p_filesz = keep[i].size,
+			.p_memsz = keep[i].size, .p_align = page,
+		};
 
-		memset(&h, 0, sizeof(h));
-		memcpy(h.e_ident, eh.e_ident, EI_NIDENT);
-		h.e_type = ET_CORE;
-		h.e_machine = eh.e_machine;
-		h.e_version = EV_CURRENT;
-		h.e_phoff = sizeof(h);
-		h.e_ehsize = sizeof(h);
-		h.e_phentsize = sizeof(Elf64_Phdr);
-		h.e_phnum = (Elf64_Half)n;
-		err = tly_write_all(out, &h, sizeof(h));
-		off = (sizeof(h) + n * sizeof(Elf64_Phdr) + (uint64_t)page - 1) & ~((uint64_t)page - 1);
-		for (size_t i = 0; !err && i < n; i++) {
-			Elf64_Phdr p = {
-				.p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = off,
-				.p_vaddr = keep[i].p_vaddr, .p_paddr = keep[i].p_paddr,
-				.p_filesz = keep[i].p_filesz, .p_memsz = keep[i].p_filesz,
-				.p_align = (uint64_t)page,
-			};
+		err = tly_write_all(out, &p, sizeof(p));
+		keep[i].vaddr = off;	/* from here on: where its data goes */
+		off += (keep[i].size + page - 1) & ~(page - 1);
+	}
+	for (size_t i = 0; !err && i < n; i++) {
+		char buf[65536];
+		uint64_t done = 0;
 
-			err = tly_write_all(out, &p, sizeof(p));
-			off += (keep[i].p_filesz + (uint64_t)page - 1) & ~((uint64_t)page - 1);
-		}
-		off = (sizeof(h) + n * sizeof(Elf64_Phdr) + (uint64_t)page - 1) & ~((uint64_t)page - 1);
-		for (size_t i = 0; !err && i < n; i++) {
-			char buf[65536];
-			uint64_t done = 0;
+		while (!err && done < keep[i].size) {
+			size_t want = keep[i].size - done < sizeof(buf) ?
+				      (size_t)(keep[i].size - done) : sizeof(buf);
+			ssize_t got = pread(in, buf, want, (off_t)(keep[i].src_off + done));
 
-			while (!err && done < keep[i].p_filesz) {
-				size_t want = keep[i].p_filesz - done < sizeof(buf) ?
-					      (size_t)(keep[i].p_filesz - done) : sizeof(buf);
-				ssize_t got = pread(in, buf, want, (off_t)(keep[i].p_offset + done));
-
-				if (got <= 0) {
-					err = got < 0 ? -errno : -EIO;
-					break;
-				}
-				if (pwrite(out, buf, (size_t)got, (off_t)(off + done)) != got)
-					err = -errno;
+			if (got <= 0)
+				err = got < 0 ? -errno : -EIO;
+			else if (pwrite(out, buf, (size_t)got, (off_t)(keep[i].vaddr + done)) != got)
+				err = -errno;
+			else
 				done += (uint64_t)got;
-			}
-			off += (keep[i].p_filesz + (uint64_t)page - 1) & ~((uint64_t)page - 1);
 		}
 	}
 	if (close(out) && !err)
 		err = -errno;
-	out = -1;
 out:
 	elf_end(e);
 	close(in);
-	if (err && out < 0)
+	if (err && out >= 0)
 		unlink(dst);
 	return err;
 }

@@ -86,6 +86,7 @@ struct tally_session {
 	bool kallsyms_needed;		/* a kernel address wanted a symbol */
 	int kallsyms_err;		/* what loading it gave */
 	char kallsyms_problem[4608];	/* why kernel symbols are missing ("": they are not) */
+	char kallsyms_note[8448];	/* a damaged cache copy passed over ("": none) */
 	pthread_t kallsyms_tid;
 	struct tly_symtab ksyms;	/* kallsyms, shared by the kernel and modules */
 };
@@ -144,7 +145,12 @@ static void kallsyms_choose(struct tally_session *s)
 			s->kallsyms = strdup(path);
 		} else if (tally_build_id__running_kernel(&run) ||
 			   tally_build_id__equal(&run, &s->kernel_bid)) {
-			/* a damaged copy in the cache matters little when this is that kernel */
+			/* this is that kernel: a damaged copy is passed over, and said so */
+			if (err == -EBADF)
+				snprintf(s->kallsyms_note, sizeof(s->kallsyms_note),
+					 "the build-id cache's kallsyms copy is not used: %s; kernel "
+					 "symbols come from /proc/kallsyms (this machine runs the "
+					 "recording's kernel)", why);
 			s->kallsyms = strdup("/proc/kallsyms");
 		} else {
 			tally_build_id__hex(&run, have);
@@ -189,6 +195,11 @@ int tally_session__new(struct tally_session **out, const struct tally_session_op
 	}
 	*out = s;
 	return 0;
+}
+
+const char *tally_session__kernel_symbols_note(const struct tally_session *s)
+{
+	return s->kallsyms_needed && s->kallsyms_note[0] ? s->kallsyms_note : NULL;
 }
 
 const char *tally_session__kernel_symbols_problem(const struct tally_session *s)
