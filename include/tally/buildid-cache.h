@@ -21,8 +21,11 @@
  * headers, sections and segments fit in the file) and carries the build-id asked for.
  * What is wrong with a damaged entry comes back as a sentence for the user.
  *
- * Files are copied, not hard-linked as perf does: a binary rewritten in place (cp does
- * that) would change a hard-linked copy with it.
+ * Files are copied, not hard-linked as perf does (a binary rewritten in place, as cp
+ * does, would change a hard-linked copy with it), except system files (root's, under
+ * /usr, /lib, /bin, /sbin, /opt, writable by no one else), which package managers
+ * replace by rename: those are linked, as perf links them, when the cache is on the
+ * same file system.
  */
 #ifndef TALLY_BUILDID_CACHE_H
 #define TALLY_BUILDID_CACHE_H

@@ -241,6 +241,26 @@ static int copy_file(const char *src, const char *dst, mode_t mode, enum copy_sr
 		close(in);
 		return out;
 	}
+	/* a regular file: in the kernel when it can (no copy through us) */
+	while (how == SRC_FILE) {
+		ssize_t r = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+
+		if (r > 0)
+			continue;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			goto done;
+		if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) {
+			err = -errno;
+			goto done;
+		}
+		if (lseek(in, 0, SEEK_SET) || lseek(out, 0, SEEK_SET) || ftruncate(out, 0)) {
+			err = -errno;
+			goto done;
+		}
+		break;	/* not between these files: read and write */
+	}
 	for (;;) {
 		ssize_t r = read(in, buf, sizeof(buf));
 
@@ -263,8 +283,36 @@ static int copy_file(const char *src, const char *dst, mode_t mode, enum copy_sr
 	}
 	if (!err && first && kallsyms)
 		err = -ENODATA;		/* nothing to copy */
+done:
 	close(in);
 	return publish(out, tmp, dst, err);
+}
+
+/* A file a package manager installed: root's, written by no one else, under a system
+ * prefix. Such files are replaced by rename, never rewritten in place, so a hard link to
+ * one (perf links every file) stays the build it was. */
+static bool system_file(const char *path)
+{
+	static const char *const prefixes[] = { "/usr/", "/lib/", "/lib32/", "/lib64/", "/bin/",
+						"/sbin/", "/opt/" };
+	struct stat st;
+
+	if (stat(path, &st) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* SRC (a real path) into DST: a hard link for a system file, else a copy. */
+static int store_file(const char *src, const char *dst, mode_t mode)
+{
+	if (!access(dst, F_OK))
+		return 0;
+	if (system_file(src) && (!link(src, dst) || errno == EEXIST))
+		return 0;
+	return copy_file(src, dst, mode, SRC_FILE);
 }
 
 static int write_file(const char *dst, const void *data, size_t len, mode_t mode)
@@ -374,7 +422,7 @@ int tally_buildid_cache__add_file(struct tally_buildid_cache *c, const char *pat
 		return -ENAMETOOLONG;
 	err = mkdir_p(dir, 0755);
 	if (!err)
-		err = copy_file(real, dst, st.st_mode & 0777, SRC_FILE);
+		err = store_file(real, dst, st.st_mode & 0777);
 	if (err)
 		return err;
 	n = strlen(real);
@@ -382,7 +430,7 @@ int tally_buildid_cache__add_file(struct tally_buildid_cache *c, const char *pat
 	    !pathf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2) &&
 	    realpath(debug, dreal) && !access(dreal, R_OK) &&
 	    !pathf(dst, sizeof(dst), "%s/debug", dir)) {
-		err = copy_file(dreal, dst, 0644, SRC_FILE);
+		err = store_file(dreal, dst, 0644);
 		if (err)
 			return err;
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # valgrind memcheck on a sample of CLI runs (list, stat, record, report, script, evlist,
-# annotate, diff)
+# annotate, diff, buildid-list, buildid-cache, archive, inject)
 # of the plain build: no invalid reads/writes, no uses of uninitialised values, no
 # definite leaks. scripts/check.sh runs it with PLAIN_BUILD ASAN_BUILD after the suites.
 # Prints ok/FAIL/skip lines and appends "P F S" to $TALLY_TOTALS. Bounded: each run has a
@@ -82,6 +82,20 @@ for cmd in report script evlist; do have_cmd $cmd || skp "$cmd (command not buil
 if [ -n "$input" ] && have_cmd annotate && have_cmd diff; then
 	want_rc=0 vg "annotate -l -i vg.data" "$tally" annotate -l -i "$input"
 	want_rc=0 vg "diff -p -F vg.data vg.data" "$tally" diff -p -F "$input" "$input"
+fi
+# the build-id commands, in a HOME of their own: the cache record filled, the list,
+# the archive, inject's rewriting (build-ids, jitted code)
+if [ -n "$input" ] && have_cmd inject; then
+	HOME=$work/home; export HOME; mkdir -p "$HOME"
+	want_rc=0 vg "record (filling the build-id cache)" "$tally" record -q -e task-clock -o bc.data -- "$hot" 0.05
+	want_rc=0 vg "buildid-list -H" "$tally" buildid-list -H -i bc.data
+	want_rc=0 vg "buildid-cache -a -l" "$tally" buildid-cache -a "$hot" -l
+	want_rc=0 vg "archive" "$tally" archive bc.data
+	want_rc=0 vg "inject -b" "$tally" inject -b -i bc.data -o bc-inj.data
+	if [ -x "$plain/workloads/jitdemo" ]; then
+		"$tally" record -q -k monotonic -e task-clock -o jit.data "$plain/workloads/jitdemo" 0.05 "$work" >/dev/null 2>&1
+		want_rc=0 vg "inject --jit" "$tally" inject --jit -i jit.data -o jit-inj.data
+	fi
 fi
 # A damaged file: error paths free what they allocated.
 if have_cmd report; then
