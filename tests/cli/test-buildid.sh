@@ -34,7 +34,10 @@ fi
 "$TALLY" buildid-cache -l >l.out
 check "buildid-cache -l lists hot" grep -q "^$id $PWD/hot\$" l.out
 rows "$TALLY" report -i t.data >r1
+"$TALLY" annotate --stdio -s spin -i t.data >a1 2>/dev/null
 rm ./hot; cp "$REBUILT" ./hot
+"$TALLY" annotate --stdio -s spin -i t.data >a2 2>/dev/null
+check "annotate of a rebuilt binary: the recorded build's code, from the cache" eval 'test -s a1 && cmp -s a1 a2' 
 rows "$TALLY" report -i t.data >r2 2>/dev/null
 "$TALLY" report --stdio -i t.data >/dev/null 2>r2.err
 check "report of a rebuilt binary: names from the cache, as before" diff r1 r2
