@@ -20,7 +20,9 @@ for t in "$BUILD"/tests/test-*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
 	out="$log/$name.out"
-	timeout 300 "$t" >"$out" 2>&1
+	# an empty HOME of its own (no ~/.debug left by perf or another test), as CLI tests
+	mkdir -p "$log/home-$name"
+	HOME="$log/home-$name" timeout 300 "$t" >"$out" 2>&1
 	rc=$?
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out" | tail -1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | tail -1)

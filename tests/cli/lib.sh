@@ -6,6 +6,10 @@ set -u
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tally-cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
+# An empty HOME of its own: no test reads a ~/.debug build-id cache (or a .perfconfig)
+# that perf or an earlier test left behind, and none writes into the user's.
+export HOME=$TMP/home
+mkdir -p "$HOME"
 
 ok()   { echo "ok - $*"; }
 fail() { echo "not ok - $*"; }
@@ -15,3 +19,20 @@ check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n"; fi; }
 have_perf() { command -v perf >/dev/null 2>&1 && perf --version >/dev/null 2>&1; }
 # Under ASan builds, tests that time things or run perf-heavy comparisons may skip.
 asan_build() { [ -f "$TALLY_BUILD/.asan" ]; }
+# pub_copy FILE...: copies of FILEs that any user can run, in $TMP/pub (echoes the
+# directory). A checkout may sit in a directory only its owner can enter (a mktemp -d),
+# so tests that run as another user run these copies instead of the build tree's.
+pub_copy() {
+	chmod 711 "$TMP" && mkdir -p "$TMP/pub" && chmod 777 "$TMP/pub" || return 1
+	for f in "$@"; do cp "$f" "$TMP/pub/" && chmod 755 "$TMP/pub/${f##*/}" || return 1; done
+	echo "$TMP/pub"
+}
+# as_nobody CMD...: CMD as user and group 65534 without capabilities (root only).
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+# can_drop_root: root with setpriv at perf_event_paranoid >= 2, and $TMP reachable by
+# nobody (TMPDIR may itself be private): the unprivileged tests can run.
+can_drop_root() {
+	[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+		[ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 0)" -ge 2 ] &&
+		chmod 711 "$TMP" && as_nobody test -x "$TMP"
+}

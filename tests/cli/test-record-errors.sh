@@ -78,20 +78,19 @@ check "killed mid-way: header data size is 0" test "$size" = 0
 
 # Unprivileged (perf_event_paranoid 2, no CAP_PERFMON): user space only, like perf; -a is
 # refused with the paranoid level explained.
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
-	chmod 711 "$TMP"; mkdir nob; chmod 777 nob
-	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-	asnobody "$TALLY" record -o nob/u.data "$HOT" 0.2 2>err; rc=$?
+if can_drop_root && pub=$(pub_copy "$TALLY" "$HOT"); then
+	mkdir nob; chmod 777 nob
+	as_nobody "$pub/tally" record -o nob/u.data "$pub/hot" 0.2 2>err; rc=$?
 	check "unprivileged: records user space" test $rc -eq 0 -a -s nob/u.data
 	check "unprivileged: says so" grep -q 'perf_event_paranoid=[0-9]*: recording user space only' err
-	asnobody bash -c 'ulimit -l 0; exec "$0" record -m 1024 -o nob/m.data "$1" 0.2' "$TALLY" "$HOT" 2>err; rc=$?
+	as_nobody bash -c 'ulimit -l 0; exec "$0" record -m 1024 -o nob/m.data "$1" 0.2' "$pub/tally" "$pub/hot" 2>err; rc=$?
 	check "mlock limit: smaller rings instead of failing" test $rc -eq 0
 	check "mlock limit: explained" grep -q 'the mlock limit (perf_event_mlock_kb = [0-9]* kB per CPU, RLIMIT_MEMLOCK = 0 kB) refuses rings of 1024 pages: using [0-9]* pages' err
-	asnobody "$TALLY" record -a -o nob/a.data true 2>err; rc=$?
+	as_nobody "$pub/tally" record -a -o nob/a.data true 2>err; rc=$?
 	check "unprivileged -a: nonzero" test $rc -ne 0
 	check "unprivileged -a: paranoid explained" grep -q 'perf_event_paranoid is [0-9]* and this process does not have CAP_PERFMON' err
 else
-	skip "unprivileged fallbacks (needs root, setpriv and perf_event_paranoid >= 2)"
+	skip "unprivileged fallbacks (needs root, setpriv, perf_event_paranoid >= 2 and a temp dir nobody can enter)"
 fi
 
 # One fd per event, CPU and thread: a low soft limit is raised to the hard one; a low hard

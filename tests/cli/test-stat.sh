@@ -22,25 +22,20 @@ check "conflicting formats rejected" test $rc -ne 0
 
 # --- unprivileged (the CAP_PERFMON lesson): run as nobody when we are root ----------
 par=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 0)
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -ge 2 ]; then
-	pub=$(mktemp -d /tmp/tally-stat-pub.XXXXXX)
-	chmod 755 "$pub"
-	cp "$TALLY" "$pub/tally"
-	chmod 755 "$pub/tally"
-	asnobody() { (cd "$pub" && setpriv --reuid=65534 --regid=65534 --clear-groups "$@"); }
+if can_drop_root && pub=$(pub_copy "$TALLY"); then
+	asnobody() { (cd "$pub" && as_nobody "$@"); }
 	asnobody "$pub/tally" stat -e task-clock,page-faults true 2>"$pub/u.txt"; rc=$?
 	cp "$pub/u.txt" u.txt
 	check "unprivileged: own command counts, falls back to :u like perf" test $rc -eq 0
 	check "unprivileged: events renamed task-clock:u" grep -q " task-clock:u " u.txt
 	asnobody "$pub/tally" stat -a -e task-clock --timeout 10 2>"$pub/a.txt"; rc=$?
 	cp "$pub/a.txt" a.txt
-	rm -rf "$pub"
 	check "unprivileged -a: nonzero exit" test $rc -ne 0
 	check "unprivileged -a: names the paranoid value" grep -q "perf_event_paranoid is $par" a.txt
 	check "unprivileged -a: names CAP_PERFMON and setcap" grep -q "setcap cap_perfmon=ep" a.txt
 	check "unprivileged -a: one message, not one per CPU" test "$(grep -c 'no permission' a.txt)" -eq 1
 else
-	skip "unprivileged open errors (needs root, setpriv and perf_event_paranoid >= 2)"
+	skip "unprivileged open errors (needs root, setpriv, perf_event_paranoid >= 2 and a temp dir nobody can enter)"
 fi
 
 # --- output destinations ----------------------------------------------------------

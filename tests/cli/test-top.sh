@@ -117,22 +117,20 @@ fi
 # Privileges (root only): an unprivileged user at perf_event_paranoid >= 2 gets the
 # paranoid/CAP_PERFMON explanation for system-wide top, and for its own process a
 # user-space-only profile (the event retried as :u, like perf).
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
-   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
-	asuser=(setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all)
-	"${asuser[@]}" "$TALLY" top --stdio -d 0.2 --iterations 1 >/dev/null 2>perm; rc=$?
+if can_drop_root && pub=$(pub_copy "$TALLY" "$HOT"); then
+	as_nobody "$pub/tally" top --stdio -d 0.2 --iterations 1 >/dev/null 2>perm; rc=$?
 	check "unprivileged system-wide top fails" test $rc -ne 0
 	check "unprivileged system-wide top explains paranoid and CAP_PERFMON" \
 		grep -q 'perf_event_paranoid is .*CAP_PERFMON' perm
-	"${asuser[@]}" "$HOT" 3 & UP=$!	# setpriv execs: $! is hot itself
+	as_nobody "$pub/hot" 3 & UP=$!	# setpriv execs: $! is hot itself
 	sleep 0.2
-	"${asuser[@]}" "$TALLY" top --stdio -d 0.4 --iterations 1 -p $UP >own 2>ownerr; rc=$?
+	as_nobody "$pub/tally" top --stdio -d 0.4 --iterations 1 -p $UP >own 2>ownerr; rc=$?
 	kill $UP 2>/dev/null
 	check "unprivileged top -p of its own process exits 0 ($(head -c 300 ownerr))" test $rc -eq 0
 	check "unprivileged top -p samples user space only (:u)" grep -q 'Hz [a-z-]*:u\]' own
 	check "unprivileged top -p shows spin" grep -q '\[\.\] spin' own
 else
-	skip "unprivileged top (needs root, setpriv and perf_event_paranoid >= 2)"
+	skip "unprivileged top (needs root, setpriv, perf_event_paranoid >= 2 and a temp dir nobody can enter)"
 fi
 
 # -c: a fixed period shows in the header instead of a frequency.
