@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,11 +195,17 @@ static int collect(struct entries *es, const struct list_opts *o, const bool wan
 		}
 		e = tally_tracepoint__for_each(o->sysfs, sys_glob, ev_glob, tp_cb, es);
 
-		if (e == -ENOMEM)
+		if (e == -ENOMEM) {
 			err = e;
-		else if ((e == -EACCES || e == -EPERM) && !o->raw_dump)
-			cli_warn("tracepoints not listed: tracefs (/sys/kernel/tracing) is readable "
-				 "by root only");
+		} else if (e < 0 && !o->raw_dump) {
+			char dir[PATH_MAX], why[512];
+
+			/* a test's sysfs copy without tracefs is not worth a warning */
+			e = tally_tracefs__find(o->sysfs, dir, sizeof(dir));
+			if (e && (e != -ENOENT || !o->sysfs))
+				cli_warn("tracepoints not listed: %s",
+					 tally_tracefs__strerror(e, dir, why, sizeof(why)));
+		}
 	}
 	return err;
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -377,8 +378,12 @@ static int setup_writer(struct record *r)
 		goto nomem;
 	err = tally_writer__set_tracing_data(r->w);
 	if (err) {
-		cli_error("cannot read the tracepoint formats from tracefs (/sys/kernel/tracing): "
-			  "%s; readers need them to decode tracepoint samples", strerror(-err));
+		char dir[PATH_MAX], why[512];
+
+		tally_tracefs__strerror(tally_tracefs__find(NULL, dir, sizeof(dir)), dir, why,
+					sizeof(why));
+		cli_error("cannot read the tracepoint formats from tracefs: %s (%s); readers need "
+			  "them to decode tracepoint samples", strerror(-err), why);
 		return -1;
 	}
 	err = tally_writer__start(r->w);

@@ -1,8 +1,10 @@
 /*
- * Internal helpers: small file reads and a growable buffer.
+ * Internal helpers: small file reads, sorted directory listings and a growable buffer.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,60 @@
 #include <unistd.h>
 
 #include "internal/util.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void tly_strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int tly_dir_list(const char *path, const char *pat, bool dirs_only, char ***names, size_t *nr)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+
+	*names = NULL;
+	*nr = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || (pat && fnmatch(pat, de->d_name, 0)))
+			continue;
+		if (dirs_only && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **nv = realloc(v, ncap * sizeof(*v));
+
+			if (!nv)
+				goto nomem;
+			v = nv;
+			cap = ncap;
+		}
+		v[n] = strdup(de->d_name);
+		if (!v[n])
+			goto nomem;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*names = v;
+	*nr = n;
+	return 0;
+nomem:
+	closedir(d);
+	tly_strv_free(v, n);
+	return -ENOMEM;
+}
 
 ssize_t tly_read_file_str(const char *path, char *buf, size_t len)
 {

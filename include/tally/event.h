@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
+#include <tally/tracefs.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -110,17 +112,6 @@ void tally_evlist__set_flags(struct tally_evlist *list, int flags);
 /* Append a copy of an event built elsewhere (a command's default events). The group
  * fields of the copy are reset to "ungrouped". */
 int tally_evlist__add_event(struct tally_evlist *list, const struct tally_event *ev);
-
-/* The tracefs directory holding events/ under @sysfs_root (NULL = "/sys"):
- * ROOT/kernel/tracing, else ROOT/kernel/debug/tracing. -ENOENT when neither exists
- * (buf then names the first). */
-int tally_tracefs__find(const char *sysfs_root, char *buf, size_t len);
-/* Call @cb for each tracepoint whose subsystem and name match the globs (NULL = all),
- * sorted by subsystem then name. Stops at and returns the first nonzero @cb result;
- * -errno when tracefs cannot be read. */
-int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob, const char *ev_glob,
-			       int (*cb)(const char *sys, const char *name, uint64_t id, void *arg),
-			       void *arg);
 
 /* "event syntax error: 'cycles:zz'\n                            \\___ <msg>" style, like perf (caret under the bad part).
  * Returns the length of the whole message, as snprintf does (more than len - 1: cut). */

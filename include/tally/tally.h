@@ -43,6 +43,7 @@ const char *tally_version(void);
 #include <tally/synth.h>
 #include <tally/selfmon.h>
 #include <tally/event.h>
+#include <tally/tracefs.h>
 #include <tally/pmu.h>
 #include <tally/disasm.h>
 #include <tally/srcline.h>

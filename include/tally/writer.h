@@ -110,9 +110,10 @@ int tally_writer__set_sample_time(struct tally_writer *w, uint64_t first, uint64
  * (<= 20), the file name; KERNEL marks the entry PERF_RECORD_MISC_KERNEL. */
 int tally_writer__add_build_id(struct tally_writer *w, pid_t pid, const uint8_t *id,
 			       size_t id_len, const char *filename, bool kernel);
-/* TRACING_DATA for the tracepoint events added so far, from tracefs
- * (/sys/kernel/tracing or /sys/kernel/debug/tracing): perf's "tracing0.6" layout.
- * Returns 0 (also when there are no tracepoint events) or -errno (e.g. -EACCES). */
+/* TRACING_DATA for the tracepoint events added so far, from tracefs (found or mounted
+ * by tally_tracefs__find): perf's "tracing0.6" layout. Returns 0 (also when there are
+ * no tracepoint events) or -errno: tally_tracefs__find's errors (tally_tracefs__strerror
+ * explains them), or the error reading a format file. */
 int tally_writer__set_tracing_data(struct tally_writer *w);
 
 /* ---- data ---- */

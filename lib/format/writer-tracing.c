@@ -15,31 +15,17 @@
  * Only the systems and events of the file's tracepoint attrs are included. The event
  * of a tracepoint attr is found by its id (attr.config = events/S/E/id).
  */
-#include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <tally/tracefs.h>
 #include <tally/writer.h>
 #include "internal/util.h"
 #include "internal/writer.h"
-
-static const char *tracefs_root(void)
-{
-	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	size_t i;
-
-	for (i = 0; i < TLY_ARRAY_SIZE(roots); i++) {
-		char p[64];
-
-		snprintf(p, sizeof(p), "%s/events", roots[i]);
-		if (!access(p, R_OK))
-			return roots[i];
-	}
-	return NULL;
-}
 
 struct tp {
 	char sys[128], name[128];
@@ -50,7 +36,7 @@ static bool tracepoint_by_name(const char *root, const char *evname, uint64_t id
 {
 	const char *colon = evname ? strchr(evname, ':') : NULL;
 	const char *end;
-	char path[512];
+	char path[PATH_MAX];
 	size_t ls, ln;
 	uint64_t v;
 
@@ -72,43 +58,30 @@ static bool tracepoint_by_name(const char *root, const char *evname, uint64_t id
 	return !tly_read_file_u64(path, &v) && v == id;
 }
 
-/* Find system/event whose id is ID (scan events/). */
-static int find_tracepoint(const char *root, uint64_t id, struct tp *out)
+struct tp_by_id {
+	uint64_t id;
+	struct tp *out;
+};
+
+static int tp_id_cb(const char *sys, const char *name, uint64_t id, void *arg)
 {
-	char path[512];
-	DIR *d, *sd;
-	struct dirent *de, *se;
-	int found = -ENOENT;
+	struct tp_by_id *want = arg;
 
-	snprintf(path, sizeof(path), "%s/events", root);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while (found && (de = readdir(d))) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(out->sys))
-			continue;
-		snprintf(path, sizeof(path), "%s/events/%s", root, de->d_name);
-		sd = opendir(path);
-		if (!sd)
-			continue;
-		while ((se = readdir(sd))) {
-			uint64_t v;
+	if (id != want->id || strlen(sys) >= sizeof(want->out->sys) ||
+	    strlen(name) >= sizeof(want->out->name))
+		return 0;
+	strcpy(want->out->sys, sys);
+	strcpy(want->out->name, name);
+	return 1;
+}
 
-			if (se->d_name[0] == '.' || strlen(se->d_name) >= sizeof(out->name))
-				continue;
-			if (snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, de->d_name,
-				     se->d_name) >= (int)sizeof(path) ||
-			    tly_read_file_u64(path, &v) || v != id)
-				continue;
-			strcpy(out->sys, de->d_name);
-			strcpy(out->name, se->d_name);
-			found = 0;
-			break;
-		}
-		closedir(sd);
-	}
-	closedir(d);
-	return found;
+/* Find the system/event whose id is ID (a scan of events/). */
+static int find_tracepoint(uint64_t id, struct tp *out)
+{
+	struct tp_by_id want = { id, out };
+	int err = tally_tracepoint__for_each(NULL, NULL, NULL, tp_id_cb, &want);
+
+	return err == 1 ? 0 : err ? err : -ENOENT;
 }
 
 /* Append a file with its size as a u64 (SIZE64) or u32 prefix. */
@@ -145,8 +118,8 @@ int tally_writer__set_tracing_data(struct tally_writer *w)
 	struct tly_buf b = {0};
 	struct tp *tps = NULL;
 	size_t i, j, nr = 0, nr_ev = tally_writer__nr_events(w);
-	const char *root, *name;
-	char path[512];
+	const char *name;
+	char root[PATH_MAX - 512], path[PATH_MAX];
 	int err = 0;
 	uint16_t one = 1;
 
@@ -157,9 +130,9 @@ int tally_writer__set_tracing_data(struct tally_writer *w)
 	}
 	if (!nr)
 		return 0;
-	root = tracefs_root();
-	if (!root)
-		return access("/sys/kernel/tracing", F_OK) ? -ENOENT : -EACCES;
+	err = tally_tracefs__find(NULL, root, sizeof(root));
+	if (err)
+		return err;
 	tps = calloc(nr, sizeof(*tps));
 	if (!tps)
 		return -ENOMEM;
@@ -168,7 +141,7 @@ int tally_writer__set_tracing_data(struct tally_writer *w)
 		if (attr->type != PERF_TYPE_TRACEPOINT)
 			continue;
 		if (!tracepoint_by_name(root, name, attr->config, &tps[nr]))
-			err = find_tracepoint(root, attr->config, &tps[nr]);
+			err = find_tracepoint(attr->config, &tps[nr]);
 		nr++;
 	}
 	if (err)

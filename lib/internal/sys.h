@@ -1,11 +1,12 @@
 /*
  * The sys seam: the one place libtally talks to the kernel's perf interface.
  *
- * Every perf_event_open, ioctl, read, mmap/munmap and close on a perf fd, and the
- * rdpmc/rdtsc instructions of the self-monitoring fast path, go through the ops
- * table below. Production code uses the real system calls; unit tests install a
- * simulated kernel (tests/unit/simkernel.c) that has a hardware PMU, so groups,
- * multiplexing, scaling and the user page are testable on a machine without one.
+ * Every perf_event_open, ioctl, read, mmap/munmap and close on a perf fd, the
+ * rdpmc/rdtsc instructions of the self-monitoring fast path, and the tracefs mount
+ * tracepoints need go through the ops table below. Production code uses the real
+ * system calls; unit tests install a simulated kernel (tests/unit/simkernel.c) that
+ * has a hardware PMU, so groups, multiplexing, scaling and the user page are testable
+ * on a machine without one.
  */
 #ifndef TALLY_INTERNAL_SYS_H
 #define TALLY_INTERNAL_SYS_H
@@ -27,6 +28,9 @@ struct tly_sys_ops {
 	uint64_t (*read_pmc)(unsigned int counter);
 	/* The timestamp counter the user page's time_* fields convert: rdtsc / cntvct_el0. */
 	uint64_t (*read_timer)(void);
+	/* mount(2), for tracefs mounted on demand. NULL: this kernel mounts nothing. */
+	int (*mount)(const char *source, const char *target, const char *fstype,
+		     unsigned long flags, const void *data);
 };
 
 /* The ops in force; never NULL. */
@@ -45,5 +49,7 @@ ssize_t tly_sys__read(int fd, void *buf, size_t count);
 void *tly_sys__mmap(size_t len, int prot, int fd, off_t off, int *err);
 int tly_sys__munmap(void *addr, size_t len);
 int tly_sys__close(int fd);
+/* -ENOSYS when the ops in force have no mount. */
+int tly_sys__mount(const char *source, const char *target, const char *fstype);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef TALLY_INTERNAL_UTIL_H
 #define TALLY_INTERNAL_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,6 +18,11 @@ ssize_t tly_read_file_str(const char *path, char *buf, size_t len);
 int tly_read_file_u64(const char *path, uint64_t *val);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); *len excludes the NUL. */
 int tly_read_file_all(const char *path, char **buf, size_t *len);
+/* The entry names of directory @path (no dot files), sorted: those matching the fnmatch
+ * pattern @pat (NULL = all), only subdirectories when @dirs_only. 0 or -errno; free the
+ * names with tly_strv_free. */
+int tly_dir_list(const char *path, const char *pat, bool dirs_only, char ***names, size_t *nr);
+void tly_strv_free(char **v, size_t n);
 
 /* open(2) PATH read-only for a path that came from a file (perf.data, a cache):
  * only a regular file is opened (never blocks on a FIFO, never reads a device).

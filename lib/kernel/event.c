@@ -19,7 +19,6 @@
  * config fields after the generic config= terms.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -28,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <linux/hw_breakpoint.h>
 
 #include <tally/cpumap.h>
@@ -1032,131 +1030,12 @@ static int parse_alias_anywhere(struct parser *p, size_t pos, size_t len, bool *
 
 static int tracefs_dir(struct tally_evlist *l, char *buf, size_t len)
 {
-	static const char *const dirs[] = { "kernel/tracing", "kernel/debug/tracing" };
-	const char *root = l->sysfs_root ? l->sysfs_root : "/sys";
-	int denied = -1;
-	struct stat st;
-
 	if (l->tracefs) {
 		snprintf(buf, len, "%s", l->tracefs);
 		return 0;
 	}
-	for (int i = 0; i < 2; i++) {
-		char ev[PATH_MAX];
-
-		snprintf(ev, sizeof(ev), "%s/%s/events", root, dirs[i]);
-		if (!stat(ev, &st) && S_ISDIR(st.st_mode)) {
-			snprintf(buf, len, "%s/%s", root, dirs[i]);
-			return 0;
-		}
-		if ((errno == EACCES || errno == EPERM) && denied < 0)
-			denied = i;
-	}
-	/* tracefs is there but mode 700 (the default): say so, not "not mounted" */
-	snprintf(buf, len, "%s/%s", root, dirs[denied < 0 ? 0 : denied]);
-	return denied < 0 ? -ENOENT : -EACCES;
+	return tally_tracefs__find(l->sysfs_root, buf, len);
 }
-
-int tally_tracefs__find(const char *sysfs_root, char *buf, size_t len)
-{
-	struct tally_evlist l = { .sysfs_root = (char *)sysfs_root };
-
-	return tracefs_dir(&l, buf, len);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted subdirectory names of @dir matching @pat (fnmatch). */
-static int glob_dir(const char *dir, const char *pat, char ***out, size_t *nr)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-
-	*out = NULL;
-	*nr = 0;
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || fnmatch(pat, de->d_name, 0))
-			continue;
-		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
-			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 32;
-			char **nv = realloc(v, c * sizeof(*v));
-
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap = c;
-		}
-		if (!(v[n] = strdup(de->d_name)))
-			goto nomem;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_str);
-	*out = v;
-	*nr = n;
-	return 0;
-nomem:
-	closedir(d);
-	while (n)
-		free(v[--n]);
-	free(v);
-	return -ENOMEM;
-}
-
-static void free_strv(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob, const char *ev_glob,
-			       int (*cb)(const char *sys, const char *name, uint64_t id, void *arg),
-			       void *arg)
-{
-	char tdir[PATH_MAX - 512], path[PATH_MAX];
-	char **sys = NULL;
-	size_t nsys = 0;
-	int err;
-
-	err = tally_tracefs__find(sysfs_root, tdir, sizeof(tdir));
-	if (err)
-		return err;
-	snprintf(path, sizeof(path), "%s/events", tdir);
-	err = glob_dir(path, sys_glob ? sys_glob : "*", &sys, &nsys);
-	if (err)
-		return err;
-	for (size_t i = 0; i < nsys && !err; i++) {
-		char **evs = NULL;
-		size_t nev = 0;
-
-		snprintf(path, sizeof(path), "%s/events/%s", tdir, sys[i]);
-		if (glob_dir(path, ev_glob ? ev_glob : "*", &evs, &nev))
-			continue;
-		for (size_t j = 0; j < nev && !err; j++) {
-			uint64_t id;
-
-			snprintf(path, sizeof(path), "%s/events/%s/%s/id", tdir, sys[i], evs[j]);
-			if (tly_read_file_u64(path, &id))
-				continue;
-			err = cb(sys[i], evs[j], id, arg);
-		}
-		free_strv(evs, nev);
-	}
-	free_strv(sys, nsys);
-	return err;
-}
-
 
 static int tp_add(struct parser *p, const char *sys, const char *name, uint64_t id)
 {
@@ -1196,10 +1075,10 @@ static bool tp_subsystem_exists(struct parser *p, size_t pos, size_t len)
 	if (tracefs_dir(p->list, tdir, sizeof(tdir)))
 		return false;
 	snprintf(path, sizeof(path), "%s/events", tdir);
-	if (glob_dir(path, pat, &v, &n))
+	if (tly_dir_list(path, pat, true, &v, &n))
 		return false;
 	ok = n > 0;
-	free_strv(v, n);
+	tly_strv_free(v, n);
 	return ok;
 }
 
@@ -1220,18 +1099,18 @@ static int parse_tracepoint(struct parser *p, size_t spos, size_t slen, size_t e
 	memcpy(evp, p->in + epos, elen);
 	evp[elen] = 0;
 	err = tracefs_dir(p->list, tdir, sizeof(tdir));
-	if (err == -EACCES)
-		return fail(p, spos, slen + 1 + elen, -EACCES,
-			    "cannot read tracepoints: %s is readable by root only (tracefs "
-			    "permissions, not perf_event_paranoid); run as root or remount "
-			    "tracefs with mode=755", tdir);
-	if (err)
-		return fail(p, spos, slen + 1 + elen, -ENOENT,
-			    "unknown tracepoint '%s:%s': tracefs is not mounted (tried %s and "
-			    "the debugfs tracing directory; mount -t tracefs nodev /sys/kernel/tracing)",
-			    sysp, evp, tdir);
+	if (err) {
+		char why[200];
+
+		tally_tracefs__strerror(err, tdir, why, sizeof(why));
+		if (err == -EACCES)
+			return fail(p, spos, slen + 1 + elen, -EACCES, "cannot read tracepoints: %s",
+				    why);
+		return fail(p, spos, slen + 1 + elen, -ENOENT, "unknown tracepoint '%s:%s': %s",
+			    sysp, evp, why);
+	}
 	snprintf(path, sizeof(path), "%s/events", tdir);
-	err = glob_dir(path, sysp, &sys, &nsys);
+	err = tly_dir_list(path, sysp, true, &sys, &nsys);
 	if (err == -EACCES || err == -EPERM)
 		return fail(p, spos, slen + 1 + elen, -EACCES,
 			    "cannot read tracepoints in %s: permission denied (needs root, or "
@@ -1243,7 +1122,7 @@ static int parse_tracepoint(struct parser *p, size_t spos, size_t slen, size_t e
 		size_t nev = 0;
 
 		snprintf(path, sizeof(path), "%s/events/%s", tdir, sys[i]);
-		if (glob_dir(path, evp, &evs, &nev))
+		if (tly_dir_list(path, evp, true, &evs, &nev))
 			continue;
 		for (size_t j = 0; j < nev && !err; j++) {
 			uint64_t id;
@@ -1262,9 +1141,9 @@ static int parse_tracepoint(struct parser *p, size_t spos, size_t slen, size_t e
 			err = tp_add(p, sys[i], evs[j], id);
 			added++;
 		}
-		free_strv(evs, nev);
+		tly_strv_free(evs, nev);
 	}
-	free_strv(sys, nsys);
+	tly_strv_free(sys, nsys);
 	if (err)
 		return err;
 	if (!added)

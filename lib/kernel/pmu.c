@@ -6,7 +6,6 @@
  * absent.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -31,61 +30,6 @@ static void pathf(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Read a directory's entry names (no dot files), sorted. */
-static int list_dir(const char *path, char ***names, size_t *nr)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-
-	*names = NULL;
-	*nr = 0;
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **nv = realloc(v, ncap * sizeof(*v));
-
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap = ncap;
-		}
-		v[n] = strdup(de->d_name);
-		if (!v[n])
-			goto nomem;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_str);
-	*names = v;
-	*nr = n;
-	return 0;
-nomem:
-	closedir(d);
-	while (n)
-		free(v[--n]);
-	free(v);
-	return -ENOMEM;
-}
-
-static void free_names(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 int tally_pmu_format__parse(const char *spec, struct tally_pmu_format *fmt)
@@ -174,13 +118,13 @@ static int load_formats(struct tally_pmu *pmu, const char *dir)
 	char path[PATH_MAX], buf[256];
 	char **names;
 	size_t nr;
-	int err = list_dir(dir, &names, &nr);
+	int err = tly_dir_list(dir, NULL, false, &names, &nr);
 
 	if (err)
 		return err == -ENOENT ? 0 : err;
 	pmu->formats = calloc(nr ? nr : 1, sizeof(*pmu->formats));
 	if (!pmu->formats) {
-		free_names(names, nr);
+		tly_strv_free(names, nr);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nr; i++) {
@@ -195,7 +139,7 @@ static int load_formats(struct tally_pmu *pmu, const char *dir)
 		names[i] = NULL;
 		pmu->nr_formats++;
 	}
-	free_names(names, nr);
+	tly_strv_free(names, nr);
 	return 0;
 }
 
@@ -204,13 +148,13 @@ static int load_events(struct tally_pmu *pmu, const char *dir)
 	char path[PATH_MAX], buf[256];
 	char **names;
 	size_t nr;
-	int err = list_dir(dir, &names, &nr);
+	int err = tly_dir_list(dir, NULL, false, &names, &nr);
 
 	if (err)
 		return err == -ENOENT ? 0 : err;
 	pmu->events = calloc(nr ? nr : 1, sizeof(*pmu->events));
 	if (!pmu->events) {
-		free_names(names, nr);
+		tly_strv_free(names, nr);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nr; i++) {
@@ -254,7 +198,7 @@ static int load_events(struct tally_pmu *pmu, const char *dir)
 			a->snapshot = atoi(buf) != 0;
 		pmu->nr_events++;
 	}
-	free_names(names, nr);
+	tly_strv_free(names, nr);
 	return 0;
 }
 
@@ -263,13 +207,13 @@ static int load_caps(struct tally_pmu *pmu, const char *dir)
 	char path[PATH_MAX], buf[256];
 	char **names;
 	size_t nr;
-	int err = list_dir(dir, &names, &nr);
+	int err = tly_dir_list(dir, NULL, false, &names, &nr);
 
 	if (err)
 		return err == -ENOENT ? 0 : err;
 	pmu->caps = calloc(nr ? nr : 1, sizeof(*pmu->caps));
 	if (!pmu->caps) {
-		free_names(names, nr);
+		tly_strv_free(names, nr);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nr; i++) {
@@ -285,7 +229,7 @@ static int load_caps(struct tally_pmu *pmu, const char *dir)
 		names[i] = NULL;
 		pmu->nr_caps++;
 	}
-	free_names(names, nr);
+	tly_strv_free(names, nr);
 	return 0;
 }
 
@@ -359,31 +303,31 @@ int tally_pmus__new(const char *sysfs_root, struct tally_pmus **out)
 	*out = NULL;
 	pathf(devdir, sizeof(devdir), "%s/bus/event_source/devices",
 		 sysfs_root ? sysfs_root : "/sys");
-	err = list_dir(devdir, &names, &nr);
+	err = tly_dir_list(devdir, NULL, false, &names, &nr);
 	if (err)
 		return err;
 	pmus = calloc(1, sizeof(*pmus));
 	if (!pmus) {
-		free_names(names, nr);
+		tly_strv_free(names, nr);
 		return -ENOMEM;
 	}
 	pmus->pmu = calloc(nr ? nr : 1, sizeof(*pmus->pmu));
 	if (!pmus->pmu) {
 		free(pmus);
-		free_names(names, nr);
+		tly_strv_free(names, nr);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nr; i++) {
 		err = load_pmu(&pmus->pmu[pmus->nr], devdir, names[i]);
 		if (err == -ENOMEM) {
-			free_names(names, nr);
+			tly_strv_free(names, nr);
 			tally_pmus__delete(pmus);
 			return err;
 		}
 		if (!err)
 			pmus->nr++;
 	}
-	free_names(names, nr);
+	tly_strv_free(names, nr);
 	*out = pmus;
 	return 0;
 }

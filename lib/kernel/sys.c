@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -84,6 +85,7 @@ const struct tly_sys_ops tly_sys_real = {
 	.close = close,
 	.read_pmc = real_read_pmc,
 	.read_timer = real_read_timer,
+	.mount = mount,
 };
 
 static const struct tly_sys_ops *ops = &tly_sys_real;
@@ -160,4 +162,12 @@ int tly_sys__close(int fd)
 	if (fd < 0)
 		return 0;
 	return ops->close(fd) ? -errno : 0;
+}
+
+int tly_sys__mount(const char *source, const char *target, const char *fstype)
+{
+	if (!ops->mount)
+		return -ENOSYS;
+	errno = 0;
+	return ops->mount(source, target, fstype, 0, NULL) ? (errno ? -errno : -EPERM) : 0;
 }

@@ -22,6 +22,7 @@
 #include "tally/cpumap.h"
 #include "tally/event.h"
 #include "internal/event.h"
+#include "internal/sys.h"
 #include "simkernel.h"
 
 static char data_dir[PATH_MAX];
@@ -699,6 +700,83 @@ static void tracepoint_walk(void **state)
 	assert_int_equal(tally_tracefs__find(root, dir, sizeof(dir)), -ENOENT);
 }
 
+/* tracefs mounted on demand: a simulated kernel's mount(2) answers for a temporary
+ * sysfs root whose kernel/tracing is empty, as on a fresh boot. */
+static int mount_answer;	/* 0: "mount" (create events/), else the errno to fail with */
+static char mounted_on[PATH_MAX], mounted_type[32];
+
+static int fake_mount(const char *src, const char *target, const char *type, unsigned long flags,
+		      const void *data)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	(void)src;
+	(void)flags;
+	(void)data;
+	snprintf(mounted_on, sizeof(mounted_on), "%s", target);
+	snprintf(mounted_type, sizeof(mounted_type), "%s", type);
+	if (mount_answer) {
+		errno = mount_answer;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "mkdir -p %s/events/sched/sched_switch", target);
+	if (system(path))
+		return -1;
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", target);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("316\n", f);
+	fclose(f);
+	return 0;
+}
+
+static void tracefs_on_demand(void **state)
+{
+	struct tly_sys_ops ops = tly_sys_real;
+	char root[] = "/tmp/tally-tracefs.XXXXXX", dir[PATH_MAX], why[512], cmd[PATH_MAX + 64];
+	struct tally_parse_error err;
+	struct tally_evlist *l;
+	(void)state;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/kernel/tracing", root);
+	assert_int_equal(system(cmd), 0);
+	/* the real kernel never mounts on a test's sysfs copy */
+	assert_int_equal(tally_tracefs__find(root, dir, sizeof(dir)), -ENOENT);
+	assert_non_null(strstr(tally_tracefs__strerror(-ENOENT, dir, why, sizeof(why)),
+			       "not mounted"));
+
+	ops.mount = fake_mount;
+	tly_sys__set(&ops);
+	mount_answer = EPERM;	/* an unprivileged user */
+	assert_int_equal(tally_tracefs__find(root, dir, sizeof(dir)), -EPERM);
+	assert_string_equal(mounted_type, "tracefs");
+	assert_string_equal(mounted_on, dir);
+	assert_non_null(strstr(dir, "/kernel/tracing"));
+	assert_non_null(strstr(tally_tracefs__strerror(-EPERM, dir, why, sizeof(why)),
+			       "needs root (CAP_SYS_ADMIN)"));
+	assert_int_equal(tally_evlist__new(&l), 0);
+	assert_int_equal(tally_evlist__set_sysfs_root(l, root), 0);
+	assert_int_equal(tally_evlist__add(l, "sched:sched_switch", &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "mounting it on"));
+	mount_answer = ENODEV;	/* a kernel without tracefs */
+	assert_int_equal(tally_evlist__add(l, "sched:sched_switch", &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no tracefs"));
+
+	mount_answer = 0;	/* root: mounted, then found */
+	assert_int_equal(tally_evlist__add(l, "sched:sched_switch", &err), 0);
+	assert_int_equal(l->ev[0].attr.config, 316);
+	mounted_on[0] = 0;	/* mounted now: no second mount */
+	assert_int_equal(tally_tracefs__find(root, dir, sizeof(dir)), 0);
+	assert_string_equal(mounted_on, "");
+	tally_evlist__delete(l);
+	tly_sys__set(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void breakpoints(void **state)
 {
 	struct tally_evlist *l;
@@ -981,6 +1059,7 @@ int main(void)
 		cmocka_unit_test(arm64_caps),
 		cmocka_unit_test(tracepoints),
 		cmocka_unit_test(tracepoint_walk),
+		cmocka_unit_test(tracefs_on_demand),
 		cmocka_unit_test(breakpoints),
 		cmocka_unit_test(pfm_names),
 		cmocka_unit_test(error_format),
