@@ -63,7 +63,16 @@ check "report: dotted rule under the column names" grep -q '^# \.\.\.\.\.\.\.\. 
 check "report: graph under the entries" grep -q -- '---' full.out
 "$TALLY" report --stdio --no-children -i "$FIX/plain.data" >plain.out 2>&1
 check "report: Overhead column without call chains" grep -q '^# Overhead  Command  Shared Object' plain.out
-check "report: user symbols marked [.]" grep -q '\[\.\] ' plain.out
+# the fixtures' workload ships under $FIX/symfs at the path they name
+"$TALLY" report --stdio --no-children --symfs "$FIX/symfs" -i "$FIX/plain.data" >plain.out 2>&1
+check "report --symfs: the fixture's workload symbols, marked [.]" grep -Eq '^ +[0-9.]+% +hot +hot +\[\.\] spin$' plain.out
+# every row of hot's samples names one of hot's functions, and spin is among them
+hot_syms() { ! awk 'NF && !/^#/' "$1" | grep -Evq '\[\.\] (spin|hot_a|hot_b|main|now)$' && grep -q '\[\.\] spin$' "$1"; }
+for f in plain callchain zstd pipe multi group dwarf; do
+	"$TALLY" report --stdio --no-children -g none --symfs "$FIX/symfs" --dsos hot --sort sym -q \
+		-i "$FIX/$f.data" >sf.out 2>&1
+	check "fixture $f: hot's samples resolve through the shipped binary (--symfs)" hot_syms sf.out
+done
 "$TALLY" report --stdio -i "$FIX/multi.data" >multi.out 2>&1
 check "report: one section per event" test "$(grep -c '^# Samples:' multi.out)" -eq 3
 "$TALLY" report --stdio -i "$FIX/group.data" >grp.out 2>&1
