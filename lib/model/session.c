@@ -22,6 +22,7 @@
 struct tally_dso {
 	char *name;
 	const char *short_name;
+	char *jit_name;			/* "[JIT] tid N": perf's short name for /tmp/perf-N.map */
 	struct tally_dso *next;		/* hash chain */
 	struct tally_dso *all_next;
 	char *long_name;		/* a module's path (name is "[mod]"), else NULL */
@@ -237,6 +238,7 @@ void tally_session__delete(struct tally_session *s)
 		free(d->name);
 		free(d->long_name);
 		free(d->problem);
+		free(d->jit_name);
 		free(d);
 	}
 	free(s->kmaps.v);
@@ -269,7 +271,18 @@ static struct tally_dso *dso_findnew(struct tally_session *s, const char *name)
 		return NULL;
 	}
 	const char *slash = strrchr(d->name, '/');
+	int tid;
+
 	d->short_name = d->name[0] == '[' || !slash ? d->name : slash + 1;
+	/* perf calls a JIT map by the thread it belongs to */
+	if (sscanf(d->name, "/tmp/perf-%d.map", &tid) == 1) {
+		if (asprintf(&d->jit_name, "[JIT] tid %d", tid) < 0) {
+			free(d->name);
+			free(d);
+			return NULL;
+		}
+		d->short_name = d->jit_name;
+	}
 	if (d->name[0] == '[' && strcmp(d->name, "[vdso]") && strcmp(d->name, "[vsyscall]"))
 		d->no_symbols = strcmp(d->name, "[kernel.kallsyms]") != 0;
 	if (!strncmp(d->name, "/tmp/perf-", 10))

@@ -145,6 +145,18 @@ for f in $corpus; do
 	fi
 done
 
+# JIT code described by /tmp/perf-PID.map: perf names the dso "[JIT] tid PID"
+if jpid=$(perf record -q -N -F 2000 -o jit.data "$TALLY_BUILD/workloads/jit" 0.3 2>/dev/null) && [ -n "$jpid" ]; then
+	perf report --stdio --no-children --sort dso,sym -q -i jit.data >p.out 2>/dev/null
+	"$TALLY" report --stdio --no-children --sort dso,sym -q -i jit.data >t.out 2>&1
+	rm -f "/tmp/perf-$jpid.map"
+	rows p.out >p.rows; rows t.out >t.rows
+	check "JIT map: dso,sym rows as perf's ([JIT] tid $jpid)" eval \
+		'grep -q "^[0-9. ]*|\[JIT\] tid $jpid \[\.\] jitted_loop$" p.rows && same_rows p.rows t.rows 0.5'
+else
+	skip "JIT map dso names (the jit workload is x86-64 only)"
+fi
+
 # children view: the same callers with the same children/self percentages
 for f in g ag; do
 	perf report --stdio --children -g none --sort comm,dso,sym -q -i $f.data >p.out 2>/dev/null
