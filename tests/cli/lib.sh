@@ -28,7 +28,9 @@ pub_copy() {
 	echo "$TMP/pub"
 }
 # as_nobody CMD...: CMD as user and group 65534 without capabilities (root only).
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+# "${NOBODY[@]}" CMD & gives $! = CMD's own pid (setpriv execs it; a function would not).
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+as_nobody() { "${NOBODY[@]}" "$@"; }
 # can_drop_root: root with setpriv at perf_event_paranoid >= 2, and $TMP reachable by
 # nobody (TMPDIR may itself be private): the unprivileged tests can run.
 can_drop_root() {

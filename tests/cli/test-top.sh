@@ -122,7 +122,7 @@ if can_drop_root && pub=$(pub_copy "$TALLY" "$HOT"); then
 	check "unprivileged system-wide top fails" test $rc -ne 0
 	check "unprivileged system-wide top explains paranoid and CAP_PERFMON" \
 		grep -q 'perf_event_paranoid is .*CAP_PERFMON' perm
-	as_nobody "$pub/hot" 3 & UP=$!	# setpriv execs: $! is hot itself
+	"${NOBODY[@]}" "$pub/hot" 3 & UP=$!	# setpriv execs: $! is hot itself
 	sleep 0.2
 	as_nobody "$pub/tally" top --stdio -d 0.4 --iterations 1 -p $UP >own 2>ownerr; rc=$?
 	kill $UP 2>/dev/null

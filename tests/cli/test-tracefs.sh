@@ -21,11 +21,11 @@ unmounted() {
 
 unmounted "$TALLY" stat -x, -e sched:sched_switch -- "$HOT" --sleeps 5 >st.out 2>st.err; rc=$?
 if [ $rc = 99 ]; then skip "tracefs mounted on demand (cannot unmount tracefs here)"; exit 0; fi
-check "stat -e sched:sched_switch with tracefs unmounted: counts (rc $rc: $(head -c 200 st.err))" \
+check "stat -e sched:sched_switch with tracefs unmounted: counts (rc $rc: $(head -c 200 st.err | tr '\n' ' '))" \
 	eval 'test $rc -eq 0 && grep -Eq "^[1-9][0-9]*,,sched:sched_switch," st.err'
 
 unmounted "$TALLY" record -q -e sched:sched_switch -o tp.data -- "$HOT" --sleeps 5 >/dev/null 2>rec.err; rc=$?
-check "record -e sched:sched_switch with tracefs unmounted (rc $rc: $(head -c 200 rec.err))" test $rc -eq 0
+check "record -e sched:sched_switch with tracefs unmounted (rc $rc: $(head -c 200 rec.err | tr '\n' ' '))" test $rc -eq 0
 "$TALLY" script -i tp.data >tp.out 2>&1
 check "script decodes the recording's tracepoints (TRACING_DATA written)" grep -q 'sched:sched_switch: .*prev_comm=' tp.out
 
@@ -34,10 +34,10 @@ check "list sched:sched_switch with tracefs unmounted" grep -q 'sched:sched_swit
 
 if command -v setpriv >/dev/null 2>&1 && chmod 711 "$TMP" && as_nobody test -x "$TMP" &&
    pub=$(pub_copy "$TALLY"); then
-	unmounted setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-		"$pub/tally" stat -e sched:sched_switch true >/dev/null 2>np.err; rc=$?
+	unmounted "${NOBODY[@]}" --bounding-set=-all "$pub/tally" stat -e sched:sched_switch true \
+		>/dev/null 2>np.err; rc=$?
 	check "a user who may not mount tracefs: nonzero exit (perf: 129)" test $rc -eq 129
-	check "a user who may not mount tracefs: says mounting needs root ($(head -c 300 np.err))" \
+	check "a user who may not mount tracefs: says mounting needs root ($(head -c 300 np.err | tr '\n' ' '))" \
 		grep -q 'tracefs is not mounted and mounting it on /sys/kernel/tracing needs root (CAP_SYS_ADMIN)' np.err
 else
 	skip "tracefs mount refused to a user (needs setpriv and a temp dir nobody can enter)"
