@@ -43,6 +43,12 @@ struct tally_event {
 	uint64_t config3;		/* needs a 136-byte attr; <linux/perf_event.h> 6.1 lacks it */
 	char *name;			/* as perf displays it: "cycles:u", "msr/tsc/", "sched:sched_switch", name= term */
 	char *pmu_name;			/* "cpu", "software", "tracepoint", "breakpoint", "msr", … */
+	bool sysfs_pmu;			/* parsed through a sysfs PMU ("pmu/terms/" or a PMU's alias
+					 * such as tsc); the events perf keeps a PMU name for */
+	bool merge;			/* one of the events a name that is no single PMU's expanded
+					 * to ("uncore_imc/…/" → uncore_imc_0, _1 …; a bare alias):
+					 * stat shows them as one line unless --no-merge */
+	bool name_set;			/* the name came from a name= term */
 	int leader;			/* index in the list of this event's group leader (own index if leader/ungrouped) */
 	int nr_members;			/* on a leader: group size (1 when ungrouped) */
 	char *group_name;		/* on a leader: NAME of a named group NAME{a,b} (for GROUP_DESC);

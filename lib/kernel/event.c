@@ -604,6 +604,7 @@ static int apply_generic(struct parser *p, size_t first, size_t last, const stru
 				return err;
 			if (set_str(&ev->name, t->sval, t->vlen))
 				return -ENOMEM;
+			ev->name_set = true;
 		} else if (term_is(t, "period")) {
 			if ((err = need_num(p, t)))
 				return err;
@@ -819,6 +820,7 @@ static int pmu_event(struct parser *p, size_t idx, const struct tally_pmu *pmu, 
 	int err;
 
 	l->ev[idx].attr.type = pmu->type;
+	l->ev[idx].sysfs_pmu = true;
 	if (set_str(&l->ev[idx].pmu_name, pmu->name, strlen(pmu->name)))
 		return -ENOMEM;
 	if (pmu->cpus) {
@@ -984,6 +986,9 @@ static int parse_pmu(struct parser *p, size_t hpos, size_t hlen, size_t tpos, si
 			break;
 		}
 		err = pmu_event(p, (size_t)idx, match[i], &user);
+		/* not one PMU's own name: the instances it stands for count as one */
+		p->list->ev[idx].merge = strlen(match[i]->name) != hlen ||
+					 strncmp(match[i]->name, p->in + hpos, hlen);
 	}
 	terms_release(&user);
 	free(match);
@@ -1021,6 +1026,8 @@ static int parse_alias_anywhere(struct parser *p, size_t pos, size_t len, bool *
 		t->len = len;
 		idx = new_event(p);
 		err = idx < 0 ? idx : pmu_event(p, (size_t)idx, &pmus->pmu[i], &user);
+		if (idx >= 0)
+			p->list->ev[idx].merge = true;	/* perf merges an alias over its PMUs */
 		terms_release(&user);
 	}
 	return err;

@@ -562,6 +562,21 @@ static void pmu_terms(void **state)
 	tally_evlist__delete(l);
 	l = ok("x86", "uncore_imc_1/event=1/");
 	assert_int_equal(l->nr, 1);
+	assert_false(l->ev[0].merge);	/* one PMU named in full: nothing to merge */
+	assert_true(l->ev[0].sysfs_pmu);
+	tally_evlist__delete(l);
+	/* what stat merges (perf's auto_merge_stats) and what --no-merge renames */
+	l = ok("x86", "uncore_imc/cas_count_read/,msr/tsc/,cycles,msr/tsc,name=x/");
+	assert_int_equal(l->nr, 5);
+	assert_true(l->ev[0].merge && l->ev[1].merge && l->ev[0].sysfs_pmu);
+	assert_false(l->ev[2].merge);
+	assert_true(l->ev[2].sysfs_pmu);
+	assert_false(l->ev[3].sysfs_pmu);	/* legacy cycles: no PMU name in perf */
+	assert_false(l->ev[2].name_set);
+	assert_true(l->ev[4].name_set);
+	tally_evlist__delete(l);
+	l = ok("x86", "tsc");	/* a bare alias: merged over the PMUs that have it */
+	assert_true(l->ev[0].merge && l->ev[0].sysfs_pmu);
 	tally_evlist__delete(l);
 
 	/* a bare alias name finds its PMU (perf: "tsc" → msr/tsc/) */
