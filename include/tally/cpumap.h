@@ -46,6 +46,9 @@ int tally_threadmap__parse_tids(const char *list, struct tally_threadmap **out);
 /* All threads of the processes in "PID[,PID…]" (perf's -p), from /proc/PID/task.
  * -ESRCH when a PID does not exist (the message can name it: *bad_pid is set). */
 int tally_threadmap__from_pids(const char *list, struct tally_threadmap **out, pid_t *bad_pid);
+/* Every thread of every process in /proc (perf's system-wide --per-thread), grouped
+ * by process; processes that exit while it is read are left out. */
+int tally_threadmap__all(struct tally_threadmap **out);
 /* A map of one thread (or -1: "any thread", for per-CPU counting). */
 int tally_threadmap__single(pid_t tid, struct tally_threadmap **out);
 void tally_threadmap__delete(struct tally_threadmap *map);

@@ -298,6 +298,29 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Append the threads of process @pid (sorted), from /proc/PID/task. -ESRCH when the
+ * process is gone. */
+static int push_tasks(struct tally_threadmap **m, size_t *cap, pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	size_t first = (*m)->nr;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while (!err && (de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			err = threadmap_push(m, cap, (pid_t)atoi(de->d_name));
+	closedir(d);
+	if (!err)
+		qsort((*m)->tid + first, (*m)->nr - first, sizeof(pid_t), cmp_pid);
+	return err;
+}
+
 int tally_threadmap__from_pids(const char *list, struct tally_threadmap **out, pid_t *bad_pid)
 {
 	struct tally_threadmap *m;
@@ -314,38 +337,51 @@ int tally_threadmap__from_pids(const char *list, struct tally_threadmap **out, p
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nr; i++) {
-		char path[64];
-		struct dirent *de;
-		DIR *d;
-		size_t first = m->nr;
-
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)pids[i]);
-		d = opendir(path);
-		if (!d) {
-			if (bad_pid)
+		err = push_tasks(&m, &cap, pids[i]);
+		if (err) {
+			if (err == -ESRCH && bad_pid)
 				*bad_pid = pids[i];
-			err = -ESRCH;
-			goto fail;
+			free(pids);
+			free(m);
+			return err;
 		}
-		while ((de = readdir(d))) {
-			if (!isdigit((unsigned char)de->d_name[0]))
-				continue;
-			err = threadmap_push(&m, &cap, (pid_t)atoi(de->d_name));
-			if (err) {
-				closedir(d);
-				goto fail;
-			}
-		}
-		closedir(d);
-		qsort(m->tid + first, m->nr - first, sizeof(pid_t), cmp_pid);
 	}
 	free(pids);
 	*out = m;
 	return 0;
-fail:
-	free(pids);
-	free(m);
-	return err;
+}
+
+int tally_threadmap__all(struct tally_threadmap **out)
+{
+	struct tally_threadmap *m = threadmap_new(0);
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *proc;
+	int err = 0;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	proc = opendir("/proc");
+	if (!proc) {
+		err = -errno;
+		free(m);
+		return err;
+	}
+	while (!err && (de = readdir(proc))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		err = push_tasks(&m, &cap, (pid_t)atoi(de->d_name));
+		if (err == -ESRCH)	/* exited meanwhile */
+			err = 0;
+	}
+	closedir(proc);
+	if (err) {
+		free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
 }
 
 int tally_threadmap__single(pid_t tid, struct tally_threadmap **out)

@@ -4,6 +4,8 @@
  * Plus one real software-event run when the kernel allows it.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -389,6 +391,49 @@ static void real_kernel_software_count(void **state)
 	tally_threadmap__delete(thr);
 }
 
+/* Every thread of the system (system-wide --per-thread): this process's threads, init,
+ * each process's threads together and sorted. */
+static void *idle_thread(void *arg)
+{
+	pause();
+	return arg;
+}
+
+static void all_threads(void **state)
+{
+	struct tally_threadmap *m;
+	pthread_t th;
+	bool self = false, other = false, init = false;
+	pid_t pid = getpid();
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, idle_thread, NULL), 0);
+	assert_int_equal(tally_threadmap__all(&m), 0);
+	for (size_t i = 0; i < m->nr; i++) {
+		char path[64];
+		int tgid = -1;
+		FILE *f;
+
+		init |= m->tid[i] == 1;
+		self |= m->tid[i] == pid;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)m->tid[i]);
+		if (m->tid[i] != pid && (f = fopen(path, "r"))) {
+			char line[128];
+
+			while (fgets(line, sizeof(line), f))
+				if (sscanf(line, "Tgid: %d", &tgid) == 1)
+					break;
+			fclose(f);
+			other |= tgid == pid;	/* the thread made above */
+		}
+	}
+	assert_true(self && other && init);
+	assert_true(m->nr >= 3);
+	tally_threadmap__delete(m);
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +442,7 @@ int main(void)
 		cmocka_unit_test(not_counted_and_unsupported),
 		cmocka_unit_test(fatal_error_closes_everything),
 		cmocka_unit_test(emfile_raises_limit_once),
+		cmocka_unit_test(all_threads),
 		cmocka_unit_test(exclude_guest_fallback),
 		cmocka_unit_test(user_only_fallback),
 		cmocka_unit_test(topology_from_fake_sysfs),
