@@ -57,6 +57,8 @@ struct stat_opts {
 	int log_fd;
 	int big_num;		/* -1: default (on) */
 	bool null_run;
+	bool no_merge;		/* --no-merge: one line per PMU of a merged name */
+	const char *sysfs;	/* --sysfs: PMUs and tracepoints under this root (tests) */
 	char **argv;		/* the workload */
 	int argc;
 	const char *record_path;	/* tally stat record -o PATH ("-": stdout) */
@@ -79,6 +81,7 @@ struct stat_run {
 	int *pair_id;		/* pair → bucket */
 	struct stat_row *rows;	/* nr_ev x nr_ids */
 	struct tally_count *prev;	/* -I: last reading per (event, pair) */
+	struct tally_count *cur;	/* -I: this interval's readings per (event, pair) */
 	struct stat_out out;
 	/* -r accumulators per row */
 	double *acc_mean, *acc_m2, *acc_ena, *acc_run;
@@ -89,8 +92,10 @@ struct stat_run {
 	double last_wall_ns;
 	double span_ns;		/* what the rows cover: the run or the interval (duration_time) */
 	bool stopped_workload;	/* --timeout / --interval-count ended the command */
-	struct rusage ru;
+	struct rusage ru;	/* the workload's, from wait4 */
 	bool have_ru;
+	double ru_user_mean, ru_sys_mean;	/* user_time / system_time (ns), mean over runs */
+	int nr_ru;
 	int exit_status;
 	bool workload_ran;
 };
@@ -126,6 +131,8 @@ static const char stat_usage[] =
 	"    -B, --big-num         print large numbers with thousands separators\n"
 	"        --no-big-num      print plain numbers\n"
 	"    -n, --null            null run: only time the command\n"
+	"        --no-merge        do not merge the counts of one event on several PMUs\n"
+	"        --sysfs <dir>     read PMUs and tracepoints under <dir> instead of /sys\n"
 	"\n"
 	"    tally stat record [-o FILE|-] <command>    write counts as a perf.data file\n"
 	"    tally stat report [-i FILE|-]              print counts from a perf.data file\n\n";
@@ -133,7 +140,7 @@ static const char stat_usage[] =
 enum {
 	OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_DIE, OPT_PER_SOCKET, OPT_PER_NODE,
 	OPT_INTERVAL_COUNT, OPT_SUMMARY, OPT_NO_CSV_SUMMARY, OPT_TIMEOUT, OPT_APPEND,
-	OPT_LOG_FD, OPT_NO_BIG_NUM, OPT_STRICT_JSON,
+	OPT_LOG_FD, OPT_NO_BIG_NUM, OPT_STRICT_JSON, OPT_NO_MERGE, OPT_SYSFS,
 };
 
 static const struct option stat_long[] = {
@@ -166,6 +173,8 @@ static const struct option stat_long[] = {
 	{ "big-num", no_argument, NULL, 'B' },
 	{ "no-big-num", no_argument, NULL, OPT_NO_BIG_NUM },
 	{ "null", no_argument, NULL, 'n' },
+	{ "no-merge", no_argument, NULL, OPT_NO_MERGE },
+	{ "sysfs", required_argument, NULL, OPT_SYSFS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -301,6 +310,8 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 		case 'B': o->big_num = 1; break;
 		case OPT_NO_BIG_NUM: o->big_num = 0; break;
 		case 'n': o->null_run = true; break;
+		case OPT_NO_MERGE: o->no_merge = true; break;
+		case OPT_SYSFS: o->sysfs = optarg; break;
 		case 'h':
 			cli_usage(stdout, stat_usage);
 			return -1;
@@ -335,17 +346,17 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 		cli_error("-r/--repeat and -I/--interval-print cannot be used together");
 		return 129;
 	}
-	if (!o->argc && !o->system_wide && !o->pid_list && !o->tid_list) {
-		cli_error("nothing to count: give a command, -p PID, -t TID or -a");
-		cli_usage(stderr, stat_usage);
-		return 129;
-	}
+	/* no command and no target: the whole system, like perf */
+	if (!o->argc && !o->pid_list && !o->tid_list)
+		o->system_wide = true;
 	if (o->aggr != AGGR_GLOBAL && o->aggr != AGGR_THREAD && !o->system_wide) {
 		cli_error("-A/--no-aggr and --per-core/die/socket/node need -a or -C (per-CPU counting)");
 		return 129;
 	}
-	if (o->aggr == AGGR_THREAD && !o->pid_list && !o->tid_list && !o->system_wide) {
-		cli_error("--per-thread needs -p PID, -t TID or -a");
+	if (o->aggr == AGGR_THREAD && !o->pid_list && !o->tid_list &&
+	    (!o->system_wide || o->cpu_list)) {
+		cli_error("--per-thread counts with -p PID, -t TID, -a or no target (not with -C "
+			  "or a command alone)");
 		return 129;
 	}
 	return 0;
@@ -383,6 +394,7 @@ static int add_evsel(struct stat_run *r, const char *name, const struct perf_eve
 		return -ENOMEM;
 	e->attr = *attr;
 	e->leader = leader < 0 ? r->nr_ev : leader;
+	e->shown_with = -1;
 	stat_evsel_classify(e);
 	r->nr_ev++;
 	return 0;
@@ -414,6 +426,11 @@ static int parse_spec(struct stat_run *r, struct tally_evlist *list, const char 
 		if (add_evsel(r, e->name, &e->attr, leader))
 			return -ENOMEM;
 		r->ev[r->nr_ev - 1].tool = e->tool;
+		r->ev[r->nr_ev - 1].merge = e->merge;
+		r->ev[r->nr_ev - 1].name_set = e->name_set;
+		if (e->sysfs_pmu && e->pmu_name &&
+		    !(r->ev[r->nr_ev - 1].pmu_name = strdup(e->pmu_name)))
+			return -ENOMEM;
 		if (e->tool)
 			r->ev[r->nr_ev - 1].unit = "ns";
 		if (e->unit && *e->unit) {
@@ -449,8 +466,12 @@ static int build_events(struct stat_run *r)
 		struct tally_evlist *list;
 
 		err = tally_evlist__new(&list);
-		if (err)
+		if (!err && o->sysfs)
+			err = tally_evlist__set_sysfs_root(list, o->sysfs);
+		if (err) {
+			tally_evlist__delete(list);
 			return err;
+		}
 		for (int i = 0; i < o->nr_event_specs && !err; i++)
 			err = parse_spec(r, list, o->event_specs[i]);
 		tally_evlist__delete(list);
@@ -490,6 +511,58 @@ static int build_events(struct stat_run *r)
 		a->inherit = !o->no_inherit;
 		a->enable_on_exec = leader && o->argc && !o->system_wide && !o->pid_list &&
 				    !o->tid_list && o->delay_ms == 0;
+	}
+	return 0;
+}
+
+/* ---- one line for one name on several PMUs -------------------------------------- */
+
+/* perf's uniquify_event_name: "uncore_imc_0/cas_count_read/", "tsc [msr]". */
+static int unique_name(struct stat_evsel *e)
+{
+	const char *slash = strchr(e->name, '/');
+	char *n;
+	int len;
+
+	if (e->name_set || !e->pmu_name || !strncmp(e->name, e->pmu_name, strlen(e->pmu_name)))
+		return 0;
+	len = slash ? asprintf(&n, "%s%s", e->pmu_name, slash) :
+		      asprintf(&n, "%s [%s]", e->name, e->pmu_name);
+	if (len < 0)
+		return -ENOMEM;
+	free(e->name);
+	e->name = n;
+	return 0;
+}
+
+/*
+ * perf 6.1 shows the events a name expanded to over several PMUs (uncore_imc_0, _1 …,
+ * or a bare alias) as one line: each later event with the same name, scale, unit and
+ * clock-ness on another PMU is added into the first one's line. --no-merge keeps a line
+ * per event, named after its PMU. --per-thread does neither (perf prints each event).
+ */
+static int plan_merges(struct stat_run *r)
+{
+	if (r->opts->aggr == AGGR_THREAD)
+		return 0;
+	for (int e = 0; e < r->nr_ev; e++) {
+		struct stat_evsel *c = &r->ev[e];
+
+		if (r->opts->no_merge) {
+			if (unique_name(c))
+				return -ENOMEM;
+			continue;
+		}
+		if (!c->merge || c->shown_with >= 0)
+			continue;
+		for (int x = e + 1; x < r->nr_ev; x++) {
+			struct stat_evsel *a = &r->ev[x];
+
+			if (a->shown_with < 0 && !strcmp(a->name, c->name) && a->scale == c->scale &&
+			    !strcmp(a->unit, c->unit) && (a->kind == K_CLOCK) == (c->kind == K_CLOCK) &&
+			    strcmp(a->pmu_name ? a->pmu_name : "", c->pmu_name ? c->pmu_name : ""))
+				a->shown_with = e;
+		}
 	}
 	return 0;
 }
@@ -621,6 +694,13 @@ static int build_targets(struct stat_run *r, pid_t workload_pid)
 	tally_threadmap__delete(r->threads);
 	r->cpus = NULL;
 	r->threads = NULL;
+	if (o->system_wide && o->aggr == AGGR_THREAD) {
+		/* perf: every thread of the system, each counted wherever it runs */
+		err = tally_cpumap__any(&r->cpus);
+		if (!err)
+			err = tally_threadmap__all(&r->threads);
+		return err;
+	}
 	if (o->system_wide) {
 		size_t bad = 0;
 
@@ -740,62 +820,185 @@ static int open_counters(struct stat_run *r)
 	return 0;
 }
 
-/* Reduce readings (minus prev when interval) into rows. */
-static void reduce(struct stat_run *r, bool delta)
+/* ---- readings into rows, by perf 6.1's rules -------------------------------------- */
+
+/* perf_counts_values__scale: val * ena / run in doubles, truncated. A bucket's sum can
+ * differ from the exact product in its last digit, and perf users compare digits. */
+static uint64_t perf_scale(const struct tally_count *c)
 {
+	if (c->run == 0)
+		return 0;
+	if (c->run >= c->ena)
+		return c->val;
+	return (uint64_t)((double)c->val * (double)c->ena / (double)c->run);
+}
+
+struct acc {
+	uint64_t val, ena, run;
+	int nr;
+};
+
+/* The readings of this report: the totals, or (-I) what changed since the last one. */
+static const struct tally_count *readings(struct stat_run *r, int e, bool delta)
+{
+	struct tally_counter *c = &r->set->ev[r->set_idx[e]];
 	size_t np = tally_counters__nr_pairs(r->set);
 
-	for (int e = 0; e < r->nr_ev; e++) {
-		struct tally_counter *c = &r->set->ev[r->set_idx[e]];
-		uint64_t *v = calloc((size_t)r->nr_ids * 3, sizeof(uint64_t));
+	struct tally_count *d = &r->cur[(size_t)e * np];
 
-		for (int a = 0; a < r->nr_ids; a++) {
-			struct stat_row *row = &r->rows[(size_t)e * (size_t)r->nr_ids + (size_t)a];
+	if (!delta)
+		return c->count;
+	for (size_t k = 0; k < np; k++) {
+		struct tally_count *p = &r->prev[(size_t)e * np + k], cur = c->count[k];
 
-			memset(row, 0, sizeof(*row));
+		d[k].val = cur.val - p->val;
+		d[k].ena = cur.ena - p->ena;
+		d[k].run = cur.run - p->run;
+		*p = cur;
+	}
+	return d;
+}
+
+/*
+ * One event's readings added into its line's buckets (acc[nr_ids]), as perf 6.1 adds
+ * them (stat.c / stat-display.c):
+ *  - the whole run (global): raw values, times summed, then scaled once;
+ *  - -A: each CPU's reading scaled;
+ *  - --per-core/die/socket/node: each CPU's reading scaled, then summed; a CPU that
+ *    was never enabled or never ran zeroes the bucket's times (<not counted>) and ends
+ *    this event's part of it;
+ *  - --per-thread: each reading scaled, summed over CPUs.
+ * A line that shows several PMUs' events (merged) adds each event this way in turn.
+ */
+static void add_event(struct stat_run *r, const struct tally_count *v, struct acc *acc,
+		      bool first)
+{
+	size_t nthr = r->threads->nr, ncpu = r->cpus->nr;
+
+	switch (r->opts->aggr) {
+	case AGGR_GLOBAL: {
+		struct tally_count sum = { 0, 0, 0 };
+
+		for (size_t k = 0; k < ncpu * nthr; k++) {
+			sum.val += v[k].val;
+			sum.ena += v[k].ena;
+			sum.run += v[k].run;
 		}
-		if (!v)
-			continue;
-		for (size_t k = 0; k < np; k++) {
-			struct tally_count cur = c->count[k];
-			int a = r->pair_id[k];
-			struct stat_row *row = &r->rows[(size_t)e * (size_t)r->nr_ids + (size_t)a];
+		acc[0].val += perf_scale(&sum);
+		acc[0].ena += sum.ena;
+		acc[0].run += sum.run;
+		break;
+	}
+	case AGGR_THREAD:
+		for (size_t t = 0; t < nthr; t++)
+			for (size_t c = 0; c < ncpu; c++) {
+				const struct tally_count *x = &v[c * nthr + t];
 
-			if (delta) {
-				struct tally_count *p = &r->prev[(size_t)e * np + k];
-
-				cur.val -= p->val;
-				cur.ena -= p->ena;
-				cur.run -= p->run;
-				*p = c->count[k];
+				acc[t].val += perf_scale(x);
+				acc[t].ena += x->ena;
+				acc[t].run += x->run;
 			}
-			v[a * 3] += cur.val;
-			v[a * 3 + 1] += cur.ena;
-			v[a * 3 + 2] += cur.run;
-			row->nr++;
+		break;
+	case AGGR_NONE:
+		for (size_t c = 0; c < ncpu; c++) {
+			const struct tally_count *x = &v[c * nthr];
+
+			acc[c].val += perf_scale(x);
+			acc[c].ena += x->ena;
+			acc[c].run += x->run;
+		}
+		break;
+	default:	/* core, die, socket, node: thread 0 of each CPU (system-wide) */
+		for (int a = 0; a < r->nr_ids; a++) {
+			for (size_t c = 0; c < ncpu; c++) {
+				const struct tally_count *x = &v[c * nthr];
+
+				if (r->pair_id[c * nthr] != a)
+					continue;
+				if (first)
+					acc[a].nr++;
+				if (!x->ena || !x->run) {
+					acc[a].ena = acc[a].run = 0;
+					break;
+				}
+				acc[a].val += perf_scale(x);
+				acc[a].ena += x->ena;
+				acc[a].run += x->run;
+			}
+		}
+		break;
+	}
+}
+
+/* perf's user_time / system_time: the workload's rusage (the mean over -r runs so far). */
+static double tool_value(const struct stat_run *r, int tool)
+{
+	switch (tool) {
+	case TALLY_TOOL_DURATION_TIME:
+		return r->span_ns;	/* perf's user-space event: the wall time, in ns */
+	case TALLY_TOOL_USER_TIME:
+		return (double)(uint64_t)r->ru_user_mean;
+	case TALLY_TOOL_SYSTEM_TIME:
+		return (double)(uint64_t)r->ru_sys_mean;
+	default:
+		return 0;
+	}
+}
+
+/* Reduce the readings (minus the previous ones with -I) into rows. */
+static void reduce(struct stat_run *r, bool delta)
+{
+	struct acc *acc = calloc((size_t)r->nr_ids + 1, sizeof(*acc));
+	const struct tally_count **v = calloc((size_t)r->nr_ev + 1, sizeof(*v));
+	bool per_thread_all = r->opts->aggr == AGGR_THREAD && r->opts->system_wide;
+
+	for (size_t i = 0; i < (size_t)r->nr_ev * (size_t)r->nr_ids; i++)
+		memset(&r->rows[i], 0, sizeof(r->rows[i]));
+	if (!acc || !v)
+		goto out;
+	/* every event's readings first: -I deltas are taken once per event */
+	for (int e = 0; e < r->nr_ev; e++)
+		if (!r->ev[e].tool && !(v[e] = readings(r, e, delta)))
+			goto out;
+	for (int e = 0; e < r->nr_ev; e++) {
+		struct stat_evsel *ev = &r->ev[e];
+		bool first_ran = true;
+
+		if (ev->shown_with >= 0)
+			continue;	/* its counts are on another event's line */
+		memset(acc, 0, (size_t)r->nr_ids * sizeof(*acc));
+		for (int x = e; !ev->tool && x < r->nr_ev; x++) {
+			if (x != e && r->ev[x].shown_with != e)
+				continue;
+			add_event(r, v[x], acc, x == e);
+			if (x == e && r->opts->aggr == AGGR_GLOBAL)
+				first_ran = acc[0].run != 0;	/* perf: the line's own scaling */
 		}
 		for (int a = 0; a < r->nr_ids; a++) {
 			struct stat_row *row = &r->rows[(size_t)e * (size_t)r->nr_ids + (size_t)a];
-			uint64_t val = v[a * 3], ena = v[a * 3 + 1], run = v[a * 3 + 2];
 
 			row->present = true;
-			row->ena = (double)ena;
-			row->run = (double)run;
-			row->counted = r->ev[e].supported && run && ena;
-			row->val = row->counted ? (double)tally_scale(val, ena, run) : 0;
-			if (!r->ev[e].supported)
-				row->ena = row->run = 0;
-			if (r->ev[e].tool == TALLY_TOOL_DURATION_TIME) {
-				/* perf's user-space event: the wall time, in ns */
-				row->val = row->ena = row->run = r->span_ns;
-				row->counted = true;
-			} else if (r->ev[e].tool) {
-				row->val = row->ena = row->run = 0;
-				row->counted = false;
+			row->nr = acc[a].nr;
+			if (ev->tool) {
+				row->val = row->ena = row->run = tool_value(r, ev->tool);
+				row->counted = row->run != 0;
+				row->nr = r->ids[a].nr;
+				continue;
 			}
+			row->ena = (double)acc[a].ena;
+			row->run = (double)acc[a].run;
+			row->val = (double)acc[a].val;
+			row->counted = ev->supported && acc[a].run && acc[a].ena && first_ran;
+			if (!ev->supported)
+				row->ena = row->run = row->val = 0;
+			/* system-wide --per-thread lists only the threads that counted something */
+			if (per_thread_all && row->val * ev->scale == 0.0)
+				row->present = false;
 		}
-		free(v);
 	}
+out:
+	free(acc);
+	free(v);
 }
 
 static double ts_ns(const struct timespec *t)
@@ -892,7 +1095,7 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 		}
 		if (pfd < 0 && w && w->pid > 0) {
 			/* no pidfd: fall back to polling the child */
-			pid_t x = waitpid(w->pid, wstatus, WNOHANG);
+			pid_t x = wait4(w->pid, wstatus, WNOHANG, &r->ru);
 
 			if (x == w->pid) {
 				reaped = true;
@@ -924,14 +1127,14 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 		close(pfd);
 	/* stopping early: end the workload like perf (SIGTERM) */
 	if (w && w->pid > 0 && !reaped) {
-		pid_t x = waitpid(w->pid, wstatus, WNOHANG);
+		pid_t x = wait4(w->pid, wstatus, WNOHANG, &r->ru);
 
 		if (x == 0 && !exiting) {
 			kill(w->pid, SIGTERM);
 			r->stopped_workload = true;	/* perf then exits 0 */
 		}
 		if (x == 0) {
-			while (waitpid(w->pid, wstatus, 0) < 0 && errno == EINTR)
+			while (wait4(w->pid, wstatus, 0, &r->ru) < 0 && errno == EINTR)
 				;
 		}
 	}
@@ -1044,9 +1247,12 @@ static int run_once(struct stat_run *r, int *child_status)
 	}
 	if (o->interval_ms) {
 		free(r->prev);
+		free(r->cur);
 		r->prev = calloc((size_t)r->nr_ev * tally_counters__nr_pairs(r->set) + 1,
 				 sizeof(*r->prev));
-		if (!r->prev) {
+		r->cur = calloc((size_t)r->nr_ev * tally_counters__nr_pairs(r->set) + 1,
+				sizeof(*r->cur));
+		if (!r->prev || !r->cur) {
 			workload__abort(&w);
 			return 1;
 		}
@@ -1086,6 +1292,7 @@ static int run_once(struct stat_run *r, int *child_status)
 		}
 		r->start = now();	/* elapsed time counts from here, like perf */
 	}
+	memset(&r->ru, 0, sizeof(r->ru));
 	wait_loop(r, have_w ? &w : NULL, &status);
 	end = now();
 	if (r->nr_ev) {
@@ -1095,8 +1302,17 @@ static int run_once(struct stat_run *r, int *child_status)
 	}
 	child_pid = -1;
 	if (have_w) {
+		double k;
+
 		*child_status = status;
-		r->have_ru = getrusage(RUSAGE_CHILDREN, &r->ru) == 0;
+		/* the workload's own rusage (wait4), for user_time, system_time and the
+		 * footer; perf keeps the mean over the runs so far */
+		r->have_ru = true;
+		k = ++r->nr_ru;
+		r->ru_user_mean += ((double)r->ru.ru_utime.tv_sec * 1e9 +
+				    (double)r->ru.ru_utime.tv_usec * 1e3 - r->ru_user_mean) / k;
+		r->ru_sys_mean += ((double)r->ru.ru_stime.tv_sec * 1e9 +
+				   (double)r->ru.ru_stime.tv_usec * 1e3 - r->ru_sys_mean) / k;
 	}
 	r->last_wall_ns = ts_ns(&end) - ts_ns(&r->start);
 	if (verbose)
@@ -1483,6 +1699,7 @@ static void free_run(struct stat_run *r)
 	for (int i = 0; i < r->nr_ev; i++) {
 		free(r->ev[i].name);
 		free(r->ev[i].unit_buf);
+		free(r->ev[i].pmu_name);
 	}
 	free(r->ev);
 	free(r->set_idx);
@@ -1490,6 +1707,7 @@ static void free_run(struct stat_run *r)
 	free(r->pair_id);
 	free(r->rows);
 	free(r->prev);
+	free(r->cur);
 	free(r->acc_mean);
 	free(r->acc_m2);
 	free(r->acc_ena);
@@ -1521,6 +1739,8 @@ static int cmd_stat_count_ext(int argc, char **argv, const char *record_path, in
 	memset(&r, 0, sizeof(r));
 	r.opts = &o;
 	ret = build_events(&r);
+	if (!ret)
+		ret = plan_merges(&r);
 	if (ret) {
 		if (ret < 0)
 			cli_error("cannot set up events: %s", strerror(-ret));

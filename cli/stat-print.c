@@ -305,9 +305,13 @@ static void csv_metric(const struct stat_out *o, FILE *f, const struct stat_metr
 	fprintf(f, "%s%s%s%s", o->sep, vals, o->sep, m->unit);
 }
 
+/* The CSV and JSON "pcnt-running": perf 6.1 divides the integer times (66.00, where
+ * the std line shows 66.67%). */
 static double pcnt(const struct stat_row *r)
 {
-	return r->run != r->ena ? 100.0 * r->run / r->ena : 100.0;
+	uint64_t run = (uint64_t)r->run, ena = (uint64_t)r->ena;
+
+	return run != ena && ena ? (double)(100 * run / ena) : 100.0;
 }
 
 static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
@@ -455,7 +459,7 @@ static void print_strict(struct stat_out *o, const struct stat_evsel *ev, int nr
 		fputs(", \"value\": null, \"count\": null", f);
 	}
 	fprintf(f, ", \"time-enabled\": %.0f, \"time-running\": %.0f, \"pcnt-running\": %.2f",
-		r->ena, r->run, pcnt(r));
+		r->ena, r->run, r->run != r->ena && r->ena ? 100.0 * r->run / r->ena : 100.0);
 	if (o->run_count > 1)
 		fprintf(f, ", \"variance-pct\": %.4f", r->variance);
 	if (m.unit && m.fmt && isfinite(m.val)) {
@@ -465,6 +469,16 @@ static void print_strict(struct stat_out *o, const struct stat_evsel *ev, int nr
 		fputs(", \"metric-value\": null, \"metric-unit\": null", f);
 	}
 	fputc('}', f);
+}
+
+/* perf 6.1's cmp_val: the difference of the u64 counts as an int (it wraps past 2^31,
+ * and perf's order with it). */
+static int cmp_thread_rows(const void *x, const void *y, void *arg)
+{
+	const struct stat_row *er = arg;
+	uint64_t a = (uint64_t)er[*(const int *)x].val, b = (uint64_t)er[*(const int *)y].val;
+
+	return (int)(uint32_t)(b - a);
 }
 
 void stat_print_rows(struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
@@ -496,16 +510,11 @@ void stat_print_rows(struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
 			for (int a = 0; a < nr_ids; a++)
 				if (row_of(rows, nr_ids, e, a)->present)
 					order[n++] = a;
-			/* perf lists threads busiest first (insertion sort: stable, small n) */
-			for (int i = 1; o->aggr == AGGR_THREAD && i < n; i++) {
-				int x = order[i], j = i;
-				double v = row_of(rows, nr_ids, e, x)->val;
+			/* perf lists threads busiest first, with its comparator */
+			if (o->aggr == AGGR_THREAD && n > 1) {
+				const struct stat_row *er = row_of(rows, nr_ids, e, 0);
 
-				while (j > 0 && row_of(rows, nr_ids, e, order[j - 1])->val < v) {
-					order[j] = order[j - 1];
-					j--;
-				}
-				order[j] = x;
+				qsort_r(order, (size_t)n, sizeof(*order), cmp_thread_rows, (void *)er);
 			}
 			for (int i = 0; i < n; i++)
 				line(o, ev, nr_ev, ids, nr_ids, rows, e, order[i]);

@@ -38,6 +38,11 @@ struct stat_evsel {
 	bool supported;		/* opened; false prints <not supported> */
 	int tool;		/* enum tally_tool_event: duration_time etc. (not opened) */
 	char *unit_buf;		/* owned unit from a sysfs alias ("Joules") */
+	/* perf's merging of one name's events over several PMUs (uncore_imc_0, _1 …) */
+	char *pmu_name;		/* the sysfs PMU for sysfs_pmu events, else NULL */
+	bool merge;		/* the parser expanded a name over PMUs (auto_merge_stats) */
+	bool name_set;		/* name= term: --no-merge keeps the name */
+	int shown_with;		/* the event whose line shows this one's counts, or -1 */
 };
 
 /* One aggregation bucket: what the prefix of a line names. */

@@ -113,6 +113,36 @@ check "--summary adds a 'summary' line" grep -qE '^ +summary,[0-9.]+,msec,task-c
 "$TALLY" stat -I 100 -a --summary --no-csv-summary -x, --interval-count 1 -e task-clock 2>sum2.txt
 check "--no-csv-summary drops the word" grep -qE '^ {16},[0-9.]+,msec,task-clock,' sum2.txt
 
+# --- targets, tool events and names as perf 6.1 --------------------------------------------
+# no command and no target: the whole system, like perf
+"$TALLY" stat -e cpu-clock --timeout 200 2>nt.txt; rc=$?
+check "no command, no target: counts system-wide (rc $rc)" eval 'test $rc -eq 0 && grep -q "^ Performance counter stats for '"'"'system wide'"'"':" nt.txt && grep -q " cpu-clock .*CPUs utilized" nt.txt'
+# -a --per-thread: every thread of the system that counted something, busiest first
+# (the thread lists are read at the start: wait until hot has exec'd, so it is called hot)
+hot_running() { "$HOT" 1 & hp=$!; for _ in $(seq 100); do [ "$(cat /proc/$hp/comm 2>/dev/null)" = hot ] && break; sleep 0.01; done; }
+hot_running
+"$TALLY" stat -a --per-thread -x, -e task-clock --timeout 300 2>pt.csv; rc=$?
+kill $hp 2>/dev/null; wait $hp 2>/dev/null
+check "-a --per-thread: a row for the busy thread (hot-$hp)" eval 'test $rc -eq 0 && grep -q "^hot-$hp,[0-9.]*,msec,task-clock," pt.csv'
+check "-a --per-thread: no 'any thread' row, no thread that never ran" eval '! grep -q -- "--1,\|^?" pt.csv && ! awk -F, "\$5 + 0 == 0" pt.csv | grep -q .'
+check "-a --per-thread: busiest first" awk -F, 'NR > 1 && $2 + 0 > prev + 0 { bad = 1 } { prev = $2 } END { exit bad }' pt.csv
+"$TALLY" stat -C 0 --per-thread -e task-clock true 2>err; rc=$?
+check "--per-thread with -C: refused as perf does" test $rc -eq 129
+# user_time / system_time: the workload's rusage, as the footer's seconds user/sys
+"$TALLY" stat -e duration_time,user_time,system_time,task-clock -- "$HOT" 0.2 2>tool.txt
+ut=$(awk '$3 == "user_time" { print $1 }' tool.txt); us=$(awk '$3 == "user" { print $1 }' tool.txt)
+check "user_time is the workload's user time ($ut ns, footer $us s)" \
+	awk -v a="$ut" -v b="$us" 'BEGIN { exit !(a > 0 && a == sprintf("%.0f", b * 1e9)) }'
+check "system_time: a count or <not counted> (zero), in ns" grep -Eq '^ +([0-9]+|<not counted>) ns +system_time' tool.txt
+# --no-merge: an alias shows its PMU, "tsc [msr]"; without it, the name as given
+if [ -e /sys/bus/event_source/devices/msr/events/tsc ]; then
+	"$TALLY" stat -x, -e tsc true 2>m.csv
+	"$TALLY" stat --no-merge -x, -e tsc,msr/tsc/ true 2>nm.csv
+	check "--no-merge: tsc shown as 'tsc [msr]', msr/tsc/ unchanged" eval 'grep -q ",tsc," m.csv && grep -q ",tsc \[msr\]," nm.csv && grep -q ",msr/tsc/," nm.csv'
+else
+	skip "--no-merge names (no msr PMU with tsc here)"
+fi
+
 # --- counts agree with perf -------------------------------------------------------------
 if ! have_perf; then
 	skip "counts agree with perf (perf absent)"
@@ -144,3 +174,26 @@ perf stat -x, -e context-switches "$HOT" --sleeps 20 2>p.csv
 "$TALLY" stat -x, -e context-switches "$HOT" --sleeps 20 2>t.csv
 pc=$(val p.csv context-switches); tc=$(val t.csv context-switches)
 check "context-switches within 2 of perf ($tc vs $pc, 20 sleeps)" awk -v a="$tc" -v b="$pc" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 20 && d <= 2) }'
+
+# the same targets, tool events and names in perf 6.1's own words (numbers aside)
+shape() { sed -E 's/[0-9]+(\.[0-9]+)?/N/g'; }
+perf stat -e cpu-clock --timeout 200 2>pnt.txt
+"$TALLY" stat -e cpu-clock --timeout 200 2>tnt.txt
+check "no target: the same lines as perf (numbers aside)" diff <(shape <pnt.txt | grep -v elapsed) <(shape <tnt.txt | grep -v elapsed)
+hot_running
+perf stat -a --per-thread -x, -e task-clock --timeout 300 2>ppt.csv
+"$TALLY" stat -a --per-thread -x, -e task-clock --timeout 300 2>tpt.csv
+kill $hp 2>/dev/null; wait $hp 2>/dev/null
+check "-a --per-thread: hot's row as perf's (numbers aside)" diff <(grep "^hot-$hp," ppt.csv | shape) <(grep "^hot-$hp," tpt.csv | shape)
+check "-a --per-thread: no thread that never ran in perf's either" eval '! awk -F, "\$5 + 0 == 0" ppt.csv | grep -q .'
+perf stat -x, -e duration_time,user_time,task-clock -- "$HOT" 0.2 2>ptool.csv
+"$TALLY" stat -x, -e duration_time,user_time,task-clock -- "$HOT" 0.2 2>ttool.csv
+# (the metric's unit prefix, G/sec or M/sec, follows the numbers: fields 1-6 only)
+check "duration_time, user_time: the same fields as perf (numbers aside)" diff <(cut -d, -f1-6 ptool.csv | shape) <(cut -d, -f1-6 ttool.csv | shape)
+if [ -e /sys/bus/event_source/devices/msr/events/tsc ]; then
+	perf stat --no-merge -x, -e tsc,msr/tsc/,cpu-clock true 2>pnm.csv
+	"$TALLY" stat --no-merge -x, -e tsc,msr/tsc/,cpu-clock true 2>tnm.csv
+	check "--no-merge: event names as perf's" diff <(cut -d, -f3 pnm.csv) <(cut -d, -f3 tnm.csv)
+else
+	skip "--no-merge names against perf (no msr PMU with tsc here)"
+fi

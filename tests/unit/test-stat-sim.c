@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "open-error.h"
 #include "simkernel.h"
+#include "tally/topology.h"
 
 /* What cli/main.c provides to commands. */
 int verbose;
@@ -119,6 +120,18 @@ static int run_stat(const char *out, const char **args, int nargs)
 	return cmd_stat(argc, argv);
 }
 
+/* stat run over a fresh simulated kernel that gives counts with @give; its output. */
+static char *stat_over_sim(const char *path, void (*give)(struct sim_kernel *, struct sim_event *),
+			   const char **args, int nargs)
+{
+	struct sim_kernel *k = sim_install();
+
+	k->on_open = give;
+	assert_int_equal(run_stat(path, args, nargs), 0);
+	sim_uninstall();
+	return slurp(path);
+}
+
 static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
 {
 	const char *p = strstr(text, needle), *s, *e;
@@ -173,11 +186,12 @@ static void csv_group_multiplexing_not_counted(void **state)
 	assert_int_equal(n, 1);
 	sim_uninstall();
 	text = slurp(path);
-	/* scaled: 4,000,000 * 3/2; pcnt-running 66.67; GHz = 6e6 cycles / 2e6 ns */
+	/* scaled: 4,000,000 * 3/2; GHz = 6e6 cycles / 2e6 ns; pcnt-running 66.00: perf 6.1
+	 * divides the integer times for CSV and JSON (its print_running; std shows 66.67%) */
 	assert_non_null(line_with(text, ",cycles,", line, sizeof(line)));
-	assert_string_equal(line, "6000000,,cycles,2000000,66.67,3.000,GHz");
+	assert_string_equal(line, "6000000,,cycles,2000000,66.00,3.000,GHz");
 	assert_non_null(line_with(text, ",instructions,", line, sizeof(line)));
-	assert_string_equal(line, "12000000,,instructions,2000000,66.67,2.00,insn per cycle");
+	assert_string_equal(line, "12000000,,instructions,2000000,66.00,2.00,insn per cycle");
 	assert_non_null(line_with(text, ",task-clock,", line, sizeof(line)));
 	assert_non_null(strstr(line, "2.00,msec,task-clock,3000000,100.00,"));
 	assert_non_null(line_with(text, ",branches,", line, sizeof(line)));
@@ -193,7 +207,7 @@ static void csv_group_multiplexing_not_counted(void **state)
 	text = slurp(path);
 	assert_non_null(strstr(text, "{\"counter-value\" : \"6000000.000000\", \"unit\" : \"\", "
 			       "\"event\" : \"cycles\", \"event-runtime\" : 2000000, "
-			       "\"pcnt-running\" : 66.67, \"metric-value\" : 3.000000, "
+			       "\"pcnt-running\" : 66.00, \"metric-value\" : 3.000000, "
 			       "\"metric-unit\" : \"GHz\"}\n"));
 	assert_non_null(strstr(text, "{\"counter-value\" : \"<not counted>\", \"unit\" : \"\", "
 			       "\"event\" : \"branches\""));
@@ -321,6 +335,165 @@ static void ratio_metrics_per_cpu(void **state)
 	unlink(path);
 }
 
+/*
+ * Uneven multiplexing per CPU: CPU 0 ran its events a third of the time, CPU 1 all of
+ * it. perf 6.1 scales each CPU's reading, then sums the bucket; a CPU that never ran
+ * an event makes the bucket <not counted> (its times zeroed, the "cpus" column
+ * counting the CPUs looked at until then).
+ */
+static void give_uneven(struct sim_kernel *k, struct sim_event *e)
+{
+	(void)k;
+	e->enabled = 3000000;
+	e->running = e->cpu == 0 ? 1000000 : 3000000;
+	e->count = 1000000ull * (uint64_t)(e->cpu + 1);
+	if (e->attr.type == PERF_TYPE_HARDWARE && e->attr.config == PERF_COUNT_HW_BRANCH_INSTRUCTIONS &&
+	    e->cpu == 0)
+		e->running = e->count = 0;	/* never scheduled on CPU 0 */
+	if (e->attr.type == PERF_TYPE_HARDWARE && e->attr.config == PERF_COUNT_HW_BRANCH_MISSES &&
+	    e->cpu == 1)
+		e->running = e->count = 0;	/* never scheduled on CPU 1 */
+}
+
+/* The lines of @text that start with @prefix, for comparing count lines. */
+static void lines_with_prefix(const char *text, const char *prefix, char *out, size_t len)
+{
+	size_t n = 0, pl = strlen(prefix);
+
+	out[0] = 0;
+	for (const char *l = text; *l && n < len; ) {
+		const char *e = strchr(l, '\n');
+		size_t ll = e ? (size_t)(e - l) : strlen(l);
+
+		if (!strncmp(l, prefix, pl) && n + ll + 2 < len) {
+			memcpy(out + n, l, ll);
+			n += ll;
+			out[n++] = '\n';
+			out[n] = 0;
+		}
+		l += ll + (e ? 1 : 0);
+	}
+}
+
+static void per_socket_scaling_not_counted(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX", data[] = "/tmp/tally-stat-sim-data-XXXXXX";
+	char line[512], want[512], ours[4096], theirs[4096], cmd[512];
+	const char *csv[] = { "-a", "-C", "0,1", "--per-socket", "-x", ",", "--timeout", "10", "-e",
+			      "cycles,branches,branch-misses" };
+	const char *std[] = { "-a", "-C", "0,1", "--per-socket", "--timeout", "10", "-e",
+			      "cycles,branches,branch-misses" };
+	struct tally_topology *topo = NULL;
+	const struct tally_cpu_topo *t0, *t1;
+	struct sim_kernel *k;
+	char *text;
+	int fd;
+
+	(void)state;
+	if (tally_topology__read(NULL, &topo) || !(t0 = tally_topology__cpu(topo, 0)) ||
+	    !(t1 = tally_topology__cpu(topo, 1)) || t0->socket != t1->socket) {
+		tally_topology__delete(topo);
+		print_message("CPUs 0 and 1 are not one socket here: per-socket sums not tested\n");
+		skip();
+	}
+	tally_topology__delete(topo);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	text = stat_over_sim(path, give_uneven, csv, 10);
+	/* 1e6 * 3/1 + 2e6 * 3/3 = 5e6 (summing first and scaling once would give 4.5e6);
+	 * run 4e6 of 6e6 enabled: perf's CSV percentage divides integers (66.00) */
+	assert_non_null(line_with(text, ",cycles,", line, sizeof(line)));
+	assert_string_equal(line, "S0,2,5000000,,cycles,4000000,66.00,,");
+	/* CPU 0 never ran it: the bucket is <not counted>, and perf stopped at CPU 0 */
+	assert_non_null(line_with(text, ",branches,", line, sizeof(line)));
+	assert_string_equal(line, "S0,1,<not counted>,,branches,0,100.00,,");
+	/* CPU 1 never ran it: both CPUs looked at, still <not counted> */
+	assert_non_null(line_with(text, ",branch-misses,", line, sizeof(line)));
+	assert_string_equal(line, "S0,2,<not counted>,,branch-misses,0,100.00,,");
+	free(text);
+
+	/* std, and perf 6.1 itself on the same readings (stat record → perf stat report) */
+	text = stat_over_sim(path, give_uneven, std, 8);
+	snprintf(want, sizeof(want), "S0        2 %18s %-4s %-32s%35s  (66.67%%)", "5000000", "",
+		 "cycles", "");
+	assert_non_null(line_with(text, " cycles ", line, sizeof(line)));
+	assert_string_equal(line, want);
+	lines_with_prefix(text, "S0 ", ours, sizeof(ours));
+	free(text);
+	if (system("perf --version >/dev/null 2>&1") != 0) {
+		print_message("perf absent: per-socket lines not compared with perf stat report\n");
+		unlink(path);
+		skip();
+	}
+	fd = mkstemp(data);
+	assert_true(fd >= 0);
+	close(fd);
+	{
+		char *argv[] = { "stat", "record", "-o", data, "-a", "-C", "0,1", "--per-socket",
+				 "-o", path, "--timeout", "10", "-e",
+				 "cycles,branches,branch-misses", NULL };
+
+		k = sim_install();
+		k->on_open = give_uneven;
+		exiting = 0;
+		/* the -o before the stat options names the data file; the later one is stat's */
+		assert_int_equal(cmd_stat(14, argv), 0);
+		sim_uninstall();
+	}
+	snprintf(cmd, sizeof(cmd), "perf stat report -i %s >%s 2>&1", data, path);
+	assert_int_equal(system(cmd), 0);
+	text = slurp(path);
+	lines_with_prefix(text, "S0 ", theirs, sizeof(theirs));
+	free(text);
+	assert_non_null(strstr(ours, " branches "));
+	assert_non_null(strstr(ours, "<not counted>"));
+	assert_string_equal(ours, theirs);
+	unlink(data);
+	unlink(path);
+}
+
+/* uncore_imc/cas_count_read/ is one event per memory controller (uncore_imc_0, _1):
+ * perf 6.1 shows their sum as one line, and with --no-merge one line per PMU. */
+static void give_imc(struct sim_kernel *k, struct sim_event *e)
+{
+	(void)k;
+	e->enabled = e->running = 1000000;
+	e->count = e->attr.type == 14 ? 16384 : e->attr.type == 15 ? 49152 : 5;
+}
+
+static void merged_pmu_events(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX", line[512], sysfs[4096];
+	const char *args[] = { "--sysfs", sysfs, "-a", "-C", "0", "-x", ",", "--timeout", "10",
+			       "-e", "uncore_imc/cas_count_read/,tsc", "--no-merge" };
+	const char *top = getenv("TALLY_TOP");
+	char *text;
+	int fd;
+
+	(void)state;
+	snprintf(sysfs, sizeof(sysfs), "%s/tests/data/sysfs/x86", top ? top : "..");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	text = stat_over_sim(path, give_imc, args, 11);	/* merged */
+	/* (16384 + 49152) * 6.103515625e-5 MiB = 4 MiB, one line */
+	assert_non_null(line_with(text, "cas_count_read", line, sizeof(line)));
+	assert_string_equal(line, "4.00,MiB,uncore_imc/cas_count_read/,2000000,100.00,,");
+	assert_null(strstr(strstr(text, "cas_count_read") + 1, "cas_count_read"));
+	assert_non_null(line_with(text, ",tsc,", line, sizeof(line)));
+	free(text);
+	text = stat_over_sim(path, give_imc, args, 12);	/* --no-merge */
+	assert_non_null(line_with(text, "uncore_imc_0/", line, sizeof(line)));
+	assert_string_equal(line, "1.00,MiB,uncore_imc_0/cas_count_read/,1000000,100.00,,");
+	assert_non_null(line_with(text, "uncore_imc_1/", line, sizeof(line)));
+	assert_string_equal(line, "3.00,MiB,uncore_imc_1/cas_count_read/,1000000,100.00,,");
+	/* an alias is named with its PMU, as perf prints "tsc [msr]" */
+	assert_non_null(line_with(text, ",tsc [msr],", line, sizeof(line)));
+	free(text);
+	unlink(path);
+}
+
 static void open_error_messages(void **state)
 {
 	char buf[2048];
@@ -378,6 +551,8 @@ int main(void)
 		cmocka_unit_test(csv_group_multiplexing_not_counted),
 		cmocka_unit_test(human_multiplexing_and_unsupported),
 		cmocka_unit_test(ratio_metrics_per_cpu),
+		cmocka_unit_test(per_socket_scaling_not_counted),
+		cmocka_unit_test(merged_pmu_events),
 		cmocka_unit_test(open_error_messages),
 		cmocka_unit_test(permission_error_exits_nonzero),
 	};
