@@ -70,7 +70,7 @@ check "report --symfs: the fixture's workload symbols, marked [.]" grep -Eq '^ +
 hot_syms() { ! awk 'NF && !/^#/' "$1" | grep -Evq '\[\.\] (spin|hot_a|hot_b|main|now)$' && grep -q '\[\.\] spin$' "$1"; }
 for f in plain callchain zstd pipe multi group dwarf; do
 	"$TALLY" report --stdio --no-children -g none --symfs "$FIX/symfs" --dsos hot --sort sym -q \
-		-i "$FIX/$f.data" >sf.out 2>&1
+		-i "$FIX/$f.data" >sf.out 2>/dev/null
 	check "fixture $f: hot's samples resolve through the shipped binary (--symfs)" hot_syms sf.out
 done
 "$TALLY" report --stdio -i "$FIX/multi.data" >multi.out 2>&1

@@ -65,7 +65,7 @@ check "script -F comm,tid,time" grep -Eq '^ +hot +[0-9]+ +[0-9]+\.[0-9]{6}: $' f
 "$TALLY" script -F comm,pid,tid,event,ip,sym,dso -i "$FIX/plain.data" | head -1 >f.out
 check "script -F with pid/tid and no time" grep -Eq '^ +hot +[0-9]+/[0-9]+ +cpu-clock:pppH?: +[0-9a-f]+ ' f.out
 # the fixtures' workload ships under $FIX/symfs at the path they name
-"$TALLY" script -F ip,sym,dso --symfs "$FIX/symfs" -i "$FIX/callchain.data" >sf.out 2>&1
+"$TALLY" script -F ip,sym,dso --symfs "$FIX/symfs" -i "$FIX/callchain.data" >sf.out 2>/dev/null
 check "script --symfs: the fixture's chains name the shipped workload's functions" \
 	eval 'grep -Eq "^[[:space:]]+[0-9a-f]+ spin \(/tmp/tally-fixture/hot\)$" sf.out && grep -Eq "^[[:space:]]+[0-9a-f]+ main \(/tmp/tally-fixture/hot\)$" sf.out'
 "$TALLY" script -F cpu -i "$FIX/plain.data" 2>err >/dev/null; rc=$?
