@@ -1725,8 +1725,10 @@ static int cmd_stat_count_ext(int argc, char **argv, const char *record_path, in
 	int ret, status = 0, exit_code = 0;
 
 	ret = parse_opts(argc, argv, &o);
-	if (ret)
+	if (ret) {
+		free(o.event_specs);
 		return ret < 0 ? 0 : ret;
+	}
 	o.record_path = record_path;
 	o.cmdline = full_argv;
 	o.cmdline_argc = full_argc;
