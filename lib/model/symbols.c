@@ -351,6 +351,24 @@ char *tly_demangle_full(const char *name)
 	return d;
 }
 
+/* Drop GCC's clone suffixes, " [clone .constprop.0] [clone .isra.0]": perf 6.1 asks the
+ * demangler for no parameters, and then it prints no clone suffix either. In place. */
+static void strip_clones(char *s)
+{
+	for (;;) {
+		size_t n = strlen(s);
+		char *last = NULL;
+
+		if (!n || s[n - 1] != ']')
+			return;
+		for (char *p = strstr(s, " [clone "); p; p = strstr(p + 1, " [clone "))
+			last = p;
+		if (!last || strchr(last + 1, ']') != s + n - 1)
+			return;
+		*last = 0;
+	}
+}
+
 /* malloc'd demangled name, or NULL to keep the symbol's own. */
 static char *demangle(const char *name)
 {
@@ -358,6 +376,7 @@ static char *demangle(const char *name)
 
 	if (!d)
 		return NULL;
+	strip_clones(d);
 	/* thunks keep their target's parameters, as perf shows them */
 	if (strncmp(d, "virtual thunk to ", 17) && strncmp(d, "non-virtual thunk to ", 21) &&
 	    strncmp(d, "covariant return thunk to ", 26))
