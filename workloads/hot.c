@@ -4,7 +4,10 @@
  * Usage: hot [SECONDS] (default 1). Also sleeps/faults on request for stat tests:
  *   hot --sleeps N     sleep 1 ms N times (context switches)
  *   hot --faults PAGES touch PAGES fresh pages (page faults)
+ *   hot --threads N [SECONDS]  the same burn in N threads named worker-0 … (the main
+ *                      thread, "hot", waits): thread names for record -p / -a tests
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +46,41 @@ __attribute__((noinline)) void hot_b(void)
 	spin(100000);
 }
 
+static double burn_until;
+
+static void *worker(void *arg)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "worker-%d", (int)(long)arg);
+	pthread_setname_np(pthread_self(), name);
+	while (now() < burn_until) {
+		hot_a();
+		hot_b();
+	}
+	return NULL;
+}
+
+static int threads(int n, double secs)
+{
+	pthread_t t[64];
+	int made = 0;
+
+	burn_until = now() + secs;
+	for (; made < n && made < 64; made++)
+		if (pthread_create(&t[made], NULL, worker, (void *)(long)made))
+			break;
+	for (int i = 0; i < made; i++)
+		pthread_join(t[i], NULL);
+	return made == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = 1.0, end;
 
+	if (argc > 2 && !strcmp(argv[1], "--threads"))
+		return threads(atoi(argv[2]), argc > 3 ? atof(argv[3]) : 1.0);
 	if (argc > 2 && !strcmp(argv[1], "--sleeps")) {
 		int n = atoi(argv[2]);
 

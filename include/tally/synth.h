@@ -35,8 +35,9 @@ struct tally_synth_opts {
 	const char *proc;	/* procfs root; NULL: "/proc" (tests point elsewhere) */
 };
 
-/* COMM + FORK for every thread of process PID, then MMAP2 for its executable maps.
- * Returns 0, -ESRCH when the process is gone, or the callback's nonzero value. */
+/* COMM for every thread of process PID, then MMAP2 for its executable maps (perf
+ * record -p). Returns 0, -ESRCH when the process is gone, or the callback's nonzero
+ * value. */
 int tally_synth__process(pid_t pid, const struct tally_synth_opts *opts,
 			 tally_synth_fn fn, void *arg);
 /* The same for only thread TID (COMM) of its process (maps of the whole process). */
@@ -45,7 +46,9 @@ int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
 /* One COMM record for PID/TID named COMM (e.g. a forked workload before its exec). */
 int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
 		      const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
-/* Every process in /proc (tally record -a). Processes that vanish are skipped. */
+/* Every process in /proc (tally record -a): for each thread a FORK (misc FORK_EXEC; the
+ * main thread's parent is the parent process) and then its COMM, as perf synthesizes
+ * them, then the maps. Processes that vanish are skipped. */
 int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
 
 /* MMAP (pid -1, misc KERNEL) "[kernel.kallsyms]_text" from _text to _etext. Returns

@@ -74,20 +74,21 @@ static int emit_comm(struct synth *s, pid_t pid, pid_t tid, const char *comm)
 	return emit(s, PERF_RECORD_COMM, 0, 16, comm);
 }
 
-static int emit_fork(struct synth *s, pid_t pid, pid_t tid)
+/* {u32 pid, ppid, tid, ptid; u64 time}: as perf synthesizes it, a process's main thread
+ * forked from its parent process, any other thread from the main thread. */
+static int emit_fork(struct synth *s, pid_t pid, pid_t tid, pid_t parent)
 {
 	struct perf_event_header *h = (struct perf_event_header *)s->buf;
 	uint32_t *u = (uint32_t *)(s->buf + 1);
 
-	/* {u32 pid, ppid, tid, ptid; u64 time}: a thread forked from its process. */
 	u[0] = (uint32_t)pid;
-	u[1] = (uint32_t)pid;
+	u[1] = (uint32_t)parent;
 	u[2] = (uint32_t)tid;
-	u[3] = (uint32_t)pid;
+	u[3] = (uint32_t)parent;
 	s->buf[3] = 0;
 	memset(s->buf + 4, 0, s->opts->id_hdr_size);
 	h->type = PERF_RECORD_FORK;
-	h->misc = 0;
+	h->misc = PERF_RECORD_MISC_FORK_EXEC;	/* perf's mark: synthesized, not seen */
 	h->size = (uint16_t)(32 + s->opts->id_hdr_size);
 	return s->fn(s->arg, h);
 }
@@ -197,7 +198,30 @@ static pid_t tgid_of(struct synth *s, pid_t tid)
 	return v > 0 ? (pid_t)v : -1;
 }
 
-static int do_process(struct synth *s, pid_t pid, pid_t only_tid)
+/* "PPid:" of /proc/PID/status, 0 when it cannot be read. */
+static pid_t ppid_of(struct synth *s, pid_t pid)
+{
+	char path[96], *st, *p;
+	size_t len;
+	long v = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/status", s->proc, pid);
+	if (tly_read_file_all(path, &st, &len))
+		return 0;
+	p = strstr(st, "\nPPid:");
+	if (p)
+		v = strtol(p + 7, NULL, 10);
+	free(st);
+	return v > 0 ? (pid_t)v : 0;
+}
+
+/*
+ * The threads of process PID (or only ONLY_TID) and then its maps. A COMM names each
+ * thread. With FORKS (perf record -a), each thread is first announced by a FORK, as
+ * perf does for the whole system; for -p/-t perf sends the COMMs alone. A FORK after
+ * the COMM would give the thread its process's name again.
+ */
+static int do_process(struct synth *s, pid_t pid, pid_t only_tid, bool forks)
 {
 	char path[96], comm[64];
 	struct dirent *de;
@@ -216,9 +240,10 @@ static int do_process(struct synth *s, pid_t pid, pid_t only_tid)
 			continue;
 		if (read_comm(s, pid, (pid_t)tid, comm, sizeof(comm)))
 			continue;	/* thread exited meanwhile */
-		err = emit_comm(s, pid, (pid_t)tid, comm);
-		if (!err && tid != pid)
-			err = emit_fork(s, pid, (pid_t)tid);
+		if (forks)
+			err = emit_fork(s, pid, (pid_t)tid, tid == pid ? ppid_of(s, pid) : pid);
+		if (!err)
+			err = emit_comm(s, pid, (pid_t)tid, comm);
 	}
 	closedir(d);
 	if (!err)
@@ -232,7 +257,7 @@ int tally_synth__process(pid_t pid, const struct tally_synth_opts *opts,
 	struct synth s;
 
 	synth_init(&s, opts, fn, arg);
-	return do_process(&s, pid, 0);
+	return do_process(&s, pid, 0, false);
 }
 
 int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
@@ -245,7 +270,7 @@ int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
 	pid = tgid_of(&s, tid);
 	if (pid < 0)
 		return -ESRCH;
-	return do_process(&s, pid, tid);
+	return do_process(&s, pid, tid, false);
 }
 
 int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
@@ -276,7 +301,7 @@ int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, voi
 
 		if (*end || pid <= 0)
 			continue;
-		err = do_process(&s, (pid_t)pid, 0);
+		err = do_process(&s, (pid_t)pid, 0, true);
 		if (err == -ESRCH)
 			err = 0;	/* gone meanwhile */
 	}

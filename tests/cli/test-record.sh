@@ -113,6 +113,26 @@ perf report -i p.data --stdio >pr 2>&1
 check "-p: perf resolves the running process" grep -Eq '%  hot +hot +\[\.\] spin' pr
 kill $hp 2>/dev/null; wait $hp 2>/dev/null
 
+# Threads that existed before the recording keep their names (worker-0, worker-1), with
+# -p and with -a, in tally's reports and in perf's, as in perf's own recordings.
+"$HOT" --threads 2 3 & hp=$!
+for _ in $(seq 100); do [ "$(ls /proc/$hp/task 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.02; done
+workers=$(ls /proc/$hp/task | grep -vx "$hp" | tr '\n' ' ')
+"$TALLY" record -q -p $hp -o pt.data --timeout 300
+"$TALLY" record -q -a -o at.data --timeout 300
+perf record -q -N -p $hp -o ppt.data -- sleep 0.3 >/dev/null 2>&1
+kill $hp 2>/dev/null; wait $hp 2>/dev/null
+# comms TOOL FILE: "comm name-in-pid-column" of the worker threads' rows (perf's pid key
+# shows the thread: "tid:comm")
+comms() { "$1" report --stdio -q --sort comm,pid -i "$2" 2>/dev/null | awk -v w=" $workers" '$3 ~ /^[0-9]+:/ { split($3, t, ":"); if (index(w, " " t[1] " ")) print $2, t[2] }' | sort -u; }
+for f in pt:-p at:-a; do
+	c=$(comms "$TALLY" ${f%:*}.data | tr '\n' ';')
+	check "record ${f#*:}: threads keep their names in tally's report ($c)" \
+		test "$c" = "worker-0 worker-0;worker-1 worker-1;"
+	check "record ${f#*:}: and in perf's" test "$(comms perf ${f%:*}.data | tr '\n' ';')" = "$c"
+done
+check "perf's own -p recording names them alike" test "$(comms perf ppt.data | tr '\n' ';')" = "worker-0 worker-0;worker-1 worker-1;"
+
 # Lost samples: a 1-page ring at 50 kHz with call chains usually overflows. When it does,
 # the summary and perf agree on the count.
 "$TALLY" record -m 1 -F 50000 -g -o lost.data "$HOT" 0.5 2>lerr

@@ -566,9 +566,15 @@ static int synth_cb(void *arg, const struct perf_event_header *h)
 		if (s->nr_names < 8)
 			snprintf(s->names[s->nr_names++], 64, "comm:%s", p + 16);
 		break;
-	case PERF_RECORD_FORK:
+	case PERF_RECORD_FORK: {
+		const uint32_t *u = (const uint32_t *)(p + 8);	/* pid, ppid, tid, ptid */
+
 		s->fork++;
+		if (s->nr_names < 8)
+			snprintf(s->names[s->nr_names++], 64, "fork:%u/%u<%u/%u%s", u[0], u[2], u[1],
+				 u[3], h->misc & PERF_RECORD_MISC_FORK_EXEC ? " exec" : "");
 		break;
+	}
 	case PERF_RECORD_MMAP2: {
 		uint64_t start;
 
@@ -622,7 +628,7 @@ static void test_synth_fake_proc(void **state)
 	}
 	put_file(root, "42/task/42/comm", "worker\n");
 	put_file(root, "42/task/43/comm", "helper\n");
-	put_file(root, "42/status", "Name:\tworker\nTgid:\t42\nPid:\t43\n");
+	put_file(root, "42/status", "Name:\tworker\nTgid:\t42\nPid:\t43\nPPid:\t7\n");
 	put_file(root, "42/maps",
 		 "55d0c0a4a000-55d0c0a4b000 r--p 00000000 fe:00 123 /usr/bin/worker\n"
 		 "55d0c0a4b000-55d0c0a4c000 r-xp 00001000 fe:00 123 /usr/bin/worker\n"
@@ -651,7 +657,7 @@ static void test_synth_fake_proc(void **state)
 	assert_int_equal(tally_synth__process(42, &o, synth_cb, &seen), 0);
 	assert_int_equal(seen.bad, 0);
 	assert_int_equal(seen.comm, 2);
-	assert_int_equal(seen.fork, 1);		/* the second thread */
+	assert_int_equal(seen.fork, 0);		/* -p: the COMMs alone, as perf */
 	assert_int_equal(seen.mmap2, 3);	/* exe text, anon rwx, vdso; no vsyscall */
 	assert_int_equal(seen.anon_start, 0x7f0000000000ULL);
 	assert_int_equal(seen.data_maps, 0);
@@ -663,6 +669,23 @@ static void test_synth_fake_proc(void **state)
 	assert_int_equal(tally_synth__process(42, &o, synth_cb, &seen), 0);
 	assert_int_equal(seen.mmap2, 5);
 	assert_int_equal(seen.data_maps, 2);
+
+	/* -a: each thread's FORK, then its COMM (a FORK after it would rename the thread
+	 * after its process); the main thread forked from the parent process */
+	memset(&seen, 0, sizeof(seen));
+	seen.trailer = 24;
+	assert_int_equal(tally_synth__all(&o, synth_cb, &seen), 0);
+	assert_int_equal(seen.bad, 0);
+	assert_int_equal(seen.fork, 2);
+	for (i = 0; i < 4; i += 2) {
+		char want[64];
+		bool main_thread = !strcmp(seen.names[i + 1], "comm:worker");
+
+		assert_true(main_thread || !strcmp(seen.names[i + 1], "comm:helper"));
+		snprintf(want, sizeof(want), "fork:42/%d<%d/%d exec", main_thread ? 42 : 43,
+			 main_thread ? 7 : 42, main_thread ? 7 : 42);
+		assert_string_equal(seen.names[i], want);
+	}
 
 	/* One thread (-t): its COMM only, and the process's maps. */
 	o.data_maps = false;
