@@ -24,8 +24,16 @@
 #define COMP_MAX_OUT	(65535 - 8)
 #define DEFAULT_COMP_MMAP_LEN 528384
 
+/* The attr size the file states and writes, in the attr section, in EVENT_DESC and in
+ * pipe HEADER_ATTRs alike: perf 6.1's 128 bytes (newer kernel headers have 136, which
+ * 6.1 cannot read), or this header's own size if it is smaller. A stated size other
+ * than the bytes written would shift every id after the first attr. */
+#define FILE_ATTR_SIZE \
+	(sizeof(struct perf_event_attr) < TALLY_ATTR_SIZE_MAX_COMPAT ? \
+	 sizeof(struct perf_event_attr) : (size_t)TALLY_ATTR_SIZE_MAX_COMPAT)
+
 struct wevent {
-	struct perf_event_attr attr;
+	struct perf_event_attr attr;	/* attr.size is always FILE_ATTR_SIZE */
 	char *name;
 	uint64_t *ids;
 	size_t nr_ids;
@@ -337,11 +345,10 @@ int tally_writer__add_event(struct tally_writer *w, const struct perf_event_attr
 	w->ev = ev;
 	ev = &w->ev[w->nr_ev];
 	memset(ev, 0, sizeof(*ev));
-	memcpy(&ev->attr, attr, attr->size && attr->size < sizeof(ev->attr) ? attr->size
-									  : sizeof(ev->attr));
-	if (!ev->attr.size || ev->attr.size > TALLY_ATTR_SIZE_MAX_COMPAT)
-		ev->attr.size = sizeof(ev->attr) < TALLY_ATTR_SIZE_MAX_COMPAT
-				? sizeof(ev->attr) : TALLY_ATTR_SIZE_MAX_COMPAT;
+	/* the caller's attr may be older (smaller) or newer than ours: its known part */
+	memcpy(&ev->attr, attr, attr->size && attr->size < FILE_ATTR_SIZE ? attr->size
+									  : FILE_ATTR_SIZE);
+	ev->attr.size = FILE_ATTR_SIZE;
 	if (name && !(ev->name = strdup(name)))
 		return -ENOMEM;
 	w->nr_ev++;
@@ -590,9 +597,9 @@ static int derived_features(struct tally_writer *w)
 
 	err = tly_feat__u32(&b, (uint32_t)w->nr_ev);
 	if (!err)
-		err = tly_feat__u32(&b, (uint32_t)sizeof(struct perf_event_attr));
+		err = tly_feat__u32(&b, (uint32_t)FILE_ATTR_SIZE);
 	for (i = 0; !err && i < w->nr_ev; i++) {
-		err = tly_buf__append(&b, &w->ev[i].attr, sizeof(w->ev[i].attr));
+		err = tly_buf__append(&b, &w->ev[i].attr, FILE_ATTR_SIZE);
 		if (!err)
 			err = tly_feat__u32(&b, (uint32_t)w->ev[i].nr_ids);
 		if (!err)
@@ -637,7 +644,7 @@ static void fill_header(const struct tally_writer *w, struct tally_file_header *
 	memset(fh, 0, sizeof(*fh));
 	fh->magic = TALLY_PERF_MAGIC2;
 	fh->size = sizeof(*fh);
-	fh->attr_size = sizeof(struct perf_event_attr) + sizeof(struct tally_file_section);
+	fh->attr_size = FILE_ATTR_SIZE + sizeof(struct tally_file_section);
 	fh->attrs.offset = w->data_offset - w->nr_ev * fh->attr_size;
 	fh->attrs.size = w->nr_ev * fh->attr_size;
 	fh->data.offset = w->data_offset;
@@ -658,8 +665,7 @@ static int start_file(struct tally_writer *w)
 		return w->error = -errno;
 	for (i = 0; i < w->nr_ev; i++)
 		ids_off += w->ev[i].nr_ids * sizeof(uint64_t);
-	w->data_offset = ids_off + w->nr_ev * (sizeof(struct perf_event_attr) +
-					       sizeof(struct tally_file_section));
+	w->data_offset = ids_off + w->nr_ev * (FILE_ATTR_SIZE + sizeof(struct tally_file_section));
 	fill_header(w, &fh, 0, false);
 	err = out_write(w, &fh, sizeof(fh), false);
 	for (i = 0; !err && i < w->nr_ev; i++)
@@ -671,7 +677,7 @@ static int start_file(struct tally_writer *w)
 
 		if (!s.size)
 			s.offset = 0;
-		err = out_write(w, &w->ev[i].attr, sizeof(w->ev[i].attr), false);
+		err = out_write(w, &w->ev[i].attr, FILE_ATTR_SIZE, false);
 		if (!err)
 			err = out_write(w, &s, sizeof(s), false);
 		ids_off += w->ev[i].nr_ids * sizeof(uint64_t);
@@ -707,7 +713,7 @@ static int start_pipe(struct tally_writer *w)
 
 	err = out_write(w, &ph, sizeof(ph), false);
 	for (i = 0; !err && i < w->nr_ev; i++)
-		err = put_record(w, TALLY_RECORD_HEADER_ATTR, &w->ev[i].attr, sizeof(w->ev[i].attr),
+		err = put_record(w, TALLY_RECORD_HEADER_ATTR, &w->ev[i].attr, FILE_ATTR_SIZE,
 				 w->ev[i].ids, w->ev[i].nr_ids * sizeof(uint64_t));
 	for (i = 1; !err && i < TALLY_FEAT_LAST_6_1; i++) {
 		uint64_t id = i;
