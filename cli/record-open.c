@@ -102,6 +102,46 @@ static int add_event(struct record *r, const struct perf_event_attr *attr, const
 	return e->name ? 0 : -1;
 }
 
+/*
+ * The call-graph=, max-stack= and stack-size= terms of one event, applied over the
+ * global -g/--call-graph as perf 6.1 applies them (evsel__apply_config_terms): any of
+ * them replaces the global setting for this event; max-stack alone means frame
+ * pointers; stack-size alone (no call-graph) records no chain; "no" records none. The
+ * global setting is taken back only in its sample bits (the regs and stack sizes it set
+ * stay in the attr, as in perf's files). sample_max_stack is the term's value (0 if
+ * none), dwarf also samples addresses.
+ */
+static void per_event_call_graph(struct record *r, size_t i, const struct tally_event *src)
+{
+	const struct record_opts *o = r->o;
+	struct perf_event_attr *a = &r->ev[i].attr;
+	const char *mode = src->call_graph;
+	bool dwarf;
+
+	if (!mode && !src->stack_size && !src->max_stack)
+		return;
+	if (!mode && src->max_stack)
+		mode = "fp";
+	if (o->callchain) {
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+		if (o->dwarf)
+			a->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	}
+	if (!mode || !strcmp(mode, "no"))
+		return;
+	dwarf = !strcmp(mode, "dwarf");
+	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	a->sample_max_stack = (uint16_t)src->max_stack;
+	if (dwarf) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+				  PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+		a->sample_regs_user |= DWARF_REGS_MASK;
+		a->sample_stack_user = src->stack_size ? (src->stack_size + 7) & ~7u : DWARF_STACK;
+		a->exclude_callchain_user = 1;
+		a->mmap_data = i == 0;	/* perf: only on the event that tracks mmaps */
+	}
+}
+
 /* perf record's evsel configuration for event I (see perf evlist -v of perf's files). */
 static void config_event(struct record *r, size_t i, const struct tally_event *src)
 {
@@ -139,10 +179,13 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 		a->sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
 		a->mmap_data = 1;
 	}
+	if (src)
+		per_event_call_graph(r, i, src);
 	if (!user_rate) {
-		if (e->tracepoint && !o->period && !o->freq_set) {
-			a->freq = 0;
-			a->sample_period = 1;
+		/* the parser's period (1 for tracepoints, mem: breakpoints, bpf-output) is a
+		 * default that only -c/-F replace, as in perf */
+		if (!a->freq && a->sample_period && !o->period && !o->freq_set) {
+			;
 		} else if (o->period) {
 			a->freq = 0;
 			a->sample_period = o->period;
@@ -222,6 +265,11 @@ int record__setup_events(struct record *r)
 		for (i = 0; i < l->nr; i++) {
 			const struct tally_event *ev = &l->ev[i];
 
+			if (ev->call_graph && !strcmp(ev->call_graph, "lbr")) {
+				cli_error("%s: call-graph=lbr needs a hardware PMU with LBR; use fp or "
+					  "dwarf", ev->name);
+				return -1;
+			}
 			if (ev->tool != TALLY_TOOL_NONE) {
 				cli_error("%s cannot be sampled: it is a tool event counted by stat",
 					  ev->name);

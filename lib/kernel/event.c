@@ -1798,6 +1798,18 @@ int tally_evlist__add(struct tally_evlist *list, const char *str, struct tally_p
 	nr0 = list->nr;
 	groups0 = list->nr_groups;
 	ret = parse_all(&p);
+	/* perf gives bpf-output what its samples need, and period 1, when it is made */
+	for (size_t i = nr0; !ret && i < list->nr; i++) {
+		struct perf_event_attr *a = &list->ev[i].attr;
+
+		if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_BPF_OUTPUT &&
+		    !a->sample_type) {
+			a->sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+					 PERF_SAMPLE_PERIOD;
+			if (!a->freq && !a->sample_period)
+				a->sample_period = 1;
+		}
+	}
 	if (ret) {
 		if (ret == -ENOMEM && !p.err->msg[0])
 			snprintf(p.err->msg, sizeof(p.err->msg), "out of memory");

@@ -43,7 +43,7 @@ STAT_EVENTS=(
 # Fields perf's sample_period/freq are compared on (record -vv).
 RECORD_EVENTS=(
 	'cpu-clock/period=1000/' 'task-clock/freq=99/' 'cs/period=7,name=ctx/'
-	'sched:sched_switch' 'mem:0x1000:w' 'page-faults/period=3/u'
+	'sched:sched_switch' 'mem:0x1000:w' 'page-faults/period=3/u' 'bpf-output'
 )
 
 cat > compare.py <<'PY'

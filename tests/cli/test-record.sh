@@ -33,11 +33,17 @@ for f in "hostname :" "os release :" "arch :" "nrcpus online :" "cpudesc :" "cpu
 done
 
 # The attrs perf record builds, option by option (perf's ksymbol/bpf_event side-band
-# bits aside: tally does not ask for BPF side-band).
+# bits aside: tally does not ask for BPF side-band), per-event call-graph=, max-stack=
+# and stack-size= terms over a global -g/--call-graph included, and the events whose
+# default period is 1 (mem: breakpoints, bpf-output) unless -c/-F say otherwise.
 for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switch-events" \
 	    "--no-inherit" "--per-thread" "-e cpu-clock,task-clock" "-e {cpu-clock,task-clock}" \
 	    "-e cpu-clock:u" "-e cpu-clock,sched:sched_process_exec" "--call-graph dwarf,4096" \
-	    "-e cpu-clock -g -e task-clock" "-e {cpu-clock,task-clock}:S"; do
+	    "-e cpu-clock -g -e task-clock" "-e {cpu-clock,task-clock}:S" \
+	    "-g -e cpu-clock -e task-clock/call-graph=dwarf,max-stack=10/ -e page-faults/call-graph=no/ -e cs/max-stack=5/ -e minor-faults/call-graph=fp/" \
+	    "--call-graph dwarf -e cpu-clock -e task-clock/call-graph=fp/" "-g -e cpu-clock/stack-size=4096/" \
+	    "-e cpu-clock/call-graph=dwarf,stack-size=4096/" "-e mem:0x1000:w" "-e bpf-output" \
+	    "-e bpf-output,cpu-clock" "-e mem:0x1000 -F 100" "-e bpf-output -c 5"; do
 	# shellcheck disable=SC2086
 	perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null &&
 		"$TALLY" record -q $opts -o ta.data true 2>/dev/null
