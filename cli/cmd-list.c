@@ -210,17 +210,38 @@ static int collect(struct entries *es, const struct list_opts *o, const bool wan
 	return err;
 }
 
-static bool glob_match(const struct entry *e, const char *glob)
+/*
+ * perf 6.1's `list WORD`: the glob "*WORD*" against the names (and aliases) of the
+ * symbolic, tool and cache events, of the PMU events (case ignored, "pmu/event/"), and
+ * of the tracepoints' events (not their subsystems); a "SYS:EVENT" word is a glob pair
+ * for tracepoints only. `list sched` finds sched:sched_switch and btrfs:btrfs_work_sched.
+ */
+static bool word_match(const struct entry *e, const char *word)
 {
-	const char *colon;
+	const char *colon = strchr(word, ':'), *ecolon;
+	char glob[512], sys[256];
 
-	if (!fnmatch(glob, e->name, 0) || (e->alias && !fnmatch(glob, e->alias, 0)))
-		return true;
-	/* tracepoints: the glob may name just the event or the subsystem */
-	colon = e->kind == K_TP ? strchr(e->name, ':') : NULL;
-	if (colon && !strchr(glob, ':') && (!fnmatch(glob, colon + 1, 0)))
-		return true;
-	return false;
+	if (e->kind == K_RAW || e->kind == K_BP)
+		return false;	/* descriptors, not events: only in the full list */
+	ecolon = e->kind == K_TP ? strchr(e->name, ':') : NULL;
+	if (colon) {
+		size_t n = (size_t)(colon - word), m;
+
+		if (!ecolon || n >= sizeof(glob) || (m = (size_t)(ecolon - e->name)) >= sizeof(sys))
+			return false;
+		memcpy(glob, word, n);
+		glob[n] = 0;
+		memcpy(sys, e->name, m);
+		sys[m] = 0;
+		return !fnmatch(glob, sys, 0) && !fnmatch(colon + 1, ecolon + 1, 0);
+	}
+	if ((size_t)snprintf(glob, sizeof(glob), "*%s*", word) >= sizeof(glob))
+		return false;
+	if (ecolon)
+		return !fnmatch(glob, ecolon + 1, 0);
+	if (e->kind == K_PMU)
+		return !fnmatch(glob, e->name, FNM_CASEFOLD);
+	return !fnmatch(glob, e->name, 0) || (e->alias && !fnmatch(glob, e->alias, 0));
 }
 
 static int category(const char *arg, bool want[K_MAX])
@@ -344,6 +365,22 @@ static void print_pmu_info(const char *sysfs)
 	       " (its event names encode, but the kernel cannot open them)" : "");
 }
 
+static void print_entry(const struct entry *e, bool raw_dump)
+{
+	if (raw_dump)
+		printf("%s ", e->name);
+	else
+		print_line(e);
+}
+
+static bool has_words(const struct list_opts *o)
+{
+	for (int i = 0; i < o->nr_filters; i++)
+		if (o->filters[i])
+			return true;
+	return false;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -358,6 +395,7 @@ int cmd_list(int argc, char **argv)
 	struct list_opts o = { 0 };
 	struct entries es = { 0 };
 	bool want[K_MAX] = { false }, any_cat = false;
+	char **args;
 	int c, err;
 
 	optind = 1;
@@ -393,7 +431,14 @@ int cmd_list(int argc, char **argv)
 		cli_error("list: --raw-dump takes at most one category");
 		return 129;
 	}
-	/* categories select sections; other arguments are globs */
+	/* categories select sections; other arguments are words (the argument list keeps
+	 * them; o.filters forgets the categories) */
+	args = malloc(((size_t)o.nr_filters + 1) * sizeof(*args));
+	if (!args) {
+		cli_error("out of memory");
+		return 1;
+	}
+	memcpy(args, o.filters, (size_t)o.nr_filters * sizeof(*args));
 	for (int i = 0; i < o.nr_filters; i++) {
 		int r = category(o.filters[i], want);
 
@@ -425,6 +470,7 @@ int cmd_list(int argc, char **argv)
 	}
 	err = collect(&es, &o, want);
 	if (err) {
+		free(args);
 		entries_release(&es);
 		cli_error("list: %s", strerror(-err));
 		return 1;
@@ -439,28 +485,22 @@ int cmd_list(int argc, char **argv)
 			qsort(es.e + a, b - a, sizeof(*es.e), cmp_entry);
 		a = b;
 	}
-	for (size_t i = 0; i < es.nr; i++) {
-		const struct entry *e = &es.e[i];
-		bool show = true;
+	if (!o.nr_filters || !has_words(&o)) {
+		for (size_t i = 0; i < es.nr; i++)
+			print_entry(&es.e[i], o.raw_dump);
+	} else {
+		/* like perf, each argument in turn: a category's events, or a word's matches */
+		for (int f = 0; f < o.nr_filters; f++) {
+			bool cat[K_MAX] = { false };
 
-		if (o.nr_filters) {
-			bool globs = false, matched = false;
-
-			for (int f = 0; f < o.nr_filters; f++) {
-				if (!o.filters[f])
-					continue;
-				globs = true;
-				matched |= glob_match(e, o.filters[f]);
-			}
-			show = !globs || matched;
+			if (!o.filters[f])
+				category(args[f], cat);
+			for (size_t i = 0; i < es.nr; i++)
+				if (o.filters[f] ? word_match(&es.e[i], o.filters[f]) : cat[es.e[i].kind])
+					print_entry(&es.e[i], o.raw_dump);
 		}
-		if (!show)
-			continue;
-		if (o.raw_dump)
-			printf("%s ", e->name);
-		else
-			print_line(e);
 	}
+	free(args);
 	entries_release(&es);
 	return 0;
 }

@@ -53,6 +53,13 @@ check "list glob 'page-*'" grep -qx '  page-faults OR faults *\[Software event\]
 check "list glob matches only what it should" [ "$(wc -l < glob.out)" -eq 1 ]
 "$TALLY" list faults > alias.out
 check "list glob matches the alias (faults)" grep -q 'page-faults OR faults' alias.out
+# a word matches as "*WORD*", as perf's does: names, aliases, tracepoints' events
+"$TALLY" list clock > word.out
+check "list clock: cpu-clock and task-clock" eval 'grep -q "^  cpu-clock  *\[Software event\]$" word.out && grep -q "^  task-clock " word.out'
+"$TALLY" list switch > word.out
+check "list switch: context-switches OR cs" grep -q '^  context-switches OR cs  *\[Software event\]$' word.out
+"$TALLY" list sched > word.out
+check "list sched: sched:sched_switch (tracefs mounted if need be)" grep -q '^  sched:sched_switch  *\[Tracepoint event\]$' word.out
 "$TALLY" list --raw-dump pmu > raw.out
 check "list --raw-dump pmu" grep -q 'msr/tsc/ ' raw.out
 check "list --raw-dump has no newline" [ "$(wc -l < raw.out)" -eq 0 ]
@@ -99,6 +106,10 @@ check "every perf list software/tool/PMU/tracepoint line is in tally list${missi
 extra=$(grep -vxFf perf.out list.out | head -5)
 check "tally list has nothing perf list lacks${extra:+ (extra: $extra)}" [ -z "$extra" ]
 check "list 'sched:*' equals perf" cmp -s <("$TALLY" list 'sched:*') <(perf list 'sched:*' 2>/dev/null)
+for words in sched clock switch cs faults tsc MSR 'clock*' 'sched:*wake*' irq_vectors 'sw clock' 'cs sched:sched_switch'; do
+	# shellcheck disable=SC2086
+	check "list $words equals perf" cmp -s <("$TALLY" list $words) <(perf list $words 2>/dev/null)
+done
 check "list --raw-dump pmu equals perf" cmp -s raw.out <(perf list --raw-dump pmu 2>/dev/null)
 # the full raw dump is perf's up to perf's SDT events and metrics
 "$TALLY" list --raw-dump > rawall.out
