@@ -182,6 +182,22 @@ static int field_bit(const char *name, uint64_t *needs)
 	return -1;
 }
 
+/* perf 6.1: when a tracepoint was recorded with call chains (and -G does not hide them),
+ * every tracepoint shows ip, sym, symoff and dso by default, which prints its chain. */
+static void tracepoint_chains(struct script *s)
+{
+	bool chains = false;
+
+	for (size_t i = 0; i < s->nr_ev && !s->o->hide_callchain; i++) {
+		const struct tally_data_event *ev = tally_data__event(s->data, i);
+
+		chains |= s->ev[i].tracepoint && (ev->attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+	}
+	for (size_t i = 0; chains && i < s->nr_ev; i++)
+		if (s->ev[i].tracepoint)
+			s->ev[i].fields |= F_IP | F_SYM | F_SYMOFF | F_DSO;
+}
+
 /* -F [type:]a,b,c | +a,-b: decide the fields of every event. */
 static int setup_fields(struct script *s)
 {
@@ -198,6 +214,7 @@ static int setup_fields(struct script *s)
 		s->ev[i].fields = f;
 		s->ev[i].tracepoint = ev->attr.type == PERF_TYPE_TRACEPOINT;
 	}
+	tracepoint_chains(s);
 	if (!s->o->fields)
 		return 0;
 
@@ -220,6 +237,19 @@ static int setup_fields(struct script *s)
 		return -1;
 	}
 	bool add_mode = n && (l[0][0] == '+' || l[0][0] == '-');
+
+	/* perf: a field given for every type is left out of the types it does not fit
+	 * ("trace" of anything but tracepoints), with its warnings, not refused */
+	for (size_t k = 0; !only_type && k < n; k++) {
+		static const char *const types[] = { "hardware", "software", "hardware-cache",
+						     "unknown", "unknown", "unknown", "unknown" };
+
+		if (strcmp(l[k], "trace") && strcmp(l[k], "+trace"))
+			continue;
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+			fprintf(stderr, "'trace' not valid for %s events. Ignoring.\n", types[t]);
+		break;
+	}
 
 	for (size_t i = 0; i < s->nr_ev; i++) {
 		const struct tally_data_event *ev = tally_data__event(s->data, i);
@@ -245,6 +275,8 @@ static int setup_fields(struct script *s)
 				strlist_free(l);
 				return -1;
 			}
+			if (bit == F_TRACE && !only_type && ev->attr.type != PERF_TYPE_TRACEPOINT)
+				continue;	/* warned above */
 			if (!del && needs && !(ev->attr.sample_type & needs)) {
 				cli_error("samples for '%s' event do not have the %s attribute set; "
 					  "cannot print the '%s' field (record with it, or drop it from -F)",
@@ -576,8 +608,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	struct out *o = s->out;
 	bool chain;
 
-	if (tally_sample__parse(&ev->layout, hdr, &smp))
-		return 0;
+	if (!f || tally_sample__parse(&ev->layout, hdr, &smp))
+		return 0;	/* no field of this event to print: no line, as perf */
 	th = tally_session__thread(s->session, (pid_t)smp.pid, (pid_t)smp.tid);
 	chain = (f & F_IP) && !s->o->hide_callchain && (smp.type & PERF_SAMPLE_CALLCHAIN);
 	if (f & F_COMM) {
@@ -624,7 +656,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 			out_flush(o);
 			script_trace__print(s->trace, o->fp, (int)smp.cpu, smp.raw, smp.raw_size);
 		}
-		if (f & (F_ADDR | F_IP | F_SYM | F_DSO))
+		/* the ip brings its own separator: ' ', or '\n' before a chain */
+		if ((f & (F_ADDR | F_SYM | F_DSO)) && !(f & F_IP))
 			out_ch(o, ' ');
 	}
 	if (f & F_ADDR)

@@ -78,7 +78,32 @@ check "script -i - reads a pipe stream" test "$(wc -l <pipe.out)" -gt 0
 "$TALLY" script -i nosuch.data 2>err >/dev/null; rc=$?
 check "script on a missing file: error naming it" eval 'test $rc -ne 0 && grep -q nosuch.data err'
 
+# tracepoints recorded with call chains print them (off-CPU flame graphs need them)
+if "$TALLY" record -q -g -e sched:sched_switch -o tpg.data "$HOT" --sleeps 10 >/dev/null 2>&1; then
+	"$TALLY" script -i tpg.data >tpg.out 2>&1
+	nl=$(grep -c 'sched:sched_switch:' tpg.out)
+	check "script: a tracepoint's call chain under each of its $nl lines" \
+		eval 'test "$nl" -gt 0 && test "$(grep -c "^	 *[0-9a-f]* .*schedule" tpg.out)" -ge "$nl"'
+else
+	skip "tracepoint call chains (tally record -g -e sched:sched_switch failed here)"
+fi
+
 have_perf || { skip "script vs perf script (perf absent)"; exit 0; }
+
+# perf's own tracepoint files: with call chains (every line, frame for frame), and
+# perf record -a's, whose dummy event -F trace leaves out with perf's warnings
+perf record -q -N -g -e sched:sched_switch -o ptpg.data "$HOT" --sleeps 10 >/dev/null 2>&1
+perf script -i ptpg.data >p.out 2>/dev/null
+"$TALLY" script -i ptpg.data >t.out 2>/dev/null
+check "tracepoint with -g: perf's $(wc -l <p.out) lines, call chains included" eval 'test "$(wc -l <p.out)" -gt 20 && diff -q p.out t.out'
+perf record -q -N -a -e sched:sched_switch -o ptpa.data -- sleep 0.1 >/dev/null 2>&1
+check "perf record -a of a tracepoint has perf's dummy event" grep -q '^dummy' <(perf evlist -i ptpa.data 2>/dev/null)
+for fl in trace trace,ip comm,tid,trace; do
+	perf script -F $fl -i ptpa.data >p.out 2>p.err
+	"$TALLY" script -F $fl -i ptpa.data >t.out 2>t.err; rc=$?
+	check "perf -a tracepoint file, -F $fl: perf's lines and warnings (rc $rc)" \
+		eval 'test $rc -eq 0 && test -s p.out && diff -q p.out t.out && diff -q p.err t.err'
+done
 
 # --- with perf: fresh recordings ---------------------------------------------------------
 # System-wide files also catch whatever else runs on the machine; compare the samples of
