@@ -205,8 +205,13 @@ int cmd_evlist(int argc, char **argv)
 			cli_error("%s: file offset %#" PRIx64 ": %s", o.input, err.offset, err.msg);
 		return 1;
 	}
+	/* a file cut short lost its features (they follow the data), names included */
+	if (tally_data__truncated(d))
+		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; its features "
+			 "(event names, groups) went with them: listed the events of its header, "
+			 "named from their attrs", o.input, tally_data__truncated(d));
 	for (size_t i = 0; i < tally_data__nr_events(d); i++)
 		print_event(stdout, d, i, &o);
 	tally_data__delete(d);
-	return 0;
+	return cli_finish_output(stdout, "standard output") ? 1 : 0;
 }

@@ -20,6 +20,12 @@ check "evlist -v from a real pipe" grep -q '^cpu-clock:ppp: type: 1, size: 128, 
 "$TALLY" evlist -i nosuch.data 2>err; rc=$?
 check "missing file: nonzero exit" test $rc -ne 0
 check "missing file: message names the file" grep -q 'nosuch.data' err
+# the data cut short (the features after it gone): the events, and a warning as report's
+size=$(stat -c %s "$FIX/callchain.data")
+head -c $((size / 2)) "$FIX/callchain.data" >half.data
+out=$("$TALLY" evlist -i half.data 2>err); rc=$?
+check "data cut short: the header's events listed, exit 0" eval 'test $rc -eq 0 && grep -Eqx "cpu-clock:pppH?" <<<"$out"'
+check "data cut short: a warning saying what is missing" grep -q 'half.data is cut short: [0-9]* bytes missing at the end; its features' err
 head -c 100 "$FIX/plain.data" >cut.data
 "$TALLY" evlist -i cut.data 2>err; rc=$?
 check "header cut short: error with an offset" eval 'test $rc -ne 0 && grep -q "offset" err'
