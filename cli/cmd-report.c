@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@
 #include "cmd.h"
 #include "hist.h"
 #include "report-common.h"
+#include "script-trace.h"
 #include "sample-memo.h"
 
 struct report_opts {
@@ -72,6 +74,7 @@ struct report {
 	bool caller;		/* chain order */
 	bool group_view;	/* event groups print as one section */
 	bool children_cols;	/* Children column and order (children, unless -F says not) */
+	struct script_trace *trace;	/* the file's tracepoint formats, for the trace key */
 	enum hist_col order[HC_NR];	/* -F: value columns sort in their order */
 	size_t nr_order;
 	uint64_t lost_samples;
@@ -289,9 +292,19 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		case 'G':
 			o->cc_order = 1;
 			break;
-		case OPT_MAX_STACK:
-			o->max_stack = (unsigned)atoi(optarg);
+		case OPT_MAX_STACK: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v > UINT_MAX || optarg[0] == '-') {
+				cli_error("--max-stack: '%s' is not a frame count", optarg);
+				return 129;
+			}
+			o->max_stack = (unsigned)v;
 			break;
+		}
 		case OPT_PERCENT_LIMIT: {
 			char *end;
 
@@ -653,6 +666,15 @@ static int add_resolved(struct report *r, struct hists *h, const struct tally_sa
 	tmpl.pid = (int32_t)smp->pid;
 	tmpl.tid = (int32_t)smp->tid;
 	tmpl.cpu = smp->type & PERF_SAMPLE_CPU ? (int32_t)smp->cpu : -1;
+	if (r->trace && (smp->type & PERF_SAMPLE_RAW)) {
+		/* perf's trace key: the sample's fields as its format prints them */
+		char *t = script_trace__format(r->trace, 0, smp->raw, smp->raw_size);
+
+		tmpl.trace = t ? strpool__intern(h->pool, t) : NULL;
+		free(t);
+		if (t && !tmpl.trace)
+			return -ENOMEM;
+	}
 	fill_entry(r, &tmpl, &loc, true);
 	self = hists__findnew(h, &tmpl);
 	if (!self)
@@ -668,9 +690,18 @@ static int add_resolved(struct report *r, struct hists *h, const struct tally_sa
 	if (!r->use_chains || !(smp->type & PERF_SAMPLE_CALLCHAIN))
 		return 0;
 	/* a corrupt chain (unknown context marker) is dropped, the sample stays, as in perf */
-	ret = frames__resolve(&r->frames, r->session, smp, r->o->max_stack);
+	/* perf keeps the first --max-stack frames in the order it reads the chain: the
+	 * innermost callee first, or the outermost in the caller view */
+	ret = frames__resolve(&r->frames, r->session, smp, r->caller ? UINT_MAX : r->o->max_stack);
 	if (ret < 0)
 		return ret;
+	if (r->caller && r->frames.nr > r->o->max_stack) {
+		size_t keep = r->o->max_stack, drop = r->frames.nr - keep;
+
+		memmove(r->frames.v, r->frames.v + drop, keep * sizeof(*r->frames.v));
+		memmove(r->frames.slots, r->frames.slots + drop, keep * sizeof(*r->frames.slots));
+		r->frames.nr = keep;
+	}
 	if (r->frames.nr == 0)
 		return 0;
 	chain_buf(r, r->frames.nr + 1);
@@ -1247,6 +1278,13 @@ static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
 			 enum hist_col *cols, size_t *nr_cols)
 {
 	const char *sort = r->o->sort ? r->o->sort : "comm,dso,sym";
+	bool all_tp = r->nr_ev > 0;
+
+	/* perf 6.1 sorts a file of tracepoints only by their fields by default */
+	for (size_t i = 0; i < r->nr_ev; i++)
+		all_tp &= tally_data__event(r->data, i)->attr.type == PERF_TYPE_TRACEPOINT;
+	if (!r->o->sort && all_tp)
+		sort = "trace";
 	char **l;
 	size_t n;
 
@@ -1260,7 +1298,7 @@ static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
 
 			if (c < 0) {
 				cli_error("-F: unknown field '%s' (use overhead, overhead_children, "
-					  "sample, period, comm, pid, tid, dso, sym, cpu)", l[i]);
+					  "sample, period, comm, pid, tid, dso, sym, cpu, trace)", l[i]);
 				strlist_free(l);
 				return -EINVAL;
 			}
@@ -1289,7 +1327,7 @@ static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
 		int c = hist_col_parse(l[i]);
 
 		if (c < 0 || !hist_col_is_key((enum hist_col)c)) {
-			cli_error("--sort: unknown key '%s' (use comm, pid, tid, dso, sym, cpu)", l[i]);
+			cli_error("--sort: unknown key '%s' (use comm, pid, tid, dso, sym, cpu, trace)", l[i]);
 			strlist_free(l);
 			return -EINVAL;
 		}
@@ -1416,6 +1454,7 @@ int cmd_report(int argc, char **argv)
 		.cc_mode = CC_GRAPH,
 		.cc_order = -1,
 		.cc_min_percent = 0.5,
+		.max_stack = sysctl_max_stack(),
 	};
 	struct report r = { .o = &o };
 	struct tally_session_opts so = { 0 };
@@ -1465,8 +1504,22 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	/* with trees built per sample (not deferred), every sample must reach them */
 	r.use_memo = !(r.build_trees && !r.defer_trees) && r.nr_ev <= UINT16_MAX;
-	for (size_t i = 0; i < nr_keys; i++)
+	for (size_t i = 0; i < nr_keys; i++) {
 		r.memo_cpu |= keys[i] == HC_CPU;
+		/* rows by trace output: each sample's own fields (no memo of equal samples) */
+		if (keys[i] == HC_TRACE && !r.trace) {
+			int e = script_trace__new(&r.trace, r.data);
+
+			if (e == -ENOMEM) {
+				cli_error("out of memory");
+				goto out;
+			}
+			if (e)
+				cli_warn("%s: no tracepoint formats (TRACING_DATA %s): the trace "
+					 "key shows N/A", o.input, e == -ENOENT ? "absent" : "damaged");
+			r.use_memo = false;
+		}
+	}
 	for (size_t i = 0; i < nr_cols; i++)
 		r.memo_cpu |= cols[i] == HC_CPU;
 	r.children_cols = r.children;
@@ -1497,6 +1550,7 @@ int cmd_report(int argc, char **argv)
 		r.ev[i].hists.callchains = r.use_chains;
 		r.ev[i].hists.arena = &r.arena;
 		r.ev[i].hists.caller = r.caller;
+		r.ev[i].hists.no_depth_ties = !r.build_trees;
 	}
 	if (o.dump_raw)
 		printf("# To display the perf.data header info, please use "
@@ -1554,6 +1608,7 @@ out:
 	free(r.dso_keys);
 	sample_memo__exit(&r.memo);
 	strpool__exit(&r.pool);
+	script_trace__delete(r.trace);
 	cc_arena_free(&r.arena);
 	cc_log__exit(&r.log);
 	free(r.ents);

@@ -19,7 +19,7 @@ static const struct {
 	{ "overhead", HC_OVERHEAD }, { "overhead_children", HC_CHILDREN },
 	{ "sample", HC_SAMPLE }, { "period", HC_PERIOD }, { "comm", HC_COMM },
 	{ "pid", HC_PID }, { "tid", HC_PID }, { "dso", HC_DSO }, { "sym", HC_SYM },
-	{ "symbol", HC_SYM }, { "cpu", HC_CPU },
+	{ "symbol", HC_SYM }, { "cpu", HC_CPU }, { "trace", HC_TRACE },
 };
 
 int hist_col_parse(const char *name)
@@ -58,6 +58,9 @@ static uint64_t entry_hash(const struct hists *h, const struct hist_entry *e)
 		case HC_CPU:
 			x = mix(x, (uint64_t)(uint32_t)e->cpu);
 			break;
+		case HC_TRACE:	/* interned */
+			x = mix(x, (uintptr_t)e->trace);
+			break;
 		default:
 			break;
 		}
@@ -92,6 +95,10 @@ static bool entry_eq(const struct hists *h, const struct hist_entry *a,
 			break;
 		case HC_CPU:
 			if (a->cpu != b->cpu)
+				return false;
+			break;
+		case HC_TRACE:
+			if (a->trace != b->trace)
 				return false;
 			break;
 		default:
@@ -256,6 +263,7 @@ struct hist_entry *hists__findnew(struct hists *h, const struct hist_entry *tmpl
 	e->max_depth = 0;
 	e->members = NULL;
 	e->id = 0;
+	e->seq = (uint32_t)h->nr;
 	cc_root_init(&e->chain);
 	e->hash = hash;
 	h->table[i] = e;
@@ -305,6 +313,10 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 			if (a->cpu != b->cpu)
 				return a->cpu < b->cpu ? -1 : 1;
 			break;
+		case HC_TRACE:	/* perf: strings in order; N/A rows tie */
+			if (a->trace != b->trace && a->trace && b->trace && (c = strcmp(a->trace, b->trace)))
+				return c;
+			break;
 		default:
 			break;
 		}
@@ -312,45 +324,64 @@ static int key_cmp(const struct hists *h, const struct hist_entry *a,
 	return 0;
 }
 
-/* The order in which perf's rows reach its output tree (its "collapsed" tree): sort keys
- * ascending, a symbol by start address, rows with a symbol before rows without. */
-static int collapse_cmp(const struct hists *h, const struct hist_entry *a,
-			const struct hist_entry *b)
+/* Which side of an existing row E perf's input and collapsed trees put a new row N:
+ * its hist_entry__cmp(E, N) < 0 sends N left. The keys in order, as perf compares them:
+ * strings and a symbol's start and end as differences of N and E, unresolved rows by
+ * address as the 64-bit difference N - E taken as signed. That difference wraps for
+ * addresses more than 2^63 apart (junk frames of code without frame pointers), so the
+ * trees are not sorted then, and their shape decides the order rows reach the output
+ * tree: emulating the trees gives perf's order of ties. */
+static int64_t perf_in_cmp(const struct hists *h, const struct hist_entry *e,
+			   const struct hist_entry *n)
 {
-	int c;
+	int64_t c;
 
 	for (size_t i = 0; i < h->nr_keys; i++) {
 		switch (h->keys[i]) {
 		case HC_COMM:	/* interned: equal strings are one pointer */
-			if (a->comm != b->comm && (c = strcmp(a->comm, b->comm)))
+			if (n->comm != e->comm && (c = strcmp(n->comm, e->comm)))
 				return c;
 			break;
 		case HC_PID:
-			if (a->tid != b->tid)
-				return a->tid < b->tid ? -1 : 1;
+			if (n->tid != e->tid)
+				return (int64_t)n->tid - e->tid;
 			break;
 		case HC_DSO:
 			/* perf: rows outside any dso ([unknown]) after the others */
-			if (!a->dso != !b->dso)
-				return a->dso ? -1 : 1;
-			if (a->dso_key != b->dso_key && (c = strcmp(a->dso_name, b->dso_name)))
+			if (!e->dso != !n->dso)
+				return e->dso ? 1 : -1;
+			if (e->dso_key != n->dso_key && (c = strcmp(n->dso_name, e->dso_name)))
 				return c;
 			break;
 		case HC_SYM:
-			if (!a->sym && !b->sym) {
-				if (a->ip != b->ip)
-					return a->ip < b->ip ? -1 : 1;
-			} else if (!a->sym || !b->sym) {
-				return a->sym ? -1 : 1;
-			} else if (a->sym->start != b->sym->start) {
-				return a->sym->start < b->sym->start ? -1 : 1;
-			} else if (a->sym->size != b->sym->size) {
-				return a->sym->size < b->sym->size ? -1 : 1;
+			if (!e->sym && !n->sym) {
+				c = (int64_t)(n->ip - e->ip);
+				if (c)
+					return c;
+				break;
 			}
+			/* perf compares the dsos first here, whatever the keys */
+			if (!e->dso != !n->dso)
+				return e->dso ? 1 : -1;
+			if (e->dso_key != n->dso_key && (c = strcmp(n->dso_name, e->dso_name)))
+				return c;
+			if (!e->sym || !n->sym)
+				return e->sym ? 1 : -1;
+			if (e->sym == n->sym)
+				break;
+			if (e->sym->start != n->sym->start)
+				return (int64_t)(n->sym->start - e->sym->start);
+			if (e->sym->size != n->sym->size)
+				return (int64_t)((n->sym->start + n->sym->size) -
+						 (e->sym->start + e->sym->size));
 			break;
 		case HC_CPU:
-			if (a->cpu != b->cpu)
-				return a->cpu < b->cpu ? -1 : 1;
+			if (n->cpu != e->cpu)
+				return (int64_t)n->cpu - e->cpu;
+			break;
+		case HC_TRACE:
+			if (n->trace != e->trace && n->trace && e->trace && (c = strcmp(n->trace, e->trace)))
+				return c;
 			break;
 		default:
 			break;
@@ -359,16 +390,22 @@ static int collapse_cmp(const struct hists *h, const struct hist_entry *a,
 	return 0;
 }
 
-static int collapse_qcmp(const void *pa, const void *pb, void *arg)
+static bool in_goes_left(const struct hist_entry *n, const struct hist_entry *e, const void *h)
 {
-	return collapse_cmp(arg, *(struct hist_entry *const *)pa, *(struct hist_entry *const *)pb);
+	return perf_in_cmp(h, e, n) < 0;
+}
+
+static int seq_qcmp(const void *pa, const void *pb)
+{
+	uint32_t a = (*(struct hist_entry *const *)pa)->seq, b = (*(struct hist_entry *const *)pb)->seq;
+
+	return (a > b) - (a < b);
 }
 
 struct sort_ctx {
 	const struct hists *h;
 	const enum hist_col *order;	/* value columns to sort by, in order */
 	size_t nr_order;
-	bool has_sym;
 };
 
 static const struct hist_entry *member(const struct hist_entry *e, size_t k)
@@ -419,8 +456,9 @@ static int out_cmp(const void *pa, const void *pb, void *arg)
 		if (ctx->h->nr_members > 1 && col != HC_SAMPLE &&
 		    (c = group_cmp(ctx->h, a, b, col == HC_CHILDREN)))
 			return c;
-		/* perf: with equal children periods, a caller goes above its callees */
-		if (col == HC_CHILDREN && ctx->has_sym && a->tid == b->tid && a->pid == b->pid &&
+		/* perf: with equal children periods, a caller goes above its callees (rows
+		 * made by one thread; whatever the sort keys, as 6.1 does it) */
+		if (col == HC_CHILDREN && !ctx->h->no_depth_ties && a->tid == b->tid && a->pid == b->pid &&
 		    a->max_depth != b->max_depth) {
 			bool deeper_first = ctx->h->caller;
 
@@ -430,6 +468,11 @@ static int out_cmp(const void *pa, const void *pb, void *arg)
 		}
 	}
 	return key_cmp(ctx->h, a, b);
+}
+
+static bool out_goes_left(const struct hist_entry *n, const struct hist_entry *e, const void *ctx)
+{
+	return out_cmp(&n, &e, (void *)ctx) < 0;
 }
 
 /* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree does). */
@@ -486,7 +529,11 @@ static void rb_fixup(struct rb *t, size_t z)
 	t->red[t->root] = false;
 }
 
-static int rb_order(struct hist_entry **v, size_t n, const struct sort_ctx *ctx)
+/* Insert v[0..n) in order into a red-black tree where goes_left(new, existing) sends a
+ * row left, and put the in-order walk back into v. */
+static int rb_order(struct hist_entry **v, size_t n,
+		    bool (*goes_left)(const struct hist_entry *, const struct hist_entry *,
+				      const void *), const void *ctx)
 {
 	struct rb t = { .root = NIL };
 	struct hist_entry **out;
@@ -510,8 +557,7 @@ static int rb_order(struct hist_entry **v, size_t n, const struct sort_ctx *ctx)
 		x = t.root;
 		while (x != NIL) {
 			y = x;
-			/* out_cmp < 0: z goes before x */
-			left = out_cmp(&v[z], &v[x], (void *)ctx) < 0;
+			left = goes_left(v[z], v[x], ctx);
 			x = left ? t.l[x] : t.r[x];
 		}
 		t.l[z] = t.r[z] = NIL;
@@ -567,13 +613,18 @@ int hists__sort_by(struct hists *h, const enum hist_col *order, size_t nr_order)
 	for (size_t i = 0; i < h->cap; i++)
 		if (h->table[i])
 			h->sorted[n++] = h->table[i];
+	/* perf inserts the rows as they are made into its input tree, walks that into its
+	 * collapsed tree, and walks that into its output tree, ordered by its comparator
+	 * (ties go right); the first two orders are not total (see perf_in_cmp), nor is the
+	 * last in children mode, so the trees' shapes decide ties: do exactly the same */
+	qsort(h->sorted, n, sizeof(*h->sorted), seq_qcmp);
+	if (rb_order(h->sorted, n, in_goes_left, h))
+		return -ENOMEM;
+	/* perf collapses only when a key needs it: comm (strings, not comm objects) */
 	for (size_t i = 0; i < h->nr_keys; i++)
-		ctx.has_sym |= h->keys[i] == HC_SYM;
-	/* perf inserts rows, in collapsed-tree order, into a red-black tree ordered by its
-	 * comparator (ties go right); in children mode that comparator is not a total order,
-	 * so the tree's shape decides ties: do exactly the same */
-	qsort_r(h->sorted, n, sizeof(*h->sorted), collapse_qcmp, (void *)h);
-	return rb_order(h->sorted, n, &ctx);
+		if (h->keys[i] == HC_COMM && rb_order(h->sorted, n, in_goes_left, h))
+			return -ENOMEM;
+	return rb_order(h->sorted, n, out_goes_left, &ctx);
 }
 
 int hists__link_member(struct hists *leader, struct hists *m, size_t idx, size_t nr)
@@ -599,9 +650,11 @@ int hists__link_member(struct hists *leader, struct hists *m, size_t idx, size_t
 
 /* --- printing --- */
 
+/* Headers aligned right; perf's "    Pid:Command" carries its own indent and is left
+ * aligned like the other key columns. */
 static bool col_right(enum hist_col c)
 {
-	return c <= HC_PERIOD || c == HC_PID || c == HC_CPU;
+	return c <= HC_PERIOD || c == HC_CPU;
 }
 
 static const char *col_header(enum hist_col c, bool self)
@@ -625,6 +678,8 @@ static const char *col_header(enum hist_col c, bool self)
 		return "Symbol";
 	case HC_CPU:
 		return "CPU";
+	case HC_TRACE:
+		return "Trace output";
 	default:
 		return "";
 	}
@@ -728,6 +783,9 @@ static void print_cell(FILE *fp, const struct hist_entry *e, enum hist_col c, in
 	case HC_CPU:
 		fprintf(fp, "%*.*d", w, 3, e->cpu);
 		break;
+	case HC_TRACE:	/* the last column is not padded, as perf's */
+		fmt_str_left(fp, e->trace ? e->trace : "N/A", last ? 0 : (size_t)w, 0);
+		break;
 	default:
 		break;
 	}
@@ -748,6 +806,8 @@ static size_t cell_len(const struct hist_entry *e, enum hist_col c)
 		return 4 + (sym_name(e) ? strlen(sym_name(e)) : 18);
 	case HC_CPU:
 		return (size_t)snprintf(buf, sizeof(buf), "%.3d", e->cpu);
+	case HC_TRACE:
+		return e->trace ? strlen(e->trace) : 3;
 	default:
 		return 0;
 	}

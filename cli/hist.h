@@ -31,6 +31,7 @@ enum hist_col {
 	HC_DSO,
 	HC_SYM,
 	HC_CPU,
+	HC_TRACE,		/* a tracepoint sample's formatted fields (perf's "Trace output") */
 	HC_NR
 };
 
@@ -60,6 +61,7 @@ struct hist_entry {
 	const char *dso_key;		/* interned short name: rows merge by it, as in perf */
 	const struct tally_symbol *sym; /* NULL: print ip */
 	uint64_t ip;
+	const char *trace;	/* interned "Trace output" of a tracepoint sample; NULL: N/A */
 	char level;		/* '.', 'k', 'g', 'u', 'H' */
 
 	uint64_t period, nr_samples;		/* self */
@@ -70,6 +72,7 @@ struct hist_entry {
 	struct hist_entry **members;
 	uint64_t hash;
 	uint32_t id;		/* for the user (report: index of deferred trees); 0 on insert */
+	uint32_t seq;		/* creation order: the order perf inserts it into its input tree */
 };
 
 struct hists {
@@ -86,6 +89,8 @@ struct hists {
 	bool callchains;	/* entries carry call-chain trees */
 	struct cc_arena *arena;	/* their nodes come from here (NULL: malloc'd, freed by exit) */
 	bool caller;		/* chains are stored root first */
+	bool no_depth_ties;	/* chains not kept (report -g none): perf's caller-above-callee
+				 * tie break has no depths to compare */
 	size_t nr_members;	/* group view: columns per value (1 = no group) */
 };
 

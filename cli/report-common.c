@@ -339,6 +339,19 @@ int chain_context(uint64_t ip, uint8_t *cpumode)
 	}
 }
 
+unsigned sysctl_max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+	unsigned v = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : 127;
+}
+
 int frames__resolve(struct frames *f, struct tally_session *s, const struct tally_sample *smp,
 		    unsigned max_stack)
 {
@@ -358,7 +371,7 @@ int frames__resolve(struct frames *f, struct tally_session *s, const struct tall
 			}
 			continue;
 		}
-		if (max_stack && f->nr >= max_stack)
+		if (f->nr >= max_stack)
 			break;
 		if (f->nr == f->cap) {
 			size_t cap = f->cap ? f->cap * 2 : 64;

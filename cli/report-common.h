@@ -112,9 +112,11 @@ void frames__exit(struct frames *f);
 /* A call-chain entry that is a PERF_CONTEXT_* marker: sets *cpumode and returns 1, or -1
  * for an unknown marker (the chain is corrupt); 0 for an address. */
 int chain_context(uint64_t ip, uint8_t *cpumode);
-/* Resolve smp's callchain (max_stack 0 = all). 0, 1 when the chain holds an unknown
- * PERF_CONTEXT_* marker (corrupt: no frames, perf then skips the sample in report), or
- * -ENOMEM. */
+/* perf's default --max-stack: kernel.perf_event_max_stack (127 when unreadable). */
+unsigned sysctl_max_stack(void);
+/* Resolve smp's callchain, its first (innermost) max_stack frames (UINT_MAX: all; 0:
+ * none). 0, 1 when the chain holds an unknown PERF_CONTEXT_* marker (corrupt: no
+ * frames, perf then skips the sample in report), or -ENOMEM. */
 int frames__resolve(struct frames *f, struct tally_session *s, const struct tally_sample *smp,
 		    unsigned max_stack);
 

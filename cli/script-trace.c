@@ -212,22 +212,48 @@ void script_trace__delete(struct script_trace *t)
 	free(t);
 }
 
-void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *raw,
-			 uint32_t size)
+/* The event's fields as its print format says, into s (initialized here). */
+static bool format_info(struct script_trace *t, struct trace_seq *s, int cpu, const void *raw,
+			uint32_t size)
 {
 	struct tep_record rec = { 0 };
-	struct trace_seq s;
 
 	if (!t || !raw || size < 2)
-		return;
+		return false;
 	rec.cpu = cpu;
 	rec.size = (int)size;
 	rec.data = (void *)raw;
-	trace_seq_init(&s);
-	tep_print_event(t->tep, &s, &rec, "%s", TEP_PRINT_INFO);
-	trace_seq_terminate(&s);
+	trace_seq_init(s);
+	tep_print_event(t->tep, s, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(s);
+	return true;
+}
+
+void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *raw,
+			 uint32_t size)
+{
+	struct trace_seq s;
+
+	if (!format_info(t, &s, cpu, raw, size))
+		return;
 	fwrite(s.buffer, 1, s.len, fp);
 	trace_seq_destroy(&s);
+}
+
+char *script_trace__format(struct script_trace *t, int cpu, const void *raw, uint32_t size)
+{
+	struct trace_seq s;
+	char *out;
+
+	if (!format_info(t, &s, cpu, raw, size))
+		return NULL;
+	out = malloc(s.len + 1);
+	if (out) {
+		memcpy(out, s.buffer, s.len);
+		out[s.len] = 0;
+	}
+	trace_seq_destroy(&s);
+	return out;
 }
 
 int script_trace__field(struct script_trace *t, const void *raw, uint32_t size,

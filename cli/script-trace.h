@@ -1,7 +1,8 @@
 /*
  * Tracepoint fields for script: parse the TRACING_DATA of a perf.data (perf's
  * "tracing0.6" layout: header page, event format files, kallsyms, printk formats,
- * saved cmdlines) into a libtraceevent handle, then format raw samples with it.
+ * saved cmdlines) into a libtraceevent handle, then format raw samples with it (script's
+ * lines, report's "Trace output" column).
  */
 #ifndef TALLY_CLI_SCRIPT_TRACE_H
 #define TALLY_CLI_SCRIPT_TRACE_H
@@ -21,6 +22,9 @@ int script_trace__parse(struct script_trace **out, const void *buf, size_t len);
 /* Print the event's fields as its print format says (nothing if t is NULL). */
 void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *raw,
 			 uint32_t size);
+
+/* The same text as a string (malloc'd), or NULL (t NULL, no record, no memory). */
+char *script_trace__format(struct script_trace *t, int cpu, const void *raw, uint32_t size);
 
 /* The value of number field NAME of the tracepoint record RAW (SIZE bytes). 0, -ENOENT
  * (no such field, or it does not fit), -EINVAL. */

@@ -181,6 +181,32 @@ for f in g; do	# (system-wide files: other processes' symbols may differ, see th
 	"$TALLY" report --stdio --percent-limit 1 -i $f.data 2>&1 | grep -v '^# (Tip' >t.out
 	if diff p.out t.out >d.out; then ok "$f.data: default report identical to perf (down to 1%)"; else fail "$f.data: default report identical to perf (down to 1%)"; head -10 d.out | sed 's/^/# /'; fi
 done
+# --max-stack as perf: the first N frames in the order the view reads the chain (the
+# outermost in the caller view), none at all with 0
+for ms in "--max-stack 2" "--max-stack 0" "--no-children --max-stack 2" "-G --max-stack 1" \
+	  "--no-children --max-stack 0" "--children -g callee --max-stack 3"; do
+	# shellcheck disable=SC2086
+	perf report --stdio --no-inline $ms -i g.data 2>/dev/null | grep -v '^# (Tip' >p.out
+	# shellcheck disable=SC2086
+	"$TALLY" report --stdio $ms -i g.data 2>&1 | grep -v '^# (Tip' >t.out
+	check "g.data $ms: report identical to perf" diff p.out t.out
+done
+# every row of a system-wide children view, ties included: perf orders rows of equal
+# children and self through its trees (caller above callee within a thread, junk
+# addresses of frame-pointer-less code compared as perf compares them)
+perf report --stdio --no-inline -g none -i ag.data 2>/dev/null | grep -v '^# (Tip' >p.out
+"$TALLY" report --stdio -g none -i ag.data 2>/dev/null | grep -v '^# (Tip' >t.out
+check "ag.data: every row of the children view in perf's order ($(wc -l <p.out) lines)" diff p.out t.out
+# a file of tracepoints only: perf's default is --sort trace
+perf record -q -N -g -e sched:sched_switch -e sched:sched_wakeup -o tponly.data -- sh -c "$HOT --sleeps 20; ls / >/dev/null" >/dev/null 2>&1
+for tv in "" "--no-children" "--sort trace,comm" "-g none"; do
+	# shellcheck disable=SC2086
+	perf report --stdio --no-inline $tv -i tponly.data 2>/dev/null | grep -v '^# (Tip' >p.out
+	# shellcheck disable=SC2086
+	"$TALLY" report --stdio $tv -i tponly.data 2>&1 | grep -v '^# (Tip' >t.out
+	check "tracepoints only ${tv:-(default)}: perf's Trace output report" eval 'grep -q "Trace output" p.out && diff -q p.out t.out'
+done
+
 perf record -q -F 2000 -g -o - "$HOT" 0.2 2>/dev/null >gpipe.data
 perf report --stdio --no-inline --percent-limit 1 -i - <gpipe.data 2>/dev/null | grep -v '^# (Tip' >p.out
 "$TALLY" report --stdio --percent-limit 1 -i - <gpipe.data 2>&1 | grep -v '^# (Tip' >t.out
