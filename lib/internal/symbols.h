@@ -57,5 +57,9 @@ int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path);
 /* A C++ symbol name demangled with its parameter list (malloc'd), or NULL when name is
  * not a mangled C++ name or the C++ runtime's demangler is not there. */
 char *tly_demangle_full(const char *name);
+/* The name perf 6.1 shows for a C++ symbol: demangled without parameters and clone
+ * suffixes (thunks keep their target's parameters); malloc'd, or NULL when name is not
+ * a mangled C++ name. */
+char *tly_demangle(const char *name);
 
 #endif

@@ -291,6 +291,12 @@ static void strip_signature(char *s)
 {
 	size_t n = strlen(s);
 	static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+	const char *f = strstr(s, " for "), *paren = strchr(s, '(');
+
+	/* "typeinfo for decltype(nullptr)", "transaction clone for X::f() const": special
+	 * names keep what follows "for" whole, as perf shows them */
+	if (f && paren && f < paren)
+		return;
 
 	for (bool again = true; again;) {
 		again = false;
@@ -305,6 +311,7 @@ static void strip_signature(char *s)
 	}
 	if (!n || s[n - 1] != ')')
 		return;
+	/* "typeinfo for decltype(nullptr)", "vtable for X": the parentheses are the name's */
 	int depth = 0;
 	size_t i = n;
 	while (i > 0) {
@@ -322,6 +329,9 @@ static void strip_signature(char *s)
 	depth = 0;
 	size_t cut = 0;
 	for (size_t j = 0; j < i; j++) {
+		/* past "operator", spaces are the operator's ("operator void (X::*)()") */
+		if (j >= 8 && depth == 0 && !strncmp(s + j - 8, "operator", 8))
+			break;
 		if (opens(s[j]) && !(s[j] == '<' && j >= 8 && !strncmp(s + j - 8, "operator", 8)))
 			depth++;
 		else if (closes(s[j]) && depth > 0)
@@ -369,8 +379,7 @@ static void strip_clones(char *s)
 	}
 }
 
-/* malloc'd demangled name, or NULL to keep the symbol's own. */
-static char *demangle(const char *name)
+char *tly_demangle(const char *name)
 {
 	char *d = tly_demangle_full(name);
 
@@ -432,7 +441,7 @@ static long load_section(struct tly_symtab *t, Elf *e, Elf_Scn *scn, GElf_Shdr *
 		if (!name || !*name)
 			continue;
 		int b = GELF_ST_BIND(sym.st_info);
-		char *dm = demangle(name);
+		char *dm = tly_demangle(name);
 		if (dm)
 			name = dm;
 		int ret = tly_symtab__add(t, vaddr_to_offset(t, sym.st_value), sym.st_size, name,
@@ -488,7 +497,7 @@ static long load_plt(struct tly_symtab *t, Elf *e)
 			break;
 		if (GELF_R_SYM(r.r_info) && gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
 			name = elf_strptr(e, dsh.sh_link, sym.st_name);
-		char *dm = name ? demangle(name) : NULL;
+		char *dm = name ? tly_demangle(name) : NULL;
 		snprintf(buf, sizeof(buf), "%s@plt", dm ? dm : name ? name : "");
 		free(dm);
 		if (tly_symtab__add(t, vaddr_to_offset(t, base + i * 16), 16, buf, strlen(buf), 2))
