@@ -31,6 +31,7 @@ int cmd_report(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_evlist(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_buildid_list(int argc, char **argv);

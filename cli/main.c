@@ -30,6 +30,7 @@ static const struct cmd commands[] = {
 	{ "buildid-list", cmd_buildid_list, "List the buildids in a perf.data file" },
 	{ "buildid-cache", cmd_buildid_cache, "Manage build-id cache." },
 	{ "inject", cmd_inject, "Filter to augment the events stream with additional information" },
+	{ "probe", cmd_probe, "Define new dynamic tracepoints" },
 	{ "archive", cmd_archive, "Create archive with object files with build-ids found in perf.data file" },
 };
 
