@@ -58,7 +58,6 @@ struct annotate {
 	struct tally_session *session;
 	struct tally_annotate *ann;
 	struct tally_lister *lister;
-	struct frames frames;		/* for its resolve cache */
 	size_t nr_ev;
 	bool group_view;
 	/* the printer's state across functions, as perf's (a static in perf) */
@@ -356,8 +355,9 @@ static int add_sample(struct annotate *a, int evidx, const struct perf_event_hea
 	if (a->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
 			   tally_cpumap__idx(a->o->cpus, (int)smp.cpu) < 0))
 		return 0;
-	resolve_cached(&a->frames.cache, a->session, (pid_t)smp.pid, (pid_t)smp.tid,
-		       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+	if (tally_session__resolve(a->session, (pid_t)smp.pid, (pid_t)smp.tid,
+				   smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc))
+		return -ENOMEM;
 	/* perf drops filtered samples before counting them at all */
 	if (!dso_wanted(a->o, loc.dso))
 		return 0;
@@ -365,7 +365,7 @@ static int add_sample(struct annotate *a, int evidx, const struct perf_event_hea
 		return 0;
 	if (!loc.sym && loc.dso)
 		note_nosym(a, loc.dso);
-	return tally_annotate__add(a->ann, (size_t)evidx, &loc, sample_period(&smp, &ev->attr));
+	return tally_annotate__add(a->ann, (size_t)evidx, &loc, tally_sample__period(&smp, &ev->attr));
 }
 
 static int on_record(void *arg, const struct perf_event_header *hdr,
@@ -377,7 +377,6 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	if (exiting)
 		return -EINTR;
 	if (hdr->type != PERF_RECORD_SAMPLE) {
-		resolve_cache__note(&a->frames.cache, hdr);
 		return tally_session__process(a->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
 	if (evidx < 0 && a->nr_ev == 1)
@@ -1038,7 +1037,6 @@ int cmd_annotate(int argc, char **argv)
 out:
 	tally_lister__delete(a.lister);
 	tally_annotate__delete(a.ann);
-	frames__exit(&a.frames);
 	tally_session__delete(a.session);
 	tally_data__delete(a.data);
 	free(a.warned);
