@@ -870,8 +870,12 @@ static int print_symbol(struct annotate *a, size_t ev, size_t nm, struct tally_a
 	snprintf(buf, sizeof(buf), "Disassembly of section %s:", p.x->section);
 	text_line(&p, buf, strlen(buf));
 	text_line(&p, "", 0);
-	snprintf(buf, sizeof(buf), "%016" PRIx64 " <%s>:", p.x->start,
-		 p.x->name ? p.x->name : sym->name ? sym->name : "");
+	if (p.x->name && p.x->name_off)
+		snprintf(buf, sizeof(buf), "%016" PRIx64 " <%s+0x%" PRIx64 ">:", p.x->start,
+			 p.x->name, p.x->name_off);
+	else
+		snprintf(buf, sizeof(buf), "%016" PRIx64 " <%s>:", p.x->start,
+			 p.x->name ? p.x->name : sym->name ? sym->name : "");
 	text_line(&p, buf, strlen(buf));
 	print_rows(&p);
 	a->nr_printed++;

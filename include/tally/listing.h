@@ -74,8 +74,11 @@ struct tally_listing {
 	uint64_t start, end;		/* the function's addresses as the code has them:
 					 * ELF virtual addresses, kernel addresses for kcore */
 	const char *section;		/* ".text" … (".text" when the code has no sections) */
-	const char *name;		/* objdump's name for the symbol at start (one of its
-					 * aliases), NULL when the files have none */
+	const char *name;		/* objdump's name for start: one of the function's
+					 * aliases, or (without source lines, when objdump reads
+					 * no debuginfo symbols) the nearest symbol below it, at
+					 * name_off before start; NULL when the files have none */
+	uint64_t name_off;
 	const char *path;		/* the file the code came from */
 	bool has_lines;			/* it (or its debuginfo) has DWARF line tables */
 	struct tally_row *rows;

@@ -130,12 +130,63 @@ static int sym_cmp(const void *a, const void *b, void *pool)
 		return (int)y->rank - (int)x->rank;
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
-	return strcmp((const char *)pool + x->name, (const char *)pool + y->name);
+	/* by name without its version ("readdir" before "readdir64") */
+	{
+		const char *na_s = (const char *)pool + x->name, *nb_s = (const char *)pool + y->name;
+		size_t na = strcspn(na_s, "@"), nb = strcspn(nb_s, "@");
+		int c = strncmp(na_s, nb_s, na < nb ? na : nb);
+
+		if (c || na != nb)
+			return c ? c : na < nb ? -1 : 1;
+		return strcmp(na_s, nb_s);
+	}
 }
 
-/* Functions and data objects of one symbol table; returns how many, or -ENOMEM. */
+/* The symbol versions a dynamic symbol table's entries carry: objdump names a symbol
+ * "name@@VERSION" (its default version) or "name@VERSION" (another). */
+struct versions {
+	Elf_Data *versym;		/* per dynamic symbol */
+	const char *names[512];		/* by version index (from .gnu.version_d) */
+};
+
+static void load_versions(Elf *e, struct versions *v)
+{
+	Elf_Scn *scn = NULL;
+
+	memset(v, 0, sizeof(*v));
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t off = 0;
+
+		if (!gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
+			continue;
+		if (sh.sh_type == SHT_GNU_versym) {
+			v->versym = data;
+			continue;
+		}
+		if (sh.sh_type != SHT_GNU_verdef)
+			continue;
+		for (size_t k = 0; k < sh.sh_info; k++) {
+			GElf_Verdef vd;
+			GElf_Verdaux va;
+
+			if (!gelf_getverdef(data, (int)off, &vd) ||
+			    !gelf_getverdaux(data, (int)(off + vd.vd_aux), &va))
+				break;
+			if (vd.vd_ndx < 512 && !(vd.vd_flags & VER_FLG_BASE))
+				v->names[vd.vd_ndx] = elf_strptr(e, sh.sh_link, va.vda_name);
+			if (!vd.vd_next)
+				break;
+			off += vd.vd_next;
+		}
+	}
+}
+
+/* Functions and data objects of one symbol table (v: its versions, for .dynsym); returns
+ * how many, or -ENOMEM. */
 static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
-			size_t *cap, size_t *pool_cap)
+			const struct versions *v, size_t *cap, size_t *pool_cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n = data && sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
@@ -143,7 +194,9 @@ static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_S
 
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
+		GElf_Versym vs;
 		const char *name;
+		char versioned[1024];
 		int type, bind;
 		size_t len;
 
@@ -158,14 +211,20 @@ static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_S
 		name = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!name || !*name || (type == STT_NOTYPE && name[0] == '$'))
 			continue;
+		if (v && v->versym && gelf_getversym(v->versym, (int)i, &vs) &&
+		    (vs & 0x7fff) >= 2 && (vs & 0x7fff) < 512 && v->names[vs & 0x7fff]) {
+			snprintf(versioned, sizeof(versioned), "%s%s%s", name, vs & 0x8000 ? "@" : "@@",
+				 v->names[vs & 0x7fff]);
+			name = versioned;
+		}
 		len = strlen(name) + 1;
 		if (c->nr_syms == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 1024;
-			struct code_sym *v = realloc(c->syms, ncap * sizeof(*v));
+			struct code_sym *grown = realloc(c->syms, ncap * sizeof(*grown));
 
-			if (!v)
+			if (!grown)
 				return -ENOMEM;
-			c->syms = v;
+			c->syms = grown;
 			*cap = ncap;
 		}
 		if (c->pool_len + len > *pool_cap) {
@@ -201,13 +260,14 @@ static int load_symbols(struct tally_code *c, Elf *e)
 	Elf_Scn *scn = NULL, *dyn = NULL;
 	GElf_Shdr sh, dsh;
 	size_t cap = 0, pool_cap = 0;
+	struct versions *v;
 	long n = 0;
 
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		if (sh.sh_type == SHT_SYMTAB) {
-			long r = load_symtab(c, e, scn, &sh, &cap, &pool_cap);
+			long r = load_symtab(c, e, scn, &sh, NULL, &cap, &pool_cap);
 
 			if (r < 0)
 				return (int)r;
@@ -217,8 +277,16 @@ static int load_symbols(struct tally_code *c, Elf *e)
 			dsh = sh;
 		}
 	}
-	if (!n && dyn && load_symtab(c, e, dyn, &dsh, &cap, &pool_cap) < 0)
-		return -ENOMEM;
+	if (!n && dyn) {
+		v = malloc(sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		load_versions(e, v);
+		n = load_symtab(c, e, dyn, &dsh, v, &cap, &pool_cap);
+		free(v);
+		if (n < 0)
+			return -ENOMEM;
+	}
 	if (c->nr_syms)
 		qsort_r(c->syms, c->nr_syms, sizeof(*c->syms), sym_cmp, c->pool);
 	return 0;
@@ -405,8 +473,13 @@ uint64_t tally_code__addr_to_offset(const struct tally_code *c, uint64_t addr)
 
 int tally_code__symbol_addr(const struct tally_code *c, const char *name, uint64_t *addr)
 {
+	size_t n = strlen(name);
+
 	for (size_t i = 0; i < c->nr_syms; i++) {
-		if (!strcmp(c->pool + c->syms[i].name, name)) {
+		const char *sn = c->pool + c->syms[i].name;
+
+		/* a dynamic symbol's name carries its version: "name@@VERSION" */
+		if (!strncmp(sn, name, n) && (sn[n] == 0 || (sn[n] == '@' && !strchr(name, '@')))) {
 			*addr = c->syms[i].addr;
 			return 0;
 		}

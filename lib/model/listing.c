@@ -439,7 +439,7 @@ static int insn_rows(struct build *b, const uint8_t *code, size_t len)
 		    (x->name || b->sym->name)) {
 			/* inside the function: objdump names it after the function */
 			r->target.sym = x->name ? x->name : b->sym->name;
-			r->target.off = r->insn.target - x->start;
+			r->target.off = r->insn.target - x->start + (x->name ? x->name_off : 0);
 		} else if (r->insn.has_target) {
 			r->target = name_of(b, r->insn.target);
 		}
@@ -531,12 +531,16 @@ int tally_lister__list(struct tally_lister *l, struct tally_dso *dso, const stru
 	b.x->end = start + got;		/* a file shorter than the symbol lists what it has */
 	b.x->path = d->path;
 	b.x->has_lines = d->lines != NULL;
-	b.x->name = d->lines ? tally_lines__symbol_name(d->lines, start) : NULL;
+	/* objdump -S reads the debuginfo's symbols, objdump without -S only the file's */
+	b.x->name = d->lines && l->o.source ? tally_lines__symbol_name(d->lines, start) : NULL;
 	if (!b.x->name) {
 		uint64_t at;
 		const char *n = tally_code__symbol(d->code, start, &at);
 
-		b.x->name = n && at == start ? n : NULL;
+		if (n && (at == start || !l->o.source)) {
+			b.x->name = n;
+			b.x->name_off = start - at;
+		}
 	}
 	if (b.x->name && b.x->name[0] == '_' && b.x->name[1] == 'Z') {
 		/* objdump -C: a C++ name in full, with its parameters */
