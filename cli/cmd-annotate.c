@@ -420,7 +420,8 @@ static void name_text(char *buf, size_t cap, const struct tally_row_name *n)
 	if (!n->sym)
 		buf[0] = 0;
 	else if (n->off)
-		snprintf(buf, cap, " <%s+0x%" PRIx64 ">", n->sym, n->off);
+		snprintf(buf, cap, " <%s%c0x%" PRIx64 ">", n->sym, n->off < 0 ? '-' : '+',
+			 n->off < 0 ? (uint64_t)-n->off : (uint64_t)n->off);
 	else
 		snprintf(buf, cap, " <%s>", n->sym);
 }
@@ -430,7 +431,7 @@ static void name_text(char *buf, size_t cap, const struct tally_row_name *n)
  * relative operand refers to as a "# addr <sym>" comment. */
 static void insn_text(const struct tally_row *r, char *buf, size_t cap)
 {
-	char name[1024];
+	char name[512];
 	int n;
 
 	if (r->insn.has_target) {
@@ -588,7 +589,7 @@ static void print_insn(struct sym_print *p, size_t i, uint64_t next_off)
 {
 	const struct tally_row *r = &p->x->rows[i];
 	const struct annotate_opts *o = p->a->o;
-	char insn[1024], raw[128], line[2048], out[4096];
+	char insn[2048], raw[128], line[4096], out[8192];
 	size_t nbytes = r->insn.size < sizeof(r->insn.bytes) ? r->insn.size : sizeof(r->insn.bytes);
 	size_t first = nbytes < RAW_PER_LINE ? nbytes : RAW_PER_LINE;
 	uint64_t end = o->asm_raw && nbytes > RAW_PER_LINE ? r->offset + RAW_PER_LINE : next_off;
@@ -871,8 +872,9 @@ static int print_symbol(struct annotate *a, size_t ev, size_t nm, struct tally_a
 	text_line(&p, buf, strlen(buf));
 	text_line(&p, "", 0);
 	if (p.x->name && p.x->name_off)
-		snprintf(buf, sizeof(buf), "%016" PRIx64 " <%s+0x%" PRIx64 ">:", p.x->start,
-			 p.x->name, p.x->name_off);
+		snprintf(buf, sizeof(buf), "%016" PRIx64 " <%s%c0x%" PRIx64 ">:", p.x->start,
+			 p.x->name, p.x->name_off < 0 ? '-' : '+',
+			 p.x->name_off < 0 ? (uint64_t)-p.x->name_off : (uint64_t)p.x->name_off);
 	else
 		snprintf(buf, sizeof(buf), "%016" PRIx64 " <%s>:", p.x->start,
 			 p.x->name ? p.x->name : sym->name ? sym->name : "");

@@ -49,8 +49,9 @@ uint64_t tally_code__addr_to_offset(const struct tally_code *c, uint64_t addr);
 const char *tally_code__section(const struct tally_code *c, uint64_t addr);
 /* The symbol of the file (functions and data objects, .symtab or else .dynsym, whose
  * names carry their version as objdump prints them: "name@@VERSION") that holds addr, or
- * the nearest one below it in the same section: its name and start. NULL when there is
- * none. objdump names branch targets and memory operands this way. */
+ * the nearest one below it in the same section (or, with none below, the first above:
+ * then start > addr): its name and start. NULL when there is none. objdump names branch
+ * targets and memory operands this way. */
 const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64_t *start);
 /* The address of the file's symbol called name (functions and objects; a dynamic
  * symbol's version, "@@VERSION", need not be given): 0, or -ENOENT.

@@ -55,7 +55,7 @@ enum tally_row_kind {
 /* A name for an address: symbol + offset (objdump's "<name+0x10>"). */
 struct tally_row_name {
 	const char *sym;	/* NULL: no symbol holds the address */
-	uint64_t off;
+	int64_t off;		/* negative: the symbol starts above the address */
 };
 
 struct tally_row {
@@ -78,7 +78,7 @@ struct tally_listing {
 					 * aliases, or (without source lines, when objdump reads
 					 * no debuginfo symbols) the nearest symbol below it, at
 					 * name_off before start; NULL when the files have none */
-	uint64_t name_off;
+	int64_t name_off;
 	const char *path;		/* the file the code came from */
 	bool has_lines;			/* it (or its debuginfo) has DWARF line tables */
 	struct tally_row *rows;

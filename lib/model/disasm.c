@@ -31,6 +31,7 @@ struct code_sec {
 struct code_sym {
 	uint64_t addr, size;
 	uint32_t name;		/* offset in the pool */
+	uint32_t idx;		/* its place in the table: the last word on ties */
 	uint16_t sec;		/* index into secs + 1, 0: none */
 	uint8_t rank;		/* which of several symbols at one address wins */
 };
@@ -138,7 +139,7 @@ static int sym_cmp(const void *a, const void *b, void *pool)
 
 		if (c || na != nb)
 			return c ? c : na < nb ? -1 : 1;
-		return strcmp(na_s, nb_s);
+		return x->idx < y->idx ? -1 : x->idx > y->idx;	/* versions: table order */
 	}
 }
 
@@ -146,6 +147,7 @@ static int sym_cmp(const void *a, const void *b, void *pool)
  * "name@@VERSION" (its default version) or "name@VERSION" (another). */
 struct versions {
 	Elf_Data *versym;		/* per dynamic symbol */
+	bool has_verdef;		/* the file defines versions */
 	const char *names[512];		/* by version index (from .gnu.version_d) */
 };
 
@@ -167,6 +169,7 @@ static void load_versions(Elf *e, struct versions *v)
 		}
 		if (sh.sh_type != SHT_GNU_verdef)
 			continue;
+		v->has_verdef = true;
 		for (size_t k = 0; k < sh.sh_info; k++) {
 			GElf_Verdef vd;
 			GElf_Verdaux va;
@@ -216,6 +219,11 @@ static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_S
 			snprintf(versioned, sizeof(versioned), "%s%s%s", name, vs & 0x8000 ? "@" : "@@",
 				 v->names[vs & 0x7fff]);
 			name = versioned;
+		} else if (v && v->versym && !v->has_verdef && gelf_getversym(v->versym, (int)i, &vs) &&
+			   (vs & 0x7fff) == 1) {
+			/* a program's own exports: objdump calls their version Base */
+			snprintf(versioned, sizeof(versioned), "%s@@Base", name);
+			name = versioned;
 		}
 		len = strlen(name) + 1;
 		if (c->nr_syms == *cap) {
@@ -243,6 +251,7 @@ static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_S
 		c->syms[c->nr_syms++] = (struct code_sym){
 			.addr = s.st_value,
 			.size = s.st_size,
+			.idx = (uint32_t)i,
 			.name = (uint32_t)c->pool_len,
 			.sec = s.st_shndx < c->nr_secs ? (uint16_t)(s.st_shndx + 1) : 0,
 			/* functions and objects over labels; global over weak over local */
@@ -530,6 +539,15 @@ const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64
 			}
 		}
 		lo = first;
+	}
+	/* none below: objdump names the address after the first symbol above it in its
+	 * section (start > addr: a negative offset) */
+	for (size_t i = 0; sec != SIZE_MAX && i < c->nr_syms; i++) {
+		if (c->syms[i].addr > addr && c->syms[i].sec == sec + 1) {
+			if (start)
+				*start = c->syms[i].addr;
+			return c->pool + c->syms[i].name;
+		}
 	}
 	return NULL;
 }

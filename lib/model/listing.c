@@ -397,13 +397,13 @@ static struct tally_row_name name_of(struct build *b, uint64_t addr)
 	sym = tally_session__dso_symbol(b->l->s, b->d->dso, dso_addr);
 	if (sym && sym->name && dso_addr >= sym->start && dso_addr - sym->start < (sym->size ? sym->size : 1)) {
 		n.sym = sym->name;
-		n.off = dso_addr - sym->start;
+		n.off = (int64_t)(dso_addr - sym->start);
 		return n;
 	}
 	name = tally_code__symbol(b->d->code, addr, &start);
 	if (name) {
 		n.sym = name;
-		n.off = addr - start;
+		n.off = (int64_t)(addr - start);
 	}
 	return n;
 }
@@ -439,7 +439,7 @@ static int insn_rows(struct build *b, const uint8_t *code, size_t len)
 		    (x->name || b->sym->name)) {
 			/* inside the function: objdump names it after the function */
 			r->target.sym = x->name ? x->name : b->sym->name;
-			r->target.off = r->insn.target - x->start + (x->name ? x->name_off : 0);
+			r->target.off = (int64_t)(r->insn.target - x->start) + (x->name ? x->name_off : 0);
 		} else if (r->insn.has_target) {
 			r->target = name_of(b, r->insn.target);
 		}
@@ -539,7 +539,7 @@ int tally_lister__list(struct tally_lister *l, struct tally_dso *dso, const stru
 
 		if (n && (at == start || !l->o.source)) {
 			b.x->name = n;
-			b.x->name_off = start - at;
+			b.x->name_off = (int64_t)(start - at);
 		}
 	}
 	if (b.x->name && b.x->name[0] == '_' && b.x->name[1] == 'Z') {
