@@ -19,6 +19,7 @@
 #include <tally/cpumap.h>
 #include <tally/data.h>
 #include <tally/format.h>
+#include <tally/hist.h>
 #include <tally/record.h>
 #include <tally/session.h>
 
@@ -26,7 +27,6 @@
 #include "hist.h"
 #include "report-common.h"
 #include "script-trace.h"
-#include "sample-memo.h"
 
 struct report_opts {
 	const char *input;
@@ -57,16 +57,12 @@ struct report_opts {
 	const char *kallsyms, *symfs;
 };
 
-struct ev_state {
-	struct hists hists;
-	uint64_t nr_samples_seen;
-};
-
 struct report {
 	struct report_opts *o;
 	struct tally_data *data;
 	struct tally_session *session;
-	struct ev_state *ev;
+	struct tally_hists *hists;	/* one histogram per event */
+	uint64_t *nr_samples_seen;	/* per event (--stats) */
 	size_t nr_ev;
 	bool children;
 	bool use_chains;	/* resolve call chains (children, trees) */
@@ -74,38 +70,12 @@ struct report {
 	bool caller;		/* chain order */
 	bool group_view;	/* event groups print as one section */
 	bool children_cols;	/* Children column and order (children, unless -F says not) */
-	struct script_trace *trace;	/* the file's tracepoint formats, for the trace key */
-	enum hist_col order[HC_NR];	/* -F: value columns sort in their order */
+	enum tally_hist_col order[TALLY_HIST_NR_COLS];	/* -F: value columns sort in their order */
 	size_t nr_order;
+	struct script_trace *trace;	/* the file's tracepoint formats, for the trace key */
 	uint64_t lost_samples;
 	uint64_t type_counts[128];
 	uint64_t nr_records;
-	struct frames frames;
-	struct hist_entry **seen;
-	size_t seen_cap;
-	struct cc_frame *ccf;
-	size_t ccf_cap;
-	struct strpool pool;
-	struct cc_arena arena;	/* every call-chain node of the report */
-	/* deferred trees (defer_trees): chains logged per sample, appended at the end only
-	 * to entries heavy enough to print a branch. Record: n, self entry id, period (2
-	 * words), n frame ids, n children entry ids (0: none). */
-	bool defer_trees;
-	struct cc_log log;
-	struct hist_entry **ents;	/* by id - 1 */
-	uint32_t nr_ents, cap_ents;
-	/* dso -> interned names: rows are keyed by short name (as perf does), call-chain
-	 * frames by long name; per-process dso objects of one binary merge */
-	struct dso_slot {
-		const struct tally_dso *dso;
-		const char *key, *long_key;
-	} *dso_keys;
-	size_t dso_cap, nr_dso_keys;
-	/* equal samples are resolved once (not with trees built per sample) */
-	struct sample_memo memo;
-	bool use_memo;
-	bool memo_cpu;		/* the cpu is part of a row: part of the memo's key */
-	int err;
 };
 
 static const char usage[] =
@@ -420,461 +390,15 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	return 0;
 }
 
-static bool list_has_num(char *const *l, long v)
-{
-	for (size_t i = 0; l && l[i]; i++)
-		if (strtol(l[i], NULL, 10) == v)
-			return true;
-	return false;
-}
-
-static void chain_buf(struct report *r, size_t n)
-{
-	if (n > r->ccf_cap) {
-		struct cc_frame *f = realloc(r->ccf, n * sizeof(*f));
-		struct hist_entry **s = realloc(r->seen, n * sizeof(*s) + sizeof(*s));
-
-		if (f)
-			r->ccf = f;
-		if (s)
-			r->seen = s;
-		if (f && s)
-			r->ccf_cap = n;
-		else
-			r->err = -ENOMEM;
-	}
-}
-
-static const char *dso_key(struct report *r, const struct tally_dso *d, bool long_name)
-{
-	size_t i, mask;
-
-	if (!d)
-		return NULL;
-	if (r->nr_dso_keys * 2 >= r->dso_cap) {
-		size_t cap = r->dso_cap ? r->dso_cap * 2 : 256;
-		struct dso_slot *n = calloc(cap, sizeof(*n));
-
-		if (!n) {
-			r->err = -ENOMEM;
-			return NULL;
-		}
-		for (size_t j = 0; j < r->dso_cap; j++) {
-			if (!r->dso_keys[j].dso)
-				continue;
-			for (i = ((uintptr_t)r->dso_keys[j].dso >> 4) & (cap - 1); n[i].dso;
-			     i = (i + 1) & (cap - 1))
-				;
-			n[i] = r->dso_keys[j];
-		}
-		free(r->dso_keys);
-		r->dso_keys = n;
-		r->dso_cap = cap;
-	}
-	mask = r->dso_cap - 1;
-	for (i = ((uintptr_t)d >> 4) & mask; r->dso_keys[i].dso; i = (i + 1) & mask)
-		if (r->dso_keys[i].dso == d)
-			return long_name ? r->dso_keys[i].long_key : r->dso_keys[i].key;
-	r->dso_keys[i].dso = d;
-	r->dso_keys[i].key = strpool__intern(&r->pool, tally_dso__short_name(d));
-	r->dso_keys[i].long_key = strpool__intern(&r->pool, tally_dso__name(d));
-	if (!r->dso_keys[i].key || !r->dso_keys[i].long_key)
-		r->err = -ENOMEM;
-	r->nr_dso_keys++;
-	return long_name ? r->dso_keys[i].long_key : r->dso_keys[i].key;
-}
-
-static void fill_entry(struct report *r, struct hist_entry *t, const struct tally_addr_loc *loc,
-		       bool self)
-{
-	t->dso = loc->dso;
-	t->dso_key = dso_key(r, loc->dso, false);
-	t->dso_name = loc->dso ? tally_dso__short_name(loc->dso) : "[unknown]";
-	t->sym = loc->sym;
-	t->ip = self && loc->map ? loc->dso_addr : loc->addr;
-	t->level = cpumode_level(loc->cpumode);
-}
-
-/* the entry's id for the deferred log (given on first use) */
-static uint32_t entry_id(struct report *r, struct hist_entry *e)
-{
-	if (!e->id) {
-		if (r->nr_ents == r->cap_ents) {
-			uint32_t cap = r->cap_ents ? r->cap_ents * 2 : 1024;
-			struct hist_entry **v = realloc(r->ents, cap * sizeof(*v));
-
-			if (!v) {
-				r->err = -ENOMEM;
-				return 0;
-			}
-			r->ents = v;
-			r->cap_ents = cap;
-		}
-		r->ents[r->nr_ents++] = e;
-		e->id = r->nr_ents;
-	}
-	return e->id;
-}
-
-/* Log one sample's chain (r->ccf, n frames) for self; children ids follow via the
- * returned record (NULL: out of memory). */
-static uint32_t *log_chain(struct report *r, struct hist_entry *self, size_t n, uint64_t period)
-{
-	uint32_t *w = cc_log__append(&r->log, 4 + 2 * n);
-
-	if (!w)
-		return NULL;
-	w[0] = (uint32_t)n;
-	w[1] = entry_id(r, self);
-	w[2] = (uint32_t)period;
-	w[3] = (uint32_t)(period >> 32);
-	for (size_t i = 0; i < n; i++) {
-		/* the frame's id rides along in its resolve slot: most frames were seen */
-		size_t k = r->caller ? n - 1 - i : i;
-		const struct tally_addr_loc *l = &r->frames.v[k];
-		struct resolve_slot *sl = r->frames.slots[k];
-		bool same = sl && sl->loc.addr == l->addr && sl->loc.dso == l->dso &&
-			    sl->loc.sym == l->sym;
-
-		if (same && sl->aux) {
-			w[4 + i] = sl->aux - 1;
-			continue;
-		}
-		if (cc_log__intern(&r->log, &r->ccf[i], &w[4 + i]))
-			return NULL;
-		if (same)
-			sl->aux = w[4 + i] + 1;
-	}
-	memset(w + 4 + n, 0, n * sizeof(*w));
-	return r->err ? NULL : w;
-}
-
-/*
- * The deferred trees: equal samples (same entries, same frames) share one log record
- * with their periods summed; replaying records in the order they first appeared builds
- * the same trees as appending every sample in file order would (each tree gets one chain
- * per record, and a node is created by the first record whose chain has it).
- * An entry whose period (self plus children, an upper bound of its
- * tree's weight) is below the graph threshold (--call-graph's min percent of the total
- * the report prints against) cannot print a branch in graph, flat or folded mode, so
- * its chains are dropped; the others get theirs in file order, as they would have.
- */
-static int replay_chains(struct report *r)
-{
-	uint8_t *big = calloc(r->nr_ents + 1, 1);
-	struct cc_log *l = &r->log;
-
-	if (!big)
-		return -ENOMEM;
-	for (size_t k = 0; k < r->nr_ev; k++) {
-		struct hists *h = &r->ev[k].hists;
-		uint64_t total = r->o->relative ? h->filtered_period : h->total_period;
-		uint64_t min_hit = (uint64_t)((double)total * (r->o->cc_min_percent / 100.0));
-
-		for (size_t i = 0; i < h->cap; i++) {
-			struct hist_entry *e = h->table[i];
-
-			if (e && e->id && e->period_acc >= min_hit)
-				big[e->id] = 1;
-		}
-	}
-	for (size_t off = 0, released = 0; off < l->nr;) {
-		const uint32_t *w = l->w + off;
-
-		/* give back the log behind: the trees grow as it is read */
-		if (off - released >= (1u << 18)) {
-			size_t to = off & ~(size_t)((1u << 18) - 1);
-
-			cc_log__release(l, released, to);
-			released = to;
-		}
-		size_t n = w[0];
-		uint64_t period = w[2] | (uint64_t)w[3] << 32;
-		const uint32_t *ids = w + 4, *ents = w + 4 + n;
-		bool any = big[w[1]];
-
-		off += 4 + 2 * n;
-		for (size_t i = 0; i < n && !any; i++)
-			any = big[ents[i]];
-		if (!any)
-			continue;
-		for (size_t i = 0; i < n; i++)
-			r->ccf[i] = l->frames[ids[i]];
-		if (big[w[1]] && cc_append(&r->ents[w[1] - 1]->chain, &r->arena, r->ccf, n, period))
-			goto nomem;
-		for (size_t i = 0; i < n; i++) {
-			if (big[ents[i]] && cc_append(&r->ents[ents[i] - 1]->chain, &r->arena,
-						      r->ccf + i, n - i, period))
-				goto nomem;
-		}
-	}
-	free(big);
-	cc_log__exit(l);
-	return 0;
-nomem:
-	free(big);
-	return -ENOMEM;
-}
-
-/* What the slow path of one sample did, for the memo: it was filtered out, or it added
- * to self, to the entries in r->seen[1 .. nr_kids] (children) and to the deferred chain
- * record at log_at + 1 (0: none). */
-struct added {
-	bool filtered;
-	struct hist_entry *self;
-	size_t nr_kids;
-	size_t log_at;
-};
-
-/* Resolve one sample and add it to h: filters, self entry, call chain, children. */
-static int add_resolved(struct report *r, struct hists *h, const struct tally_sample *smp,
-			uint64_t period, struct added *out)
-{
-	struct tally_addr_loc loc;
-	struct tally_thread *th;
-	struct hist_entry tmpl = { 0 }, *self;
-	const char *comm;
-	int ret;
-
-	out->filtered = true;
-	th = tally_session__thread(r->session, (pid_t)smp->pid, (pid_t)smp->tid);
-	comm = th ? tally_thread__comm(th) : "[unknown]";
-	if (r->o->comms && !strlist_has(r->o->comms, comm))
-		return 0;
-	if (r->o->pids && !list_has_num(r->o->pids, (long)(int32_t)smp->pid))
-		return 0;
-	if (r->o->tids && !list_has_num(r->o->tids, (long)(int32_t)smp->tid))
-		return 0;
-	resolve_cached(&r->frames.cache, r->session, (pid_t)smp->pid, (pid_t)smp->tid,
-		       smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, smp->ip, &loc);
-	loc.cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	if (r->o->dsos && !(loc.dso && (strlist_has(r->o->dsos, tally_dso__short_name(loc.dso)) ||
-					strlist_has(r->o->dsos, tally_dso__name(loc.dso)))))
-		return 0;
-	if (r->o->syms && !(loc.sym && loc.sym->name && strlist_has(r->o->syms, loc.sym->name)))
-		return 0;
-	out->filtered = false;
-	if (loc.dso)
-		tally_dso__set_hit(loc.dso);
-	h->filtered_period += period;
-	h->nr_filtered_samples++;
-
-	tmpl.comm = hists__comm(h, comm);
-	if (!tmpl.comm)
-		return -ENOMEM;
-	tmpl.thread = th;
-	tmpl.pid = (int32_t)smp->pid;
-	tmpl.tid = (int32_t)smp->tid;
-	tmpl.cpu = smp->type & PERF_SAMPLE_CPU ? (int32_t)smp->cpu : -1;
-	if (r->trace && (smp->type & PERF_SAMPLE_RAW)) {
-		/* perf's trace key: the sample's fields as its format prints them */
-		char *t = script_trace__format(r->trace, 0, smp->raw, smp->raw_size);
-
-		tmpl.trace = t ? strpool__intern(h->pool, t) : NULL;
-		free(t);
-		if (t && !tmpl.trace)
-			return -ENOMEM;
-	}
-	fill_entry(r, &tmpl, &loc, true);
-	self = hists__findnew(h, &tmpl);
-	if (!self)
-		return -ENOMEM;
-	out->self = self;
-	self->period += period;
-	self->nr_samples++;
-	self->period_acc += period;
-	self->nr_samples_acc++;
-	if (r->err)
-		return r->err;
-
-	if (!r->use_chains || !(smp->type & PERF_SAMPLE_CALLCHAIN))
-		return 0;
-	/* a corrupt chain (unknown context marker) is dropped, the sample stays, as in perf */
-	/* perf keeps the first --max-stack frames in the order it reads the chain: the
-	 * innermost callee first, or the outermost in the caller view */
-	ret = frames__resolve(&r->frames, r->session, smp, r->caller ? UINT_MAX : r->o->max_stack);
-	if (ret < 0)
-		return ret;
-	if (r->caller && r->frames.nr > r->o->max_stack) {
-		size_t keep = r->o->max_stack, drop = r->frames.nr - keep;
-
-		memmove(r->frames.v, r->frames.v + drop, keep * sizeof(*r->frames.v));
-		memmove(r->frames.slots, r->frames.slots + drop, keep * sizeof(*r->frames.slots));
-		r->frames.nr = keep;
-	}
-	if (r->frames.nr == 0)
-		return 0;
-	chain_buf(r, r->frames.nr + 1);
-	if (r->err)
-		return r->err;
-
-	size_t n = r->frames.nr, nseen = 0;
-	uint32_t *logw = NULL;
-
-	/* display order: callee (leaf first) or caller (root first) */
-	for (size_t i = 0; i < n; i++) {
-		const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
-
-		r->ccf[i].dso = l->dso;
-		r->ccf[i].dso_key = dso_key(r, l->dso, true);
-		r->ccf[i].sym = l->sym;
-		r->ccf[i].ip = l->addr;
-	}
-	if (r->err)
-		return r->err;
-	if (r->defer_trees) {
-		logw = log_chain(r, self, n, period);
-		if (!logw)
-			return r->err ? r->err : -ENOMEM;
-	} else if (r->build_trees && cc_append(&self->chain, &r->arena, r->ccf, n, period)) {
-		return -ENOMEM;
-	}
-	if (n > self->max_depth)
-		self->max_depth = (uint32_t)n;
-	if (r->children) {
-		char level = self->level;
-
-		r->seen[nseen++] = self;
-		for (size_t i = 0; i < n; i++) {
-			const struct tally_addr_loc *l = &r->frames.v[r->caller ? n - 1 - i : i];
-			struct hist_entry *e;
-			bool dup = false;
-
-			fill_entry(r, &tmpl, l, false);
-			/* perf keeps the previous entry's level for a frame outside any map */
-			if (!l->sym && !l->map)
-				tmpl.level = level;
-			level = tmpl.level;
-			e = hists__findnew(h, &tmpl);
-			if (!e)
-				return -ENOMEM;
-			for (size_t k = 0; k < nseen; k++)
-				if (r->seen[k] == e)
-					dup = true;
-			if (dup)
-				continue;
-			r->seen[nseen++] = e;
-			e->period_acc += period;
-			e->nr_samples_acc++;
-			if (logw) {
-				logw[4 + n + i] = entry_id(r, e);
-				if (r->err)
-					return r->err;
-			} else if (r->build_trees &&
-				   cc_append(&e->chain, &r->arena, r->ccf + i, n - i, period)) {
-				return -ENOMEM;
-			}
-			if (n - i > e->max_depth)
-				e->max_depth = (uint32_t)(n - i);
-		}
-		out->nr_kids = nseen - 1;
-	}
-	if (logw) {
-		ret = cc_log__commit(&r->log, 4 + 2 * n, &out->log_at);
-		out->log_at++;
-		return ret;
-	}
-	return 0;
-}
-
-/* What the memo keeps of a sample that was not filtered out (SAMPLE_MEMO_USER marks a
- * filtered one, without payload). */
-struct memo_added {
-	struct hist_entry *self;
-	uint64_t log_at;		/* + 1; 0: no chain record */
-	struct hist_entry *kids[];	/* nr_words - 2 */
-};
-
-/* Remember what add_resolved did for the sample of key k. */
-static void memo_add(struct report *r, const struct sample_key *k, uint64_t hash,
-		     const struct added *a)
-{
-	size_t words = a->filtered ? 0 : 2 + a->nr_kids;
-	struct sample_memo_ent *e = sample_memo__add(&r->memo, &r->frames.cache, k, hash, words);
-	struct memo_added *m;
-
-	if (!e)
-		return;
-	if (a->filtered) {
-		e->flags |= SAMPLE_MEMO_USER;
-		return;
-	}
-	m = sample_memo_ent_payload(e);
-	m->self = a->self;
-	m->log_at = a->log_at;
-	memcpy(m->kids, r->seen + 1, a->nr_kids * sizeof(*r->seen));
-}
-
-/* Add a sample the memo knows. */
-static void memo_apply(struct report *r, struct hists *h, struct sample_memo_ent *e,
-		       uint64_t period)
-{
-	struct memo_added *m = sample_memo_ent_payload(e);
-
-	if (e->flags & SAMPLE_MEMO_USER)
-		return;		/* filtered out */
-	h->filtered_period += period;
-	h->nr_filtered_samples++;
-	m->self->period += period;
-	m->self->nr_samples++;
-	m->self->period_acc += period;
-	m->self->nr_samples_acc++;
-	for (size_t i = 0; i + 2 < e->nr_words; i++) {
-		m->kids[i]->period_acc += period;
-		m->kids[i]->nr_samples_acc++;
-	}
-	if (m->log_at)
-		cc_log__add_period(&r->log, m->log_at - 1, period);
-}
-
 static int add_sample(struct report *r, int evidx, const struct perf_event_header *hdr)
 {
 	const struct tally_data_event *ev = tally_data__event(r->data, (size_t)evidx);
-	struct ev_state *es = &r->ev[evidx];
-	struct hists *h = &es->hists;
 	struct tally_sample smp;
-	struct sample_key key;
-	struct added added = { 0 };
-	uint64_t period, hash = 0;
-	bool chain;
-	int ret;
 
-	ret = tally_sample__parse(&ev->layout, hdr, &smp);
-	if (ret)
+	if (tally_sample__parse(&ev->layout, hdr, &smp))
 		return 0;	/* a damaged sample is skipped, like perf does */
-	/* perf drops samples of other cpus before counting them (unlike the other filters) */
-	if (r->o->cpus && (!(smp.type & PERF_SAMPLE_CPU) ||
-			   tally_cpumap__idx(r->o->cpus, (int)smp.cpu) < 0))
-		return 0;
-	period = sample_period(&smp, &ev->attr);
-	h->total_period += period;
-	h->nr_samples++;
-
-	if (r->use_memo) {
-		struct sample_memo_ent *e;
-
-		chain = r->use_chains && (smp.type & PERF_SAMPLE_CALLCHAIN);
-		key = (struct sample_key){
-			.pid = (int32_t)smp.pid, .tid = (int32_t)smp.tid,
-			.cpu = r->memo_cpu && (smp.type & PERF_SAMPLE_CPU) ? (int32_t)smp.cpu : -1,
-			.evidx = (uint16_t)evidx,
-			.cpumode = smp.misc & PERF_RECORD_MISC_CPUMODE_MASK,
-			.ip = smp.ip,
-			.chain = chain ? smp.callchain : NULL,
-			.nr_chain = chain ? (size_t)smp.callchain_nr : 0,
-		};
-		e = sample_memo__get(&r->memo, &r->frames.cache, &key, &hash);
-		if (e) {
-			memo_apply(r, h, e, period);
-			return 0;
-		}
-	}
-	ret = add_resolved(r, h, &smp, period, &added);
-	if (ret)
-		return ret;
-	if (r->use_memo)
-		memo_add(r, &key, hash, &added);
-	return 0;
+	return tally_hists__add_sample(r->hists, (size_t)evidx, &smp,
+				       tally_sample__period(&smp, &ev->attr));
 }
 
 static void hexdump(const void *buf, size_t len)
@@ -971,14 +495,13 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 		}
 		if (r->o->dump_raw || r->o->stats)
 			return 0;	/* counted and shown: no threads, maps or symbols */
-		resolve_cache__note(&r->frames.cache, hdr);
 		return tally_session__process(r->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
 	if (evidx < 0 && r->nr_ev == 1)
 		evidx = 0;
 	if (evidx < 0 || (size_t)evidx >= r->nr_ev)
 		return 0;
-	r->ev[evidx].nr_samples_seen++;
+	r->nr_samples_seen[evidx]++;
 	if (r->o->dump_raw || r->o->stats)
 		return 0;
 	return add_sample(r, evidx, hdr);
@@ -1269,13 +792,13 @@ static void print_stats(struct report *r)
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
 
 		printf("%s stats:\n", ev->name ? ev->name : "unknown");
-		printf("%16s events: %10" PRIu64 "\n", "SAMPLE", r->ev[i].nr_samples_seen);
+		printf("%16s events: %10" PRIu64 "\n", "SAMPLE", r->nr_samples_seen[i]);
 	}
 }
 
 /* Columns and sort keys from -s / -F / -n and the children mode. */
-static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
-			 enum hist_col *cols, size_t *nr_cols)
+static int setup_columns(struct report *r, enum tally_hist_col *keys, size_t *nr_keys,
+			 enum tally_hist_col *cols, size_t *nr_cols)
 {
 	const char *sort = r->o->sort ? r->o->sort : "comm,dso,sym";
 	bool all_tp = r->nr_ev > 0;
@@ -1294,7 +817,7 @@ static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
 		if (!l)
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++) {
-			int c = hist_col_parse(l[i]);
+			int c = tally_hist_col__parse(l[i]);
 
 			if (c < 0) {
 				cli_error("-F: unknown field '%s' (use overhead, overhead_children, "
@@ -1302,10 +825,10 @@ static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
 				strlist_free(l);
 				return -EINVAL;
 			}
-			if (*nr_cols < HC_NR * 2)
-				cols[(*nr_cols)++] = (enum hist_col)c;
-			if (hist_col_is_key((enum hist_col)c) && !r->o->sort && *nr_keys < HC_NR)
-				keys[(*nr_keys)++] = (enum hist_col)c;
+			if (*nr_cols < TALLY_HIST_NR_COLS * 2)
+				cols[(*nr_cols)++] = (enum tally_hist_col)c;
+			if (tally_hist_col__is_key((enum tally_hist_col)c) && !r->o->sort && *nr_keys < TALLY_HIST_NR_COLS)
+				keys[(*nr_keys)++] = (enum tally_hist_col)c;
 		}
 		strlist_free(l);
 		if (!r->o->sort)
@@ -1316,25 +839,25 @@ static int setup_columns(struct report *r, enum hist_col *keys, size_t *nr_keys,
 		return -ENOMEM;
 	if (!r->o->fields) {
 		if (r->children)
-			cols[(*nr_cols)++] = HC_CHILDREN;
-		cols[(*nr_cols)++] = HC_OVERHEAD;
+			cols[(*nr_cols)++] = TALLY_HIST_CHILDREN;
+		cols[(*nr_cols)++] = TALLY_HIST_OVERHEAD;
 		if (r->o->show_nr_samples)
-			cols[(*nr_cols)++] = HC_SAMPLE;
+			cols[(*nr_cols)++] = TALLY_HIST_SAMPLES;
 		if (r->o->show_total_period)
-			cols[(*nr_cols)++] = HC_PERIOD;
+			cols[(*nr_cols)++] = TALLY_HIST_PERIOD;
 	}
 	for (size_t i = 0; i < n; i++) {
-		int c = hist_col_parse(l[i]);
+		int c = tally_hist_col__parse(l[i]);
 
-		if (c < 0 || !hist_col_is_key((enum hist_col)c)) {
+		if (c < 0 || !tally_hist_col__is_key((enum tally_hist_col)c)) {
 			cli_error("--sort: unknown key '%s' (use comm, pid, tid, dso, sym, cpu, trace)", l[i]);
 			strlist_free(l);
 			return -EINVAL;
 		}
-		if (*nr_keys < HC_NR)
-			keys[(*nr_keys)++] = (enum hist_col)c;
-		if (!r->o->fields && *nr_cols < HC_NR * 2)
-			cols[(*nr_cols)++] = (enum hist_col)c;
+		if (*nr_keys < TALLY_HIST_NR_COLS)
+			keys[(*nr_keys)++] = (enum tally_hist_col)c;
+		if (!r->o->fields && *nr_cols < TALLY_HIST_NR_COLS * 2)
+			cols[(*nr_cols)++] = (enum tally_hist_col)c;
 	}
 	strlist_free(l);
 	return 0;
@@ -1358,9 +881,9 @@ static unsigned long convert_unit(unsigned long v, char *unit)
 	return v;
 }
 
-static int print_report(struct report *r, const enum hist_col *cols, size_t nr_cols)
+static int print_report(struct report *r, const enum tally_hist_col *cols, size_t nr_cols)
 {
-	struct hists_print_opts po = {
+	struct hist_print_opts po = {
 		.cols = cols,
 		.nr_cols = nr_cols,
 		.children = r->children_cols,
@@ -1377,19 +900,19 @@ static int print_report(struct report *r, const enum hist_col *cols, size_t nr_c
 	};
 	int err = 0;
 
-	po.elide[HC_COMM] = r->o->nr_comms == 1;
-	po.elide[HC_DSO] = r->o->nr_dsos == 1;
-	po.elide[HC_SYM] = r->o->nr_syms == 1;
-	if (po.elide[HC_COMM])
+	po.elide[TALLY_HIST_COMM] = r->o->nr_comms == 1;
+	po.elide[TALLY_HIST_DSO] = r->o->nr_dsos == 1;
+	po.elide[TALLY_HIST_SYM] = r->o->nr_syms == 1;
+	if (po.elide[TALLY_HIST_COMM])
 		printf("# comm: %s\n", r->o->comms[0]);
-	if (po.elide[HC_DSO])
+	if (po.elide[TALLY_HIST_DSO])
 		printf("# dso: %s\n", r->o->dsos[0]);
-	if (po.elide[HC_SYM])
+	if (po.elide[TALLY_HIST_SYM])
 		printf("# symbol: %s\n", r->o->syms[0]);
 	if (!r->o->quiet)
 		printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n", r->lost_samples);
 	for (size_t i = 0; i < r->nr_ev; i++) {
-		struct hists *h = &r->ev[i].hists;
+		struct tally_hist *h = tally_hists__hist(r->hists, i);
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
 		uint64_t nr = 0, period = 0, totals[64];
 		size_t nm = 1;
@@ -1414,19 +937,20 @@ static int print_report(struct report *r, const enum hist_col *cols, size_t nr_c
 				snprintf(name + off, sizeof(name) - off, " }");
 		}
 		for (size_t k = 0; k < nm; k++) {
-			struct hists *m = &r->ev[i + k].hists;
+			struct tally_hist *m = tally_hists__hist(r->hists, i + k);
+			const struct tally_hist_totals *t = tally_hist__totals(m);
 
-			nr += r->o->relative ? m->nr_filtered_samples : m->nr_samples;
-			totals[k] = r->o->relative ? m->filtered_period : m->total_period;
+			nr += r->o->relative ? t->nr_filtered : t->nr_samples;
+			totals[k] = r->o->relative ? t->filtered_period : t->period;
 			period += totals[k];
-			if (k && hists__link_member(h, m, k, nm))
+			if (k && tally_hist__link_member(h, m, k, nm))
 				return -ENOMEM;
 		}
 		if (!nr)
 			continue;
 		po.member_totals = totals;
-		if (r->nr_order ? hists__sort_by(h, r->order, r->nr_order)
-				: hists__sort(h, r->children_cols))
+		if (r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)
+				: tally_hist__sort(h, r->children_cols))
 			return -ENOMEM;
 		if (!r->o->quiet) {
 			unsigned long n = convert_unit((unsigned long)nr, &unit);
@@ -1435,7 +959,7 @@ static int print_report(struct report *r, const enum hist_col *cols, size_t nr_c
 			       name);
 			printf("# Event count (approx.): %" PRIu64 "\n#\n", period);
 		}
-		err = hists__fprintf(h, stdout, &po);
+		err = hist_fprintf(h, stdout, &po);
 		if (err)
 			return err;
 		printf("\n\n");
@@ -1443,6 +967,95 @@ static int print_report(struct report *r, const enum hist_col *cols, size_t nr_c
 	if (!r->o->quiet)
 		printf("#\n# (Tip: Sort by the call chain root with --children and -g caller)\n#\n");
 	return 0;
+}
+
+/* "1,2,3" (parsed by strlist_parse) as numbers, as perf reads them. */
+static int pid_list(char *const *l, pid_t **out, size_t *nr)
+{
+	size_t n = 0;
+
+	while (l[n])
+		n++;
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		(*out)[i] = (pid_t)strtol(l[i], NULL, 10);
+	*nr = n;
+	return 0;
+}
+
+/* The filter options as the library's sample filter. */
+static int make_filter(const struct report_opts *o, struct tally_hist_filter *f)
+{
+	f->comms = (const char *const *)o->comms;
+	f->dsos = (const char *const *)o->dsos;
+	f->syms = (const char *const *)o->syms;
+	f->cpus = o->cpus;
+	if (o->pids && pid_list(o->pids, (pid_t **)&f->pids, &f->nr_pids))
+		return -ENOMEM;
+	if (o->tids && pid_list(o->tids, (pid_t **)&f->tids, &f->nr_tids))
+		return -ENOMEM;
+	return 0;
+}
+
+/* perf's trace key: the sample's fields as its format prints them. */
+static char *trace_text(void *arg, size_t evidx, const struct tally_sample *smp)
+{
+	(void)evidx;
+	if (!arg || !(smp->type & PERF_SAMPLE_RAW))
+		return NULL;
+	return script_trace__format(arg, 0, smp->raw, smp->raw_size);
+}
+
+/* The tracepoint formats, when a key shows trace output. 0, or 1 (error printed). */
+static int trace_setup(struct report *r, const enum tally_hist_col *keys, size_t nr_keys)
+{
+	for (size_t i = 0; i < nr_keys; i++) {
+		int e;
+
+		if (keys[i] != TALLY_HIST_TRACE)
+			continue;
+		e = script_trace__new(&r->trace, r->data);
+		if (e == -ENOMEM) {
+			cli_error("out of memory");
+			return 1;
+		}
+		if (e)
+			cli_warn("%s: no tracepoint formats (TRACING_DATA %s): the trace key shows N/A",
+				 r->o->input, e == -ENOENT ? "absent" : "damaged");
+		return 0;
+	}
+	return 0;
+}
+
+/* One histogram per event, with the trees -g asks for. Trees are deferred where the
+ * graph threshold lets most entries go without one (not for group views: their rows
+ * come from several hists). */
+static int hists_new(struct report *r, const enum tally_hist_col *keys, size_t nr_keys,
+		     const struct tally_hist_filter *filter)
+{
+	const struct report_opts *o = r->o;
+	struct tally_hists_opts ho = {
+		.keys = keys,
+		.nr_keys = nr_keys,
+		/* --max-stack 0: no frames of any chain */
+		.callchains = r->use_chains && o->max_stack,
+		.children = r->children,
+		.caller = r->caller,
+		.trees = r->build_trees ? TALLY_TREES_BUILD : TALLY_TREES_NONE,
+		.tree_min_percent = o->cc_min_percent,
+		.relative = o->relative,
+		.max_stack = o->max_stack,
+		.filter = filter,
+		.trace_text = trace_text,
+		.trace_arg = r->trace,
+	};
+
+	if (r->build_trees && !r->group_view && o->cc_min_percent > 0 &&
+	    (o->cc_mode == CC_GRAPH || o->cc_mode == CC_FLAT || o->cc_mode == CC_FOLDED))
+		ho.trees = TALLY_TREES_DEFER;
+	return tally_hists__new(&r->hists, r->session, r->nr_ev, &ho);
 }
 
 int cmd_report(int argc, char **argv)
@@ -1459,7 +1072,8 @@ int cmd_report(int argc, char **argv)
 	struct report r = { .o = &o };
 	struct tally_session_opts so = { 0 };
 	struct tally_data_error derr = { 0 };
-	enum hist_col keys[HC_NR], cols[HC_NR * 2];
+	enum tally_hist_col keys[TALLY_HIST_NR_COLS], cols[TALLY_HIST_NR_COLS * 2];
+	struct tally_hist_filter filter = { 0 };
 	size_t nr_keys, nr_cols;
 	bool any_chain = false;
 	int ret, status = 1;
@@ -1489,8 +1103,6 @@ int cmd_report(int argc, char **argv)
 		if (tally_data__event(r.data, i)->nr_members > 1)
 			r.group_view = o.group != 0;
 	r.build_trees = any_chain && o.cc_mode != CC_NONE;
-	r.defer_trees = r.build_trees && !r.group_view && o.cc_min_percent > 0 &&
-			(o.cc_mode == CC_GRAPH || o.cc_mode == CC_FLAT || o.cc_mode == CC_FOLDED);
 	/* caller order unless --no-children (pipes: caller order without children, as perf) */
 	r.caller = o.cc_order >= 0 ? o.cc_order == 1 : o.children != 0;
 
@@ -1500,28 +1112,8 @@ int cmd_report(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (setup_columns(&r, keys, &nr_keys, cols, &nr_cols))
+	if (setup_columns(&r, keys, &nr_keys, cols, &nr_cols) || trace_setup(&r, keys, nr_keys))
 		goto out;
-	/* with trees built per sample (not deferred), every sample must reach them */
-	r.use_memo = !(r.build_trees && !r.defer_trees) && r.nr_ev <= UINT16_MAX;
-	for (size_t i = 0; i < nr_keys; i++) {
-		r.memo_cpu |= keys[i] == HC_CPU;
-		/* rows by trace output: each sample's own fields (no memo of equal samples) */
-		if (keys[i] == HC_TRACE && !r.trace) {
-			int e = script_trace__new(&r.trace, r.data);
-
-			if (e == -ENOMEM) {
-				cli_error("out of memory");
-				goto out;
-			}
-			if (e)
-				cli_warn("%s: no tracepoint formats (TRACING_DATA %s): the trace "
-					 "key shows N/A", o.input, e == -ENOENT ? "absent" : "damaged");
-			r.use_memo = false;
-		}
-	}
-	for (size_t i = 0; i < nr_cols; i++)
-		r.memo_cpu |= cols[i] == HC_CPU;
 	r.children_cols = r.children;
 	if (r.children && o.fields) {
 		/* -F decides the columns: entries still accumulate (perf keeps the cumulative
@@ -1529,28 +1121,19 @@ int cmd_report(int argc, char **argv)
 		bool has_children = false;
 
 		for (size_t i = 0; i < nr_cols; i++)
-			has_children |= cols[i] == HC_CHILDREN;
+			has_children |= cols[i] == TALLY_HIST_CHILDREN;
 		r.children_cols = has_children;
 		for (size_t i = 0; i < nr_cols; i++)
-			if (!hist_col_is_key(cols[i]) && r.nr_order < HC_NR)
+			if (!tally_hist_col__is_key(cols[i]) && r.nr_order < TALLY_HIST_NR_COLS)
 				r.order[r.nr_order++] = cols[i];
 		if (!r.nr_order)
-			r.order[r.nr_order++] = HC_OVERHEAD;
+			r.order[r.nr_order++] = TALLY_HIST_OVERHEAD;
 	}
-	r.ev = calloc(r.nr_ev ? r.nr_ev : 1, sizeof(*r.ev));
-	if (!r.ev) {
+	r.nr_samples_seen = calloc(r.nr_ev ? r.nr_ev : 1, sizeof(*r.nr_samples_seen));
+	if (!r.nr_samples_seen || make_filter(&o, &filter) ||
+	    hists_new(&r, keys, nr_keys, &filter)) {
 		cli_error("out of memory");
 		goto out;
-	}
-	for (size_t i = 0; i < r.nr_ev; i++) {
-		if (hists__init_shared(&r.ev[i].hists, keys, nr_keys, &r.pool)) {
-			cli_error("out of memory");
-			goto out;
-		}
-		r.ev[i].hists.callchains = r.use_chains;
-		r.ev[i].hists.arena = &r.arena;
-		r.ev[i].hists.caller = r.caller;
-		r.ev[i].hists.no_depth_ties = !r.build_trees;
 	}
 	if (o.dump_raw)
 		printf("# To display the perf.data header info, please use "
@@ -1587,32 +1170,24 @@ int cmd_report(int argc, char **argv)
 		uint64_t total = 0;
 
 		for (size_t i = 0; i < r.nr_ev; i++)
-			total += r.ev[i].hists.nr_samples;
+			total += tally_hist__totals(tally_hists__hist(r.hists, i))->nr_samples;
 		if (!total) {
 			fprintf(stderr, "Error:\nThe %s data has no samples!\n", o.input);
 			status = cli_finish_output(stdout, "the report");
 			goto out;
 		}
 	}
-	if ((r.defer_trees && replay_chains(&r)) || print_report(&r, cols, nr_cols)) {
+	if (tally_hists__finish(r.hists) || print_report(&r, cols, nr_cols)) {
 		cli_error("out of memory");
 		goto out;
 	}
 	status = cli_finish_output(stdout, "the report");
 out:
-	for (size_t i = 0; r.ev && i < r.nr_ev; i++)
-		hists__exit(&r.ev[i].hists);
-	free(r.ev);
-	free(r.ccf);
-	free(r.seen);
-	free(r.dso_keys);
-	sample_memo__exit(&r.memo);
-	strpool__exit(&r.pool);
+	tally_hists__delete(r.hists);
 	script_trace__delete(r.trace);
-	cc_arena_free(&r.arena);
-	cc_log__exit(&r.log);
-	free(r.ents);
-	frames__exit(&r.frames);
+	free(r.nr_samples_seen);
+	free((pid_t *)filter.pids);
+	free((pid_t *)filter.tids);
 	tally_session__delete(r.session);
 	tally_data__delete(r.data);
 out_opts:

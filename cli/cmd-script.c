@@ -14,11 +14,11 @@
 #include <tally/data.h>
 #include <tally/format.h>
 #include <tally/record.h>
+#include <tally/sample-memo.h>
 #include <tally/session.h>
 
 #include "cmd.h"
 #include "report-common.h"
-#include "sample-memo.h"
 #include "script-trace.h"
 
 enum {
@@ -63,10 +63,9 @@ struct script {
 	struct script_ev *ev;
 	size_t nr_ev;
 	int name_width;
-	struct frames frames;
 	struct out *out;
 	struct line_slot *lines;	/* LINE_SLOTS, allocated with the first chain */
-	struct sample_memo chains;	/* a chain's finished lines, by sample */
+	struct tally_sample_memo *chains;	/* a chain's finished lines, by sample */
 };
 
 static const char usage[] =
@@ -465,15 +464,15 @@ static void print_sym(struct out *o, const struct tally_addr_loc *loc, unsigned 
 /*
  * Call-chain lines repeat: the same return addresses in the same processes, printed the
  * same way. A direct-mapped cache keeps the finished text of recent lines, valid as long
- * as the resolve cache's entry for the address would be (same key and ticks).
+ * as resolving the address again would give the same answer (the session's generations).
  */
 #define LINE_SLOTS 4096
 #define LINE_TEXT 170
 
 struct line_slot {
 	uint64_t ip;
-	int32_t pid;
-	uint32_t tick;
+	uint64_t gen;		/* the session's generation when made (0: empty) */
+	int32_t pid;		/* -1: a kernel address (any process) */
 	uint32_t fields;
 	uint8_t cpumode;
 	uint8_t len;
@@ -488,15 +487,22 @@ static void print_frame(struct out *o, const struct tally_addr_loc *l, unsigned 
 	out_ch(o, '\n');
 }
 
+static struct line_slot *line_slot(struct script *s, uint64_t ip, int32_t key, uint8_t cpumode)
+{
+	uint64_t h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
+		     0xff51afd7ed558ccdull;
+
+	return &s->lines[(h >> 40) & (LINE_SLOTS - 1)];
+}
+
 /* The chain's lines, callee first; nothing for a corrupt chain (as perf). */
 static int print_chain(struct script *s, const struct tally_sample *smp, unsigned f)
 {
-	struct resolve_cache *c = &s->frames.cache;
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, m = cpumode;
 	struct out *o = s->out;
 
 	for (uint64_t i = 0; i < smp->callchain_nr; i++)
-		if (chain_context(smp->callchain[i], &m) < 0)
+		if (tally_chain_context(smp->callchain[i], &m) < 0)
 			return 0;
 	if (!s->lines) {
 		s->lines = calloc(LINE_SLOTS, sizeof(*s->lines));
@@ -504,26 +510,24 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 			return -ENOMEM;
 	}
 	for (uint64_t i = 0; i < smp->callchain_nr; i++) {
-		uint64_t ip = smp->callchain[i], h;
+		uint64_t ip = smp->callchain[i], since;
 		struct tally_addr_loc loc;
 		struct line_slot *ls;
-		uint32_t valid_from;
 		unsigned long flushes;
 		size_t start;
 		int32_t key;
 
-		if (chain_context(ip, &cpumode))
+		if (tally_chain_context(ip, &cpumode))
 			continue;
-		if (resolve_cache__valid_from(c, (pid_t)smp->pid, cpumode, &key, &valid_from))
-			return -ENOMEM;
-		h = resolve_cache__hash(ip, key, cpumode);
-		ls = &s->lines[(h >> 40) & (LINE_SLOTS - 1)];
-		if (ls->tick >= valid_from && ls->ip == ip && ls->pid == key &&
-		    ls->cpumode == cpumode && ls->fields == f && ls->tick) {
+		key = tally_cpumode_is_kernel(cpumode) ? -1 : (int32_t)smp->pid;
+		since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
+		ls = line_slot(s, ip, key, cpumode);
+		if (ls->gen >= since && ls->ip == ip && ls->pid == key && ls->cpumode == cpumode &&
+		    ls->fields == f && ls->gen) {
 			out_mem(o, ls->text, ls->len);
 			continue;
 		}
-		resolve_cached(c, s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
+		tally_session__resolve(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
 		if (o->len + LINE_TEXT > sizeof(o->buf))
 			out_flush(o);
 		start = o->len;
@@ -532,7 +536,7 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 		if (o->flushes == flushes && o->len - start <= LINE_TEXT) {
 			ls->ip = ip;
 			ls->pid = key;
-			ls->tick = c->tick;
+			ls->gen = tally_session__generation(s->session);
 			ls->fields = f;
 			ls->cpumode = cpumode;
 			ls->len = (uint8_t)(o->len - start);
@@ -561,23 +565,21 @@ struct chain_text {
 static int print_chain_memo(struct script *s, int evidx, const struct tally_sample *smp,
 			    unsigned f)
 {
-	struct sample_key key = {
+	struct tally_sample_key key = {
 		.pid = (int32_t)smp->pid, .tid = (int32_t)smp->tid, .cpu = -1,
 		.evidx = (uint16_t)evidx, .cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK,
 		.chain = smp->callchain, .nr_chain = (size_t)smp->callchain_nr,
 	};
-	struct sample_memo_ent *e;
 	struct chain_text *t;
 	struct out *o = s->out;
 	unsigned long flushes;
 	uint64_t hash;
-	size_t start;
+	size_t start, nr_words;
 
 	if (s->nr_ev > UINT16_MAX)
 		return print_chain(s, smp, f);
-	e = sample_memo__get(&s->chains, &s->frames.cache, &key, &hash);
-	if (e) {
-		t = sample_memo_ent_payload(e);
+	t = tally_sample_memo__find(s->chains, s->session, &key, &hash, &nr_words);
+	if (t) {
 		out_mem(o, t->text, t->len);
 		return 0;
 	}
@@ -589,10 +591,9 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 		return -ENOMEM;
 	if (o->flushes != flushes)
 		return 0;	/* longer than the buffer: not kept */
-	e = sample_memo__add(&s->chains, &s->frames.cache, &key, hash,
-			     1 + (o->len - start + 7) / 8);
-	if (e) {
-		t = sample_memo_ent_payload(e);
+	t = tally_sample_memo__add(s->chains, s->session, &key, hash,
+				   1 + (o->len - start + 7) / 8);
+	if (t) {
 		t->len = o->len - start;
 		memcpy(t->text, o->buf + start, t->len);
 	}
@@ -644,7 +645,7 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 		out_mem(o, ": ", 2);
 	}
 	if (f & F_PERIOD) {
-		out_num(o, sample_period(&smp, &ev->attr), 10, 10, ' ');
+		out_num(o, tally_sample__period(&smp, &ev->attr), 10, 10, ' ');
 		out_ch(o, ' ');
 	}
 	if (f & F_EVENT) {
@@ -670,8 +671,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 		} else {
 			struct tally_addr_loc loc;
 
-			resolve_cached(&s->frames.cache, s->session, (pid_t)smp.pid, (pid_t)smp.tid,
-				       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+			tally_session__resolve(s->session, (pid_t)smp.pid, (pid_t)smp.tid,
+					       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
 			out_ch(o, ' ');
 			out_num(o, smp.ip, 16, 16, ' ');
 			print_sym(o, &loc, f);
@@ -679,8 +680,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	} else if ((f & (F_SYM | F_DSO))) {
 		struct tally_addr_loc loc;
 
-		resolve_cached(&s->frames.cache, s->session, (pid_t)smp.pid, (pid_t)smp.tid,
-			       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
+		tally_session__resolve(s->session, (pid_t)smp.pid, (pid_t)smp.tid,
+				       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
 		print_sym(o, &loc, f);
 	}
 	out_ch(o, '\n');
@@ -696,7 +697,6 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	if (exiting)
 		return -EINTR;
 	if (hdr->type != PERF_RECORD_SAMPLE) {
-		resolve_cache__note(&s->frames.cache, hdr);
 		return tally_session__process(s->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
 	if (evidx < 0 && s->nr_ev == 1)
@@ -729,8 +729,11 @@ int cmd_script(int argc, char **argv)
 	s.out->fp = stdout;
 	s.out->len = 0;
 	s.out->flushes = 0;
-	s.chains.max_words = CHAIN_MEMO_WORDS;
-	s.chains.min_hit_pct = CHAIN_MEMO_MIN_HITS;
+	s.chains = tally_sample_memo__new(CHAIN_MEMO_WORDS, CHAIN_MEMO_MIN_HITS);
+	if (!s.chains) {
+		cli_error("out of memory");
+		goto out;
+	}
 	s.nr_ev = tally_data__nr_events(s.data);
 	s.ev = calloc(s.nr_ev ? s.nr_ev : 1, sizeof(*s.ev));
 	if (!s.ev) {
@@ -794,9 +797,8 @@ out:
 	fflush(stdout);
 	free(s.out);
 	free(s.lines);
-	sample_memo__exit(&s.chains);
+	tally_sample_memo__delete(s.chains);
 	free(s.ev);
-	frames__exit(&s.frames);
 	script_trace__delete(s.trace);
 	tally_session__delete(s.session);
 	tally_data__delete(s.data);

@@ -134,15 +134,15 @@ static int parse_sort(const char *s, struct top *t)
 	}
 	t->nr_keys = 0;
 	for (size_t i = 0; i < nr; i++) {
-		int c = hist_col_parse(keys[i]);
+		int c = tally_hist_col__parse(keys[i]);
 
-		if (c < 0 || !hist_col_is_key((enum hist_col)c) || t->nr_keys >= HC_NR) {
+		if (c < 0 || !tally_hist_col__is_key((enum tally_hist_col)c) || t->nr_keys >= TALLY_HIST_NR_COLS) {
 			cli_error("unknown sort key '%s' (known: comm, pid, tid, dso, sym, cpu)",
 				  keys[i]);
 			strlist_free(keys);
 			return -1;
 		}
-		t->keys[t->nr_keys++] = (enum hist_col)c;
+		t->keys[t->nr_keys++] = (enum tally_hist_col)c;
 	}
 	strlist_free(keys);
 	if (!t->nr_keys) {

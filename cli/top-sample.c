@@ -390,6 +390,26 @@ static int synthesize(struct top *t)
 	return err;
 }
 
+/* A histogram per event: the sort keys of -s, call graphs with -g (caller first, as
+ * the callers view prints them), decayed between refreshes. The live kernel shows as
+ * perf top shows it. */
+static int hists_new(struct top *t)
+{
+	struct tally_hists_opts ho = {
+		.keys = t->keys,
+		.nr_keys = t->nr_keys,
+		.callchains = t->o->callgraph,
+		.children = t->children && t->o->callgraph,
+		.caller = true,
+		.trees = t->o->callgraph ? TALLY_TREES_BUILD : TALLY_TREES_NONE,
+		.max_stack = t->o->max_stack,
+		.decay = true,
+		.kernel_name = "[kernel]",
+	};
+
+	return tally_hists__new(&t->hists, t->session, t->nr_ev, &ho);
+}
+
 int top__open(struct top *t, const struct top_opts *o)
 {
 	struct tally_session_opts sopts = { 0 };
@@ -472,15 +492,12 @@ int top__open(struct top *t, const struct top_opts *o)
 	err = open_events(t);
 	if (err)
 		return err;
-	for (size_t e = 0; e < t->nr_ev; e++) {
+	for (size_t e = 0; e < t->nr_ev; e++)
 		tally_sample_layout__from_attr(&t->ev[e].layout, &t->ev[e].attr);
-		err = hists__init_shared(&t->ev[e].hists, t->keys, t->nr_keys, &t->pool);
-		if (err) {
-			cli_error("out of memory");
-			return err;
-		}
-		t->ev[e].hists.callchains = o->callgraph;
-		t->ev[e].hists.caller = true;	/* chains are appended root first */
+	err = hists_new(t);
+	if (err) {
+		cli_error("out of memory");
+		return err;
 	}
 	qsort(t->ids, t->nr_ids, sizeof(*t->ids), id_cmp);
 	err = synthesize(t);
@@ -496,17 +513,14 @@ void top__close(struct top *t)
 		tally_ring__delete(t->rings[i].ring);
 	for (size_t i = 0; i < t->nr_fds; i++)
 		tly_sys__close(t->fds[i]);
-	for (size_t e = 0; e < t->nr_ev; e++) {
-		hists__exit(&t->ev[e].hists);
+	for (size_t e = 0; e < t->nr_ev; e++)
 		free(t->ev[e].name);
-	}
 	free(t->ev);
-	strpool__exit(&t->pool);
+	tally_hists__delete(t->hists);
 	free(t->fds);
 	free(t->ids);
 	free(t->rings);
 	tally_session__delete(t->session);
-	frames__exit(&t->frames);
 	free(t->batch);
 	free(t->recs);
 	tally_cpumap__delete(t->cpus);
@@ -573,108 +587,11 @@ static int rec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void frame_of(struct top *t, const struct tally_addr_loc *l, struct cc_frame *f)
-{
-	f->dso_key = l->dso ? strpool__intern(&t->pool, tally_dso__name(l->dso)) : NULL;
-	f->dso = l->dso;
-	f->sym = l->sym;
-	f->ip = l->sym || !l->dso ? l->addr : l->dso_addr;
-}
-
-static const char *dso_display_name(const struct tally_dso *d)
-{
-	const char *n;
-
-	if (!d)
-		return "[unknown]";
-	n = tally_dso__short_name(d);
-	/* a live kernel is shown as perf top shows it */
-	if (tally_dso__is_kernel(d) && n && !strcmp(n, "[kernel.kallsyms]"))
-		return "[kernel]";
-	return n ? n : "[unknown]";
-}
-
-static void fill_entry(struct top *t, struct hists *h, const struct tally_sample *s,
-		       const struct tally_addr_loc *loc, struct hist_entry *tmpl)
-{
-	const char *comm = loc->thread ? tally_thread__comm(loc->thread) : NULL;
-
-	memset(tmpl, 0, sizeof(*tmpl));
-	tmpl->comm = hists__comm(h, comm ? comm : "[unknown]");
-	tmpl->thread = loc->thread;
-	tmpl->pid = (int32_t)s->pid;
-	tmpl->tid = (int32_t)s->tid;
-	tmpl->cpu = (int32_t)s->cpu;
-	tmpl->dso = loc->dso;
-	tmpl->dso_name = dso_display_name(loc->dso);
-	tmpl->dso_key = strpool__intern(&t->pool, tmpl->dso_name);
-	tmpl->sym = loc->sym;
-	tmpl->ip = loc->sym || !loc->dso ? loc->addr : loc->dso_addr;
-	tmpl->level = cpumode_level(loc->cpumode);
-}
-
-/* -g: every function on the chain gets the sample in its children period and the
- * chain from the outermost caller down to it in its call graph. */
-static int add_callchain(struct top *t, struct hists *h, const struct tally_sample *s,
-			 struct hist_entry *self, uint64_t period)
-{
-	struct cc_frame fr[256];
-	struct hist_entry *seen[256];
-	size_t n, nseen = 0;
-	int err = frames__resolve(&t->frames, t->session, s, t->o->max_stack);
-
-	if (err)
-		return err;
-	n = t->frames.nr < 256 ? t->frames.nr : 256;
-	/* caller first, as the callers view prints it */
-	for (size_t i = 0; i < n; i++)
-		frame_of(t, &t->frames.v[n - 1 - i], &fr[i]);
-	if (!t->children) {
-		if (n)
-			return cc_append(&self->chain, NULL, fr, n, period);
-		return 0;
-	}
-	self->period_acc += period;
-	self->nr_samples_acc++;
-	if (n > self->max_depth)
-		self->max_depth = (uint32_t)n;
-	seen[nseen++] = self;
-	if (n)
-		err = cc_append(&self->chain, NULL, fr, n, period);
-	/* frames[0] is the sampled ip itself: its entry is self */
-	for (size_t i = 1; i < n && !err; i++) {
-		const struct tally_addr_loc *loc = &t->frames.v[i];
-		struct hist_entry tmpl, *e;
-		bool dup = false;
-
-		fill_entry(t, h, s, loc, &tmpl);
-		e = tmpl.comm && tmpl.dso_key ? hists__findnew(h, &tmpl) : NULL;
-		if (!e)
-			return -ENOMEM;
-		for (size_t k = 0; k < nseen; k++)
-			dup |= seen[k] == e;
-		if (dup)
-			continue;	/* recursion: count a function once per sample */
-		if (nseen < 256)
-			seen[nseen++] = e;
-		e->period_acc += period;
-		e->nr_samples_acc++;
-		if (n - i > e->max_depth)
-			e->max_depth = (uint32_t)(n - i);
-		err = cc_append(&e->chain, NULL, fr, n - i, period);
-	}
-	return err;
-}
-
 static int add_sample(struct top *t, const struct perf_event_header *hdr)
 {
-	struct tally_sample s;
-	struct tally_addr_loc loc;
-	struct hist_entry tmpl, *e;
-	struct top_event *ev;
-	struct hists *h;
 	uint8_t cpumode = hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	uint64_t period;
+	struct tally_sample s;
+	struct top_event *ev;
 	size_t idx;
 
 	if (tally_sample__parse(&t->ev[0].layout, hdr, &s))
@@ -683,27 +600,11 @@ static int add_sample(struct top *t, const struct perf_event_header *hdr)
 	if (idx == SIZE_MAX)
 		return 0;
 	ev = &t->ev[idx];
-	h = &ev->hists;
-	period = s.period ? s.period : 1;
 	ev->interval_samples++;
 	t->total_samples++;
-	if (cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL)
+	if (tally_cpumode_is_kernel(cpumode))
 		ev->interval_kernel++;
-	tally_session__resolve(t->session, (pid_t)s.pid, (pid_t)s.tid, cpumode, s.ip, &loc);
-	loc.cpumode = cpumode;
-	fill_entry(t, h, &s, &loc, &tmpl);
-	e = tmpl.comm && tmpl.dso_key ? hists__findnew(h, &tmpl) : NULL;
-	if (!e)
-		return -ENOMEM;
-	e->period += period;
-	e->nr_samples++;
-	h->total_period += period;
-	h->nr_samples++;
-	h->filtered_period += period;
-	h->nr_filtered_samples++;
-	if (t->o->callgraph)
-		return add_callchain(t, h, &s, e, period);
-	return 0;
+	return tally_hists__add_sample(t->hists, idx, &s, s.period ? s.period : 1);
 }
 
 int top__drain(struct top *t)
@@ -756,106 +657,13 @@ void top__end_interval(struct top *t)
 	t->lost_interval = 0;
 }
 
-/* ---- decay ---- */
-
-/* Decay a call graph; branches that reach zero are freed, so a long run with -g
- * keeps only the chains still being sampled. */
-static void decay_chain(struct cc_node *n, bool zero)
-{
-	uint32_t kept = 0, nr = n->nr_kids;
-	struct cc_node *first = NULL;
-
-	n->hits = zero ? 0 : n->hits * 7 / 8;
-	n->cumul = zero ? 0 : n->cumul * 7 / 8;
-	for (uint32_t i = 0; i < nr; i++) {
-		struct cc_node *k = cc_kid(n, i);
-
-		decay_chain(k, zero);
-		if (k->cumul || k->hits) {
-			if (nr > 1)
-				n->kids[kept] = k;
-			if (!kept++)
-				first = k;
-		} else {
-			cc_root_free(k);	/* its subtree (nodes are malloc'd: no arena) */
-			free(k);
-		}
-	}
-	if (nr > 1 && kept <= 1) {	/* back to the direct kid (or none) */
-		free(n->kids);
-		n->one = first;
-	} else if (nr == 1 && !kept) {
-		n->one = NULL;
-	}
-	n->nr_kids = kept;
-}
-
-static uint64_t decayed(uint64_t v, bool zero)
-{
-	return zero ? 0 : v * 7 / 8;
-}
-
-/* Decay every entry; entries that reached zero leave the table (a fresh table is
- * built from the survivors, moving their call graphs over). */
-static int decay_hists(struct hists *h, bool zero)
-{
-	struct hists fresh;
-	uint64_t total = 0, nr = 0;
-	int err = hists__init_shared(&fresh, h->keys, h->nr_keys, h->pool);
-
-	if (err)
-		return err;
-	fresh.callchains = h->callchains;
-	fresh.caller = h->caller;
-	for (size_t i = 0; i < h->cap; i++) {
-		struct hist_entry *e = h->table[i], tmpl, *n;
-
-		if (!e)
-			continue;
-		e->period = decayed(e->period, zero);
-		e->nr_samples = decayed(e->nr_samples, zero);
-		e->period_acc = decayed(e->period_acc, zero);
-		e->nr_samples_acc = decayed(e->nr_samples_acc, zero);
-		if (!e->period && !e->period_acc)
-			continue;
-		tmpl = *e;	/* strings live in the shared pool: no re-interning */
-		n = hists__findnew(&fresh, &tmpl);
-		if (!n) {
-			hists__exit(&fresh);
-			return -ENOMEM;
-		}
-		n->period = e->period;
-		n->nr_samples = e->nr_samples;
-		n->period_acc = e->period_acc;
-		n->nr_samples_acc = e->nr_samples_acc;
-		decay_chain(&e->chain, zero);
-		/* move the call graph: the new entry's root is empty */
-		cc_root_free(&n->chain);
-		n->chain = e->chain;
-		cc_root_init(&e->chain);
-		total += n->period;
-		nr += n->nr_samples;
-	}
-	fresh.total_period = fresh.filtered_period = total;
-	fresh.nr_samples = fresh.nr_filtered_samples = nr;
-	hists__exit(h);
-	*h = fresh;
-	return 0;
-}
-
 void top__decay(struct top *t, bool zero)
 {
-	for (size_t e = 0; e < t->nr_ev; e++) {
-		if (decay_hists(&t->ev[e].hists, zero))
-			cli_warn("out of memory while decaying samples");
-	}
-	t->nr_sorted = 0;	/* the tables were rebuilt */
+	if (tally_hists__decay(t->hists, zero))
+		cli_warn("out of memory while decaying samples");
 }
 
 int top__sort(struct top *t)
 {
-	int err = hists__sort(&t->ev[t->cur].hists, t->children);
-
-	t->nr_sorted = err ? 0 : t->ev[t->cur].hists.nr;
-	return err;
+	return tally_hist__sort(top__hist(t), t->children);
 }

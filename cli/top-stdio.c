@@ -53,9 +53,9 @@ static double pct(uint64_t v, uint64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-bool top_entry_hidden(const struct top *t, const struct hist_entry *e)
+bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
 {
-	const struct hists *h = &t->ev[t->cur].hists;
+	uint64_t total = tally_hist__totals(top__hist(t))->period;
 	uint64_t v = t->children ? e->period_acc : e->period;
 	bool kernel = e->level == 'k' || e->level == 'g';
 
@@ -65,23 +65,23 @@ bool top_entry_hidden(const struct top *t, const struct hist_entry *e)
 		return true;
 	if (!v)
 		return true;
-	return t->o->percent_limit > 0 && pct(v, h->total_period) < t->o->percent_limit;
+	return t->o->percent_limit > 0 && pct(v, total) < t->o->percent_limit;
 }
 
-static const char *sym_name(const struct hist_entry *e)
+static const char *sym_name(const struct tally_hist_entry *e)
 {
 	return e->sym && e->sym->name ? e->sym->name : NULL;
 }
 
 void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
 {
-	const struct hists *h = &t->ev[t->cur].hists;
-	size_t shown = 0;
+	size_t shown = 0, nr;
+	struct tally_hist_entry *const *sorted = tally_hist__sorted(top__hist(t), &nr);
 
 	memset(w, 0, sizeof(*w));
 	w->pid = 15;
-	for (size_t k = 0; k < t->nr_sorted && shown < max_rows; k++) {
-		const struct hist_entry *e = h->sorted[k];
+	for (size_t k = 0; k < nr && shown < max_rows; k++) {
+		const struct tally_hist_entry *e = sorted[k];
 		int l;
 
 		if (top_entry_hidden(t, e))
@@ -99,10 +99,10 @@ void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
 	}
 }
 
-void top_format_row(const struct top *t, const struct hist_entry *e,
+void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 		    const struct top_widths *w, char *buf, size_t len)
 {
-	const struct hists *h = &t->ev[t->cur].hists;
+	uint64_t total = tally_hist__totals(top__hist(t))->period;
 	size_t n = 0;
 
 #define PUT(...)                                                              \
@@ -113,33 +113,32 @@ void top_format_row(const struct top *t, const struct hist_entry *e,
 
 	buf[0] = '\0';
 	if (t->children)
-		PUT("  %7.2f%%  %7.2f%%", pct(e->period_acc, h->total_period),
-		    pct(e->period, h->total_period));
+		PUT("  %7.2f%%  %7.2f%%", pct(e->period_acc, total), pct(e->period, total));
 	else
-		PUT("  %7.2f%%", pct(e->period, h->total_period));
+		PUT("  %7.2f%%", pct(e->period, total));
 	if (t->o->show_nr_samples)
 		PUT("  %12" PRIu64, t->children ? e->nr_samples_acc : e->nr_samples);
 	for (size_t i = 0; i < t->nr_keys; i++) {
 		bool last = i + 1 == t->nr_keys;
 
 		switch (t->keys[i]) {
-		case HC_COMM:
+		case TALLY_HIST_COMM:
 			PUT("  %-*s", last ? 0 : w->comm, e->comm);
 			break;
-		case HC_PID:
+		case TALLY_HIST_PID:
 			PUT("  %7d:%-*s", e->tid, last ? 0 : w->pid - 8, e->comm);
 			break;
-		case HC_DSO:
+		case TALLY_HIST_DSO:
 			PUT("  %-*s", last ? 0 : w->dso, e->dso_name);
 			break;
-		case HC_SYM:
+		case TALLY_HIST_SYM:
 			if (sym_name(e))
 				PUT("  [%c] %-*s", e->level, last ? 0 : w->sym - 4, sym_name(e));
 			else
 				PUT("  [%c] %#0*" PRIx64 "%*s", e->level, 18, e->ip,
 				    last ? 0 : w->sym - 22, "");
 			break;
-		case HC_CPU:
+		case TALLY_HIST_CPU:
 			PUT("  %3.3d", e->cpu);
 			break;
 		default:
@@ -149,13 +148,12 @@ void top_format_row(const struct top *t, const struct hist_entry *e,
 #undef PUT
 }
 
-int top_print_callers(const struct top *t, struct hist_entry *e, FILE *fp)
+int top_print_callers(const struct top *t, struct tally_hist_entry *e, FILE *fp)
 {
-	const struct hists *h = &t->ev[t->cur].hists;
 	struct cc_print_opts o = {
 		.mode = CC_GRAPH,
 		.min_percent = 0.5,
-		.total = h->total_period,
+		.total = tally_hist__totals(top__hist(t))->period,
 		.parent = t->children ? e->period_acc : e->period,
 	};
 
@@ -176,9 +174,9 @@ static size_t default_rows(FILE *fp, size_t *cols)
 
 int top_stdio_refresh(struct top *t, FILE *fp, bool clear)
 {
-	struct hists *h = &t->ev[t->cur].hists;
 	struct top_widths w;
-	size_t cols, rows = default_rows(fp, &cols), shown = 0;
+	size_t cols, rows = default_rows(fp, &cols), shown = 0, nr;
+	struct tally_hist_entry *const *sorted = tally_hist__sorted(top__hist(t), &nr);
 	char line[4096];
 
 	if (t->o->entries > 0)
@@ -190,8 +188,8 @@ int top_stdio_refresh(struct top *t, FILE *fp, bool clear)
 	fputs("-------------------------------------------------------------------------------\n\n",
 	      fp);
 	top_widths(t, rows, &w);
-	for (size_t k = 0; k < t->nr_sorted && shown < rows; k++) {
-		struct hist_entry *e = h->sorted[k];
+	for (size_t k = 0; k < nr && shown < rows; k++) {
+		struct tally_hist_entry *e = sorted[k];
 
 		if (top_entry_hidden(t, e))
 			continue;

@@ -21,7 +21,7 @@ struct top_tui {
 	bool callers;		/* showing the callers of the remembered entry */
 	size_t callers_first;	/* scroll position in the callers view */
 	/* the entry whose callers are shown, by key */
-	struct hist_entry key;
+	struct tally_hist_entry key;
 	char *key_comm;
 	bool zero;
 };
@@ -61,18 +61,19 @@ void top_tui__delete(struct top_tui *ui)
 }
 
 /* The entries shown, in order (hidden ones skipped). */
-static size_t visible(const struct top *t, struct hist_entry ***out)
+static size_t visible(const struct top *t, struct tally_hist_entry ***out)
 {
-	const struct hists *h = &t->ev[t->cur].hists;
-	struct hist_entry **v = malloc((h->nr ? h->nr : 1) * sizeof(*v));
+	size_t nr;
+	struct tally_hist_entry *const *sorted = tally_hist__sorted(top__hist(t), &nr);
+	struct tally_hist_entry **v = malloc((nr ? nr : 1) * sizeof(*v));
 	size_t n = 0;
 
 	*out = v;
-	if (!v || !h->sorted)
+	if (!v || !sorted)
 		return 0;
-	for (size_t k = 0; k < t->nr_sorted; k++)
-		if (!top_entry_hidden(t, h->sorted[k]))
-			v[n++] = h->sorted[k];
+	for (size_t k = 0; k < nr; k++)
+		if (!top_entry_hidden(t, sorted[k]))
+			v[n++] = sorted[k];
 	return n;
 }
 
@@ -98,19 +99,19 @@ static void column_header(const struct top *t, const struct top_widths *w, char 
 		n += (size_t)snprintf(buf + n, len - n, "  %12s", "Samples");
 	for (size_t i = 0; i < t->nr_keys && n < len; i++) {
 		switch (t->keys[i]) {
-		case HC_COMM:
+		case TALLY_HIST_COMM:
 			n += (size_t)snprintf(buf + n, len - n, "  %-*s", w->comm, "Command");
 			break;
-		case HC_PID:
+		case TALLY_HIST_PID:
 			n += (size_t)snprintf(buf + n, len - n, "  %-*s", w->pid, "    Pid:Command");
 			break;
-		case HC_DSO:
+		case TALLY_HIST_DSO:
 			n += (size_t)snprintf(buf + n, len - n, "  %-*s", w->dso, "Shared Object");
 			break;
-		case HC_SYM:
+		case TALLY_HIST_SYM:
 			n += (size_t)snprintf(buf + n, len - n, "  %s", "Symbol");
 			break;
-		case HC_CPU:
+		case TALLY_HIST_CPU:
 			n += (size_t)snprintf(buf + n, len - n, "  %s", "CPU");
 			break;
 		default:
@@ -119,12 +120,13 @@ static void column_header(const struct top *t, const struct top_widths *w, char 
 	}
 }
 
-static struct hist_entry *find_key(struct top_tui *ui, struct top *t)
+static struct tally_hist_entry *find_key(struct top_tui *ui, struct top *t)
 {
-	struct hists *h = &t->ev[t->cur].hists;
+	size_t nr;
+	struct tally_hist_entry *const *sorted = tally_hist__sorted(top__hist(t), &nr);
 
-	for (size_t k = 0; k < t->nr_sorted; k++) {
-		struct hist_entry *e = h->sorted[k];
+	for (size_t k = 0; k < nr; k++) {
+		struct tally_hist_entry *e = sorted[k];
 
 		if (e->dso == ui->key.dso && e->sym == ui->key.sym && e->level == ui->key.level &&
 		    (e->sym || e->ip == ui->key.ip) && e->tid == ui->key.tid &&
@@ -136,7 +138,7 @@ static struct hist_entry *find_key(struct top_tui *ui, struct top *t)
 
 static void draw_callers(struct top_tui *ui, struct top *t, int rows)
 {
-	struct hist_entry *e = find_key(ui, t);
+	struct tally_hist_entry *e = find_key(ui, t);
 	char *text = NULL, *line, *save = NULL;
 	size_t len = 0, i = 0;
 	FILE *fp = open_memstream(&text, &len);
@@ -175,7 +177,7 @@ static void draw_callers(struct top_tui *ui, struct top *t, int rows)
 void top_tui__draw(struct top_tui *ui, struct top *t)
 {
 	int rows = LINES;
-	struct hist_entry **v = NULL;
+	struct tally_hist_entry **v = NULL;
 	size_t n, avail = rows > 3 ? (size_t)rows - 3 : 1;
 	struct top_widths w;
 	char line[4096];
@@ -237,7 +239,7 @@ void top_tui__draw(struct top_tui *ui, struct top *t)
 
 static void remember(struct top_tui *ui, struct top *t)
 {
-	struct hist_entry **v = NULL;
+	struct tally_hist_entry **v = NULL;
 	size_t n = visible(t, &v);
 
 	if (ui->sel < n) {

@@ -20,7 +20,9 @@
 #include <tally/ring.h>
 #include <tally/session.h>
 
-#include "hist.h"
+#include <tally/hist.h>
+
+#include "callchain.h"
 #include "report-common.h"
 
 enum top_ui { TOP_UI_AUTO, TOP_UI_STDIO, TOP_UI_TUI };
@@ -51,7 +53,6 @@ struct top_event {
 	struct perf_event_attr attr;
 	char *name;
 	struct tally_sample_layout layout;
-	struct hists hists;
 	uint64_t interval_samples, interval_kernel;	/* being counted */
 	uint64_t shown_samples, shown_kernel;		/* of the last finished interval */
 };
@@ -88,8 +89,7 @@ struct top {
 	size_t ring_pages;
 	unsigned freq;			/* -F, capped at the kernel's maximum */
 	struct tally_session *session;
-	struct strpool pool;		/* comms and dso names of every table */
-	struct frames frames;
+	struct tally_hists *hists;	/* one per event, decayed between refreshes */
 	/* one drain's worth of records, copied out of the rings and sorted by time */
 	char *batch;
 	size_t batch_len, batch_cap;
@@ -101,13 +101,18 @@ struct top {
 	double interval_secs;		/* length of the last interval */
 	/* view state */
 	size_t cur;			/* event shown */
-	size_t nr_sorted;		/* entries in hists.sorted (the table grows while
-					 * samples arrive between sorts) */
 	bool hide_kernel, hide_user;
 	bool children;
-	enum hist_col keys[HC_NR];
+	enum tally_hist_col keys[TALLY_HIST_NR_COLS];
 	size_t nr_keys;
 };
+
+/* The shown event's histogram. Its entries as last sorted (top__sort) come from
+ * tally_hist__sorted: the table grows while samples arrive between sorts. */
+static inline struct tally_hist *top__hist(const struct top *t)
+{
+	return tally_hists__hist(t->hists, t->cur);
+}
 
 /* top-sample.c */
 /* Open events and rings and read what already runs; t is zeroed with keys set. */
@@ -126,16 +131,16 @@ int top__sort(struct top *t);
 /* "   PerfTop:  N irqs/sec  kernel:x% ..." (no newline). */
 int top_header(const struct top *t, char *buf, size_t len);
 /* Whether entry e is hidden by the kernel/user toggles or the percent limit. */
-bool top_entry_hidden(const struct top *t, const struct hist_entry *e);
+bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e);
 /* One table row into buf (no newline); widths from top_widths(). */
 struct top_widths {
 	int comm, pid, dso, sym;
 };
 void top_widths(const struct top *t, size_t max_rows, struct top_widths *w);
-void top_format_row(const struct top *t, const struct hist_entry *e,
+void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 		    const struct top_widths *w, char *buf, size_t len);
 /* The callers of e as a call graph (caller first), to fp. */
-int top_print_callers(const struct top *t, struct hist_entry *e, FILE *fp);
+int top_print_callers(const struct top *t, struct tally_hist_entry *e, FILE *fp);
 /* One --stdio refresh: header, rule, table. */
 int top_stdio_refresh(struct top *t, FILE *fp, bool clear);
 

@@ -118,6 +118,17 @@ uint64_t tally_sample__period(const struct tally_sample *s, const struct perf_ev
 int tally_sample__read_value(const struct tally_sample *s, uint64_t i,
 			     struct tally_read_value *v);
 
+/* Kernel or guest kernel cpumode: the addresses the kernel's maps and symbols hold. */
+static inline bool tally_cpumode_is_kernel(uint8_t cpumode)
+{
+	return cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* A call-chain entry that is a PERF_CONTEXT_* marker: sets *cpumode to the cpumode of
+ * the entries after it and returns 1, or -1 for an unknown marker (the chain is
+ * corrupt); 0 for an address. */
+int tally_chain_context(uint64_t entry, uint8_t *cpumode);
+
 /* Decode the sample_id trailer of a non-sample record (needs l->sample_id_all).
  * 0, -ENOENT when the layout has no trailer, -EINVAL when it does not fit. */
 int tally_sample_id__parse(const struct tally_sample_layout *l,

@@ -25,6 +25,8 @@ extern "C" {
 #endif
 
 struct tally_session;
+struct tally_sample;
+struct tally_frames;
 struct tally_thread;
 struct tally_map;
 struct tally_dso;
@@ -94,7 +96,13 @@ struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, p
 
 /* Resolve an address. cpumode is the sample's header.misc & PERF_RECORD_MISC_CPUMODE_MASK
  * (for callchain entries, the PERF_CONTEXT_* marker in force). Returns 0, and fills
- * *loc even when parts stay unknown. */
+ * *loc even when parts stay unknown (-ENOMEM: the thread could not be made).
+ *
+ * Lookups go through a cache of recently resolved addresses that lives in the session:
+ * samples repeat the same few ips and return addresses. tally_session__process empties
+ * only what a record may change (a process's MMAP, COMM, FORK or EXIT its addresses; a
+ * kernel MMAP, KSYMBOL, BPF_EVENT or TEXT_POKE the kernel's; a record of unknown meaning
+ * everything), so answers are always what an uncached lookup would give. */
 int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
 			   uint64_t ip, struct tally_addr_loc *loc);
 
@@ -117,6 +125,37 @@ struct tally_data_error;
  * tally_data__for_each returns. */
 int tally_session__read_hits(struct tally_session *s, struct tally_data *d,
 			     struct tally_data_error *err);
+
+/*
+ * A sample's call chain, resolved: one frame per address, callee (the sampled ip)
+ * first, PERF_CONTEXT_* markers turned into each frame's cpumode, through the same
+ * cache. This is where frames the recorded chain lacks will come in (user frames
+ * unwound from a --call-graph dwarf sample's stack, inlined functions at an address):
+ * callers just walk the frames. A tally_frames is a buffer reused from sample to
+ * sample; its frames stay valid until the next resolve_chain into it.
+ */
+struct tally_frames *tally_frames__new(void);
+void tally_frames__delete(struct tally_frames *f);
+size_t tally_frames__nr(const struct tally_frames *f);
+/* Frame i (0: the callee), or NULL past the end. loc->thread is the sample's thread. */
+const struct tally_addr_loc *tally_frames__get(const struct tally_frames *f, size_t i);
+/* Resolve smp's PERF_SAMPLE_CALLCHAIN into f (no frames without one), at most max_stack
+ * frames of it in the order the chain lists them, innermost first (UINT_MAX: all; 0:
+ * none). 0; 1 when the chain holds an unknown PERF_CONTEXT_* marker (corrupt:
+ * no frames, perf then skips the chain); -ENOMEM. */
+int tally_session__resolve_chain(struct tally_session *s, const struct tally_sample *smp,
+				 unsigned max_stack, struct tally_frames *f);
+
+/*
+ * For caches a caller keeps of what it made from resolved addresses (formatted lines,
+ * aggregated samples): the session's clock ticks at each record that may change a
+ * resolution. Something made from addresses of process pid in cpumode at generation g
+ * (tally_session__generation when it was made) is still what resolving them again
+ * would give while g >= tally_session__valid_since(s, pid, cpumode). Kernel cpumodes
+ * share one validity for all processes. Generations only grow.
+ */
+uint64_t tally_session__generation(struct tally_session *s);
+uint64_t tally_session__valid_since(struct tally_session *s, pid_t pid, uint8_t cpumode);
 
 const char *tally_thread__comm(const struct tally_thread *t);
 pid_t tally_thread__pid(const struct tally_thread *t);

@@ -38,6 +38,9 @@ const char *tally_version(void);
 #include <tally/buildid-cache.h>
 #include <tally/perfconfig.h>
 #include <tally/jitdump.h>
+#include <tally/callchain.h>
+#include <tally/hist.h>
+#include <tally/sample-memo.h>
 #include <tally/ring.h>
 #include <tally/writer.h>
 #include <tally/synth.h>

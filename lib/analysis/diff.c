@@ -13,6 +13,7 @@
 #include <tally/data.h>
 #include <tally/diff.h>
 #include <tally/record.h>
+#include "internal/analysis.h"
 
 struct prow {
 	const char *comm, *dso, *sym;	/* interned; NULL: none */
@@ -40,56 +41,16 @@ struct tally_profile {
 	struct tally_session *session;
 	struct pevent *ev;
 	size_t nr_ev;
-	/* interned strings */
-	char **strs;
-	size_t strs_cap, strs_nr;
+	struct tally_strpool strs;	/* interned strings */
 	uint64_t truncated;
 	int err;
 };
 
 /* ---- strings --------------------------------------------------------------------- */
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
-}
-
 static const char *intern(struct tally_profile *p, const char *s)
 {
-	size_t i, mask;
-
-	if (!s)
-		return NULL;
-	if ((p->strs_nr + 1) * 2 > p->strs_cap) {
-		size_t cap = p->strs_cap ? p->strs_cap * 2 : 1024;
-		char **v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return NULL;
-		for (size_t k = 0; k < p->strs_cap; k++) {
-			if (!p->strs[k])
-				continue;
-			for (i = str_hash(p->strs[k]) & (cap - 1); v[i]; i = (i + 1) & (cap - 1))
-				;
-			v[i] = p->strs[k];
-		}
-		free(p->strs);
-		p->strs = v;
-		p->strs_cap = cap;
-	}
-	mask = p->strs_cap - 1;
-	for (i = str_hash(s) & mask; p->strs[i]; i = (i + 1) & mask)
-		if (!strcmp(p->strs[i], s))
-			return p->strs[i];
-	p->strs[i] = strdup(s);
-	if (!p->strs[i])
-		return NULL;
-	p->strs_nr++;
-	return p->strs[i];
+	return s ? tally_strpool__intern(&p->strs, s) : NULL;
 }
 
 /* ---- rows ------------------------------------------------------------------------ */
@@ -148,16 +109,16 @@ static uint64_t row_hash(const enum tally_diff_key *keys, size_t nr, const struc
 
 		switch (keys[i]) {
 		case TALLY_DIFF_KEY_COMM:
-			v = r->comm ? str_hash(r->comm) : 0;
+			v = r->comm ? tly_str_hash(r->comm) : 0;
 			break;
 		case TALLY_DIFF_KEY_PID:
 			v = (uint32_t)r->tid;
 			break;
 		case TALLY_DIFF_KEY_DSO:
-			v = r->dso ? str_hash(r->dso) : 0;
+			v = r->dso ? tly_str_hash(r->dso) : 0;
 			break;
 		case TALLY_DIFF_KEY_SYM:
-			v = r->sym ? str_hash(r->sym) : 1;
+			v = r->sym ? tly_str_hash(r->sym) : 1;
 			break;
 		case TALLY_DIFF_KEY_CPU:
 			v = (uint32_t)r->cpu;
@@ -394,9 +355,7 @@ void tally_profile__delete(struct tally_profile *p)
 		free(p->ev[e].table);
 	}
 	free(p->ev);
-	for (size_t i = 0; i < p->strs_cap; i++)
-		free(p->strs[i]);
-	free(p->strs);
+	tly_strpool__exit(&p->strs);
 	tally_session__delete(p->session);
 	tally_data__delete(p->data);
 	free(p->path);

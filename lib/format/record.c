@@ -394,3 +394,28 @@ const char *tally_record__type_name(uint32_t type)
 		return user_names[type - 64];
 	return NULL;
 }
+
+int tally_chain_context(uint64_t entry, uint8_t *cpumode)
+{
+	if (entry < PERF_CONTEXT_MAX)
+		return 0;
+	switch (entry) {
+	case PERF_CONTEXT_HV:
+		*cpumode = PERF_RECORD_MISC_HYPERVISOR;
+		return 1;
+	case PERF_CONTEXT_KERNEL:
+		*cpumode = PERF_RECORD_MISC_KERNEL;
+		return 1;
+	case PERF_CONTEXT_USER:
+		*cpumode = PERF_RECORD_MISC_USER;
+		return 1;
+	case PERF_CONTEXT_GUEST_KERNEL:
+		*cpumode = PERF_RECORD_MISC_GUEST_KERNEL;
+		return 1;
+	case PERF_CONTEXT_GUEST_USER:
+		*cpumode = PERF_RECORD_MISC_GUEST_USER;
+		return 1;
+	default:
+		return -1;
+	}
+}

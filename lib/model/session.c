@@ -17,6 +17,7 @@
 #include <tally/data.h>
 #include <tally/format.h>
 #include <tally/session.h>
+#include "internal/session.h"
 #include "internal/symbols.h"
 
 struct tally_dso {
@@ -90,6 +91,9 @@ struct tally_session {
 	char kallsyms_note[8448];	/* a damaged cache copy passed over ("": none) */
 	pthread_t kallsyms_tid;
 	struct tly_symtab ksyms;	/* kallsyms, shared by the kernel and modules */
+	struct tly_resolve_cache rcache;	/* resolved addresses of the recent past */
+	const void *notes_owner;	/* who uses the cache's notes (NULL: nobody) */
+	struct tally_thread *last_thread;	/* tally_session__thread's last answer */
 };
 
 static size_t hash_u(uint64_t v)
@@ -242,6 +246,7 @@ void tally_session__delete(struct tally_session *s)
 		free(d);
 	}
 	free(s->kmaps.v);
+	tly_resolve_cache__exit(&s->rcache);
 	tly_symtab__release(&s->ksyms);
 	free(s->kallsyms);
 	free(s->symfs);
@@ -668,14 +673,20 @@ static struct tally_thread *thread_new(struct tally_session *s, pid_t pid, pid_t
 
 struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, pid_t tid)
 {
-	struct tally_thread *t = thread_find(s, tid);
+	struct tally_thread *t = s->last_thread;
+
+	/* samples come in runs of one thread: the last answer, until a record changes them */
+	if (t && t->tid == tid && (t->pid == pid || pid == -1))
+		return t;
+	t = thread_find(s, tid);
 	if (t && pid != -1 && t->pid != pid && t->pid == -1) {
 		t->pid = pid;	/* learned the process of a thread first seen without it */
 		t->proc = proc_findnew(s, pid);
 	}
-	if (t)
-		return t;
-	return thread_new(s, pid == -1 ? tid : pid, tid);
+	if (!t)
+		t = thread_new(s, pid == -1 ? tid : pid, tid);
+	s->last_thread = t;
+	return t;
 }
 
 /* ---- records --------------------------------------------------------------- */
@@ -701,7 +712,7 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 			size_t bid_len)
 {
 	uint8_t cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+	bool kernel = tally_cpumode_is_kernel(cpumode);
 	struct tally_dso *dso;
 	struct tally_map *m;
 	char jit[64];
@@ -786,6 +797,9 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 
 	if (!s->kallsyms_chosen)
 		kallsyms_choose(s);	/* no BUILD_ID list came first: decide now */
+	if (hdr->type != PERF_RECORD_SAMPLE)
+		tly_resolve_cache__note(&s->rcache, hdr);
+	s->last_thread = NULL;
 
 	switch (hdr->type) {
 	case TALLY_RECORD_HEADER_BUILD_ID:	/* perf inject -b, pipe mode */
@@ -984,8 +998,9 @@ static void kallsyms_load(struct tally_session *s)
 			 strerror(-s->kallsyms_err));
 }
 
-int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
-			   uint64_t ip, struct tally_addr_loc *loc)
+/* The lookup itself: thread, map, dso, symbol. */
+static int resolve_addr(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+			uint64_t ip, struct tally_addr_loc *loc)
 {
 	struct tally_map *m = NULL;
 
@@ -997,7 +1012,7 @@ int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_
 	if (!loc->thread)
 		return -ENOMEM;
 
-	if (cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL) {
+	if (tally_cpumode_is_kernel(cpumode)) {
 		m = maps_find(&s->kmaps, ip);
 		if (!m && !s->kmaps.nr && !s->opts.no_symbols) {
 			/* no kernel MMAP in the file: kallsyms still names kernel addresses */
@@ -1134,6 +1149,87 @@ int tally_session__read_hits(struct tally_session *s, struct tally_data *d,
 	struct hits_walk w = { s, d };
 
 	return tally_data__for_each(d, TALLY_DATA_ORDERED, hits_record, &w, err);
+}
+
+/* ---- the resolve cache (internal/session.h) ---------------------------------- */
+
+struct tly_resolve_cache *tly_session__cache(struct tally_session *s)
+{
+	return &s->rcache;
+}
+
+void tly_session__resolve_noted(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+				uint64_t ip, struct tally_addr_loc *loc, uint32_t **note)
+{
+	struct tly_resolve_cache *c = &s->rcache;
+	struct tly_resolve_slot *slot;
+	uint32_t valid_from;
+	int32_t key;
+
+	if (note)
+		*note = NULL;
+	if (tly_resolve_cache__valid_from(c, pid, cpumode, &key, &valid_from)) {
+		resolve_addr(s, pid, tid, cpumode, ip, loc);
+		loc->thread = NULL;
+		return;
+	}
+	slot = &c->slots[(tly_resolve_hash(ip, key, cpumode) >> 40) & (TLY_RESOLVE_SLOTS - 1)];
+	if (slot->tick >= valid_from && slot->ip == ip && slot->pid == key &&
+	    slot->loc.cpumode == cpumode) {
+		*loc = slot->loc;
+	} else {
+		if (resolve_addr(s, pid, tid, cpumode, ip, loc)) {
+			loc->thread = NULL;
+			return;		/* out of memory: not worth keeping */
+		}
+		loc->thread = NULL;
+		slot->tick = c->tick;
+		slot->ip = ip;
+		slot->pid = key;
+		slot->note = 0;
+		slot->loc = *loc;
+	}
+	if (note)
+		*note = &slot->note;
+}
+
+int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+			   uint64_t ip, struct tally_addr_loc *loc)
+{
+	tly_session__resolve_noted(s, pid, tid, cpumode, ip, loc, NULL);
+	loc->thread = tally_session__thread(s, pid, tid);
+	return loc->thread ? 0 : -ENOMEM;
+}
+
+bool tly_session__own_notes(struct tally_session *s, const void *owner)
+{
+	if (!owner || (s->notes_owner && s->notes_owner != owner)) {
+		if (!owner)
+			s->notes_owner = NULL;
+		return false;
+	}
+	if (s->notes_owner != owner && s->rcache.slots)
+		for (size_t i = 0; i < TLY_RESOLVE_SLOTS; i++)
+			s->rcache.slots[i].note = 0;
+	s->notes_owner = owner;
+	return true;
+}
+
+uint64_t tally_session__generation(struct tally_session *s)
+{
+	if (tly_resolve_cache__init(&s->rcache))
+		return 0;
+	return tly_resolve_generation(s->rcache.wraps, s->rcache.tick);
+}
+
+uint64_t tally_session__valid_since(struct tally_session *s, pid_t pid, uint8_t cpumode)
+{
+	uint32_t valid_from;
+	int32_t key;
+
+	if (tly_resolve_cache__valid_from(&s->rcache, pid, cpumode, &key, &valid_from))
+		return UINT64_MAX;
+	return tly_resolve_generation(s->rcache.wraps, valid_from);
 }
 
 /* ---- accessors ------------------------------------------------------------- */

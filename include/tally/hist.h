@@ -1,0 +1,205 @@
+/*
+ * Histograms: samples aggregated into entries by sort keys (comm, pid, dso, sym, cpu),
+ * with self and children ("cumulative") periods and a call-chain tree per entry, sorted
+ * the way perf 6.1 sorts its report. What `tally report` and `tally top` print is made
+ * here; so can annotate, diff, flame graphs or an exporter of another program.
+ *
+ *   tally_hists__new(&hs, session, nr_events, &opts);
+ *   for each record, in time order (tally_data__for_each with TALLY_DATA_ORDERED):
+ *       side-band -> tally_session__process(session, hdr);
+ *       sample    -> tally_hists__add_sample(hs, evidx, &sample, period);
+ *   tally_hists__finish(hs);
+ *   h = tally_hists__hist(hs, evidx); tally_hist__sort(h, children);
+ *   entries = tally_hist__sorted(h, &nr);   (heaviest first; entries[i]->chain: the tree)
+ *
+ * Entries live in an open-addressing hash keyed by the selected sort keys only, so
+ * `--sort dso` merges every symbol of a dso into one row. Strings (comms, dso names)
+ * are interned: hists that share a tally_strpool compare entries by pointer.
+ */
+#ifndef TALLY_HIST_H
+#define TALLY_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <tally/callchain.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tally_cpumap;
+struct tally_dso;
+struct tally_sample;
+struct tally_session;
+struct tally_symbol;
+struct tally_thread;
+
+/* Columns of perf's report: value columns first, then the sort keys. */
+enum tally_hist_col {
+	TALLY_HIST_OVERHEAD,	/* self period percent (Overhead / Self) */
+	TALLY_HIST_CHILDREN,	/* children period percent */
+	TALLY_HIST_SAMPLES,	/* self sample count */
+	TALLY_HIST_PERIOD,	/* self period */
+	TALLY_HIST_COMM,
+	TALLY_HIST_PID,		/* the thread (perf's Pid:Command) */
+	TALLY_HIST_DSO,
+	TALLY_HIST_SYM,
+	TALLY_HIST_CPU,
+	TALLY_HIST_TRACE,	/* a tracepoint sample's fields as its format prints them
+				 * (perf's "Trace output") */
+	TALLY_HIST_NR_COLS
+};
+
+static inline bool tally_hist_col__is_key(enum tally_hist_col c)
+{
+	return c >= TALLY_HIST_COMM && c < TALLY_HIST_NR_COLS;
+}
+
+/* perf's name of a sort key or -F field ("overhead", "overhead_children", "sample",
+ * "period", "comm", "pid", "tid", "dso", "sym", "symbol", "cpu", "trace"); -1 if
+ * unknown. */
+int tally_hist_col__parse(const char *name);
+
+/* Interned strings: equal strings, equal pointers. */
+struct tally_strpool;
+struct tally_strpool *tally_strpool__new(void);
+void tally_strpool__delete(struct tally_strpool *p);
+/* The pool's copy of s (NULL: out of memory). */
+const char *tally_strpool__intern(struct tally_strpool *p, const char *s);
+
+/* One row. Read-only for callers: the hists own it. */
+struct tally_hist_entry {
+	const char *comm;	/* interned: the thread's comm at the first sample */
+	const struct tally_thread *thread;	/* the pid column prints its latest comm */
+	int32_t pid, tid, cpu;	/* cpu -1: the sample had none */
+	const struct tally_dso *dso;	/* NULL: [unknown] */
+	const char *dso_name;		/* name shown (perf's short name) */
+	const char *dso_key;		/* interned short name: rows merge by it, as in perf */
+	const struct tally_symbol *sym;	/* NULL: unresolved, show ip */
+	uint64_t ip;		/* the address (dso-relative for a self row inside a map) */
+	const char *trace;	/* interned trace output of a tracepoint sample; NULL: N/A */
+	char level;		/* perf's cpumode letter: '.', 'k', 'g', 'u', 'H' */
+
+	uint64_t period, nr_samples;		/* self */
+	uint64_t period_acc, nr_samples_acc;	/* self + callees (children mode) */
+	struct tally_cc_node chain;	/* the chains through this row (trees on) */
+	uint32_t max_depth;	/* longest chain added (perf's caller-above-callee tie break) */
+	/* group view: the same row in the other members' hists ([0] unused; NULL: none) */
+	struct tally_hist_entry **members;
+	/* private */
+	uint64_t hash;
+	uint32_t id;
+	uint32_t seq;		/* creation order: the order perf inserts it into its input tree */
+};
+
+/* One event's histogram, and the set of them a file's samples go to. */
+struct tally_hist;
+struct tally_hists;
+
+struct tally_hist_totals {
+	uint64_t period, nr_samples;		/* every sample of the event */
+	uint64_t filtered_period, nr_filtered;	/* the samples the filter kept */
+};
+
+const struct tally_hist_totals *tally_hist__totals(const struct tally_hist *h);
+size_t tally_hist__nr_entries(const struct tally_hist *h);
+/* Does h keep call-chain trees in its entries? */
+bool tally_hist__has_trees(const struct tally_hist *h);
+
+/* Sort entries for output: by children period (children) then self period, heaviest
+ * first, ties broken as perf breaks them. 0 or -ENOMEM. */
+int tally_hist__sort(struct tally_hist *h, bool children);
+/* Sort by these value columns in order (heaviest first), then the sort keys (-F). */
+int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order, size_t nr);
+/* The entries in the order of the last sort (*nr of them: entries added since are not
+ * there), valid until the next sort, add or decay. */
+struct tally_hist_entry *const *tally_hist__sorted(const struct tally_hist *h, size_t *nr);
+/* The entry of h with like's sort keys, or NULL (like may be from another hist that
+ * shares h's strpool). */
+struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
+					  const struct tally_hist_entry *like);
+
+/* Group view: link every entry of member (index idx >= 1 of nr in the group) into
+ * leader's entries' members[idx], adding empty leader rows for keys only the member
+ * has. Call for each member before sorting the leader. 0 or -ENOMEM. */
+int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *member, size_t idx,
+			    size_t nr);
+/* Members per row (1 unless linked). */
+size_t tally_hist__nr_members(const struct tally_hist *h);
+
+/* Which samples count in entries (all NULL / 0: every sample). Samples the filter drops
+ * still count in the totals' period and nr_samples, except for cpus: samples of other
+ * cpus are dropped before anything counts them (perf does the same). */
+struct tally_hist_filter {
+	const char *const *comms;	/* NULL-terminated lists */
+	const char *const *dsos;	/* short or long name */
+	const char *const *syms;
+	const pid_t *pids;
+	size_t nr_pids;
+	const pid_t *tids;
+	size_t nr_tids;
+	const struct tally_cpumap *cpus;
+};
+
+enum tally_hist_trees {
+	TALLY_TREES_NONE,	/* no call-chain trees */
+	TALLY_TREES_BUILD,	/* every sample's chain goes into its entries' trees */
+	TALLY_TREES_DEFER,	/* chains are logged and only entries at least
+				 * tree_min_percent of the total get trees, at finish:
+				 * much less memory on big files, the same trees where
+				 * a graph prints branches */
+};
+
+struct tally_hists_opts {
+	const enum tally_hist_col *keys;	/* sort keys, in order (default comm,dso,sym) */
+	size_t nr_keys;
+	bool callchains;	/* resolve call chains (children and trees need them) */
+	bool children;		/* every function on a chain gets the period in period_acc */
+	bool caller;		/* trees root first (caller order); else callee first */
+	enum tally_hist_trees trees;
+	double tree_min_percent;	/* TALLY_TREES_DEFER's threshold */
+	bool relative;		/* ... of the filtered total instead of the total */
+	unsigned max_stack;	/* frames kept per chain (perf's --max-stack): the innermost
+				 * ones, or the outermost with caller (0: all; for none,
+				 * leave callchains off) */
+	bool decay;		/* tally_hists__decay will be used (live views): trees are
+				 * built node by node so they can shrink, no sample memo */
+	const char *kernel_name;	/* dso_name of the kernel's rows (NULL: its short
+					 * name, "[kernel.kallsyms]") */
+	const struct tally_hist_filter *filter;	/* NULL: every sample */
+	struct tally_strpool *pool;	/* shared by several hists (NULL: one of its own) */
+	/* The TALLY_HIST_TRACE key's text of a sample of event evidx (perf formats the
+	 * tracepoint's fields, which needs the file's formats: the caller's business), in
+	 * a malloc'd string the hists take; NULL: N/A. Unset: every row N/A. Samples with
+	 * this key are not memoized (each has its own fields). */
+	char *(*trace_text)(void *arg, size_t evidx, const struct tally_sample *smp);
+	void *trace_arg;
+};
+
+/* A histogram per event (evidx 0 .. nr_events - 1) of samples resolved in session.
+ * opts: NULL for the defaults. 0 or -errno (-EINVAL for bad keys). */
+int tally_hists__new(struct tally_hists **out, struct tally_session *session,
+		     size_t nr_events, const struct tally_hists_opts *opts);
+void tally_hists__delete(struct tally_hists *hs);
+struct tally_hist *tally_hists__hist(struct tally_hists *hs, size_t evidx);
+
+/* Add a sample of event evidx weighing period (tally_sample__period()). Resolves its ip
+ * and chain in the session, which must have seen every side-band record before it.
+ * Equal samples (same thread, cpu where it is a key, ip and chain) are resolved once
+ * while the session's generation says their answer holds. 0 or -ENOMEM. */
+int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
+			    const struct tally_sample *smp, uint64_t period);
+/* After the last sample: build deferred trees. 0 or -ENOMEM. */
+int tally_hists__finish(struct tally_hists *hs);
+
+/* Age every hist (live views between refreshes): periods and counts * 7/8, or 0 when
+ * zero; entries and branches that reach 0 go. Needs opts.decay. 0 or -ENOMEM. */
+int tally_hists__decay(struct tally_hists *hs, bool zero);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

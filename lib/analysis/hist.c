@@ -1,0 +1,685 @@
+/*
+ * One event's histogram (tally/hist.h): entries hashed by the sort keys, and the
+ * output order perf 6.1 gives them (its input and collapsed trees, then a red-black tree
+ * ordered by its comparator, ties and all).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tally/session.h>
+#include "internal/analysis.h"
+
+static const struct {
+	const char *name;
+	enum tally_hist_col col;
+} col_names[] = {
+	{ "overhead", TALLY_HIST_OVERHEAD }, { "overhead_children", TALLY_HIST_CHILDREN },
+	{ "sample", TALLY_HIST_SAMPLES }, { "period", TALLY_HIST_PERIOD }, { "comm", TALLY_HIST_COMM },
+	{ "pid", TALLY_HIST_PID }, { "tid", TALLY_HIST_PID }, { "dso", TALLY_HIST_DSO }, { "sym", TALLY_HIST_SYM },
+	{ "symbol", TALLY_HIST_SYM }, { "cpu", TALLY_HIST_CPU }, { "trace", TALLY_HIST_TRACE },
+};
+
+int tally_hist_col__parse(const char *name)
+{
+	for (size_t i = 0; i < sizeof(col_names) / sizeof(col_names[0]); i++)
+		if (!strcmp(name, col_names[i].name))
+			return (int)col_names[i].col;
+	return -1;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t entry_hash(const struct tally_hist *h, const struct tally_hist_entry *e)
+{
+	uint64_t x = 0x12345;
+
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case TALLY_HIST_COMM:
+			x = mix(x, (uintptr_t)e->comm);
+			break;
+		case TALLY_HIST_PID:
+			x = mix(x, (uint64_t)(uint32_t)e->tid);
+			break;
+		case TALLY_HIST_DSO:
+			x = mix(x, (uintptr_t)e->dso_key);
+			break;
+		case TALLY_HIST_SYM:
+			x = mix(x, (uintptr_t)e->dso_key);
+			x = mix(x, e->sym ? e->sym->start : e->ip);
+			break;
+		case TALLY_HIST_CPU:
+			x = mix(x, (uint64_t)(uint32_t)e->cpu);
+			break;
+		case TALLY_HIST_TRACE:	/* interned */
+			x = mix(x, (uintptr_t)e->trace);
+			break;
+		default:
+			break;
+		}
+	}
+	return x;
+}
+
+static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *a,
+		     const struct tally_hist_entry *b)
+{
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case TALLY_HIST_COMM:
+			if (a->comm != b->comm)
+				return false;
+			break;
+		case TALLY_HIST_PID:
+			if (a->tid != b->tid)
+				return false;
+			break;
+		case TALLY_HIST_DSO:
+			if (a->dso_key != b->dso_key)
+				return false;
+			break;
+		case TALLY_HIST_SYM:
+			/* a symbol is its dso and start address (dsos may be per process) */
+			/* the level is not part of the key: the first sample's is shown */
+			if (!a->sym != !b->sym || a->dso_key != b->dso_key)
+				return false;
+			if (a->sym ? a->sym->start != b->sym->start : a->ip != b->ip)
+				return false;
+			break;
+		case TALLY_HIST_CPU:
+			if (a->cpu != b->cpu)
+				return false;
+			break;
+		case TALLY_HIST_TRACE:
+			if (a->trace != b->trace)
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+int tly_hist__init(struct tally_hist *h, const enum tally_hist_col *keys, size_t nr_keys,
+		   struct tally_strpool *pool)
+{
+	memset(h, 0, sizeof(*h));
+	h->pool = pool;
+	h->nr_members = 1;
+	if (nr_keys > TALLY_HIST_NR_COLS)
+		return -EINVAL;
+	for (size_t i = 0; i < nr_keys; i++)
+		if (!tally_hist_col__is_key(keys[i]))
+			return -EINVAL;
+	memcpy(h->keys, keys, nr_keys * sizeof(*keys));
+	h->nr_keys = nr_keys;
+	h->cap = 1024;
+	h->table = calloc(h->cap, sizeof(*h->table));
+	h->hashes = calloc(h->cap, sizeof(*h->hashes));
+	return h->table && h->hashes ? 0 : -ENOMEM;
+}
+
+void tly_hist__exit(struct tally_hist *h)
+{
+	free(h->hashes);
+	h->hashes = NULL;
+	if (!h->table)
+		return;
+	for (size_t i = 0; i < h->cap; i++) {
+		if (h->table[i]) {
+			if (!h->arena_trees)
+				tally_cc_root__exit(&h->table[i]->chain);
+			free(h->table[i]->members);
+			free(h->table[i]);
+		}
+	}
+	free(h->table);
+	free(h->sorted);
+	memset(h, 0, sizeof(*h));
+}
+
+static int grow(struct tally_hist *h)
+{
+	size_t cap = h->cap * 2;
+	struct tally_hist_entry **t = calloc(cap, sizeof(*t));
+	uint64_t *hs = calloc(cap, sizeof(*hs));
+
+	if (!t || !hs) {
+		free(t);
+		free(hs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->cap; i++) {
+		struct tally_hist_entry *e = h->table[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = e->hash & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = e;
+		hs[j] = e->hash;
+	}
+	free(h->table);
+	free(h->hashes);
+	h->table = t;
+	h->hashes = hs;
+	h->cap = cap;
+	return 0;
+}
+
+struct tally_hist_entry *tly_hist__findnew(struct tally_hist *h,
+					   const struct tally_hist_entry *tmpl_in)
+{
+	struct tally_hist_entry keyed;
+	const struct tally_hist_entry *tmpl = tmpl_in;
+	uint64_t hash;
+
+	if (tmpl_in->dso && !tmpl_in->dso_key) {
+		keyed = *tmpl_in;
+		keyed.dso_key = tally_strpool__intern(h->pool, tally_dso__short_name(tmpl_in->dso));
+		if (!keyed.dso_key)
+			return NULL;
+		tmpl = &keyed;
+	}
+	hash = entry_hash(h, tmpl) | 1;	/* never 0: that marks an empty slot */
+	struct tally_hist_entry *e;
+	size_t i;
+
+	if ((h->nr + 1) * 4 >= h->cap * 3 && grow(h))
+		return NULL;
+	/* probe the hashes only: the entries themselves are far apart in memory */
+	for (i = hash & (h->cap - 1); h->hashes[i]; i = (i + 1) & (h->cap - 1))
+		if (h->hashes[i] == hash && entry_eq(h, h->table[i], tmpl))
+			return h->table[i];
+	e = malloc(sizeof(*e));
+	if (!e)
+		return NULL;
+	*e = *tmpl;
+	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
+	e->max_depth = 0;
+	e->members = NULL;
+	e->id = 0;
+	e->seq = (uint32_t)h->nr;
+	tally_cc_root__init(&e->chain);
+	e->hash = hash;
+	h->table[i] = e;
+	h->hashes[i] = hash;
+	h->nr++;
+	return e;
+}
+
+static const char *sym_name(const struct tally_hist_entry *e)
+{
+	return e->sym && e->sym->name ? e->sym->name : NULL;
+}
+
+static int key_cmp(const struct tally_hist *h, const struct tally_hist_entry *a,
+		   const struct tally_hist_entry *b)
+{
+	int c;
+
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case TALLY_HIST_COMM:	/* interned: equal strings are one pointer */
+			if (a->comm != b->comm && (c = strcmp(a->comm, b->comm)))
+				return c;
+			break;
+		case TALLY_HIST_PID:
+			if (a->tid != b->tid)
+				return a->tid < b->tid ? -1 : 1;
+			break;
+		case TALLY_HIST_DSO:
+			/* perf: rows outside any dso ([unknown]) after the others */
+			if (!a->dso != !b->dso)
+				return a->dso ? -1 : 1;
+			if (a->dso_key != b->dso_key && (c = strcmp(a->dso_name, b->dso_name)))
+				return c;
+			break;
+		case TALLY_HIST_SYM: {
+			const char *x = sym_name(a), *y = sym_name(b);
+
+			if (x && y && (c = strcmp(x, y)))
+				return c;
+			if (!x != !y)
+				return x ? -1 : 1;
+			/* perf's output sort leaves two unresolved rows tied */
+			break;
+		}
+		case TALLY_HIST_CPU:
+			if (a->cpu != b->cpu)
+				return a->cpu < b->cpu ? -1 : 1;
+			break;
+		case TALLY_HIST_TRACE:	/* perf: strings in order; N/A rows tie */
+			if (a->trace != b->trace && a->trace && b->trace && (c = strcmp(a->trace, b->trace)))
+				return c;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Which side of an existing row E perf's input and collapsed trees put a new row N:
+ * its hist_entry__cmp(E, N) < 0 sends N left. The keys in order, as perf compares them:
+ * strings and a symbol's start and end as differences of N and E, unresolved rows by
+ * address as the 64-bit difference N - E taken as signed. That difference wraps for
+ * addresses more than 2^63 apart (junk frames of code without frame pointers), so the
+ * trees are not sorted then, and their shape decides the order rows reach the output
+ * tree: emulating the trees gives perf's order of ties. */
+static int64_t perf_in_cmp(const struct tally_hist *h, const struct tally_hist_entry *e,
+			   const struct tally_hist_entry *n)
+{
+	int64_t c;
+
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		switch (h->keys[i]) {
+		case TALLY_HIST_COMM:	/* interned: equal strings are one pointer */
+			if (n->comm != e->comm && (c = strcmp(n->comm, e->comm)))
+				return c;
+			break;
+		case TALLY_HIST_PID:
+			if (n->tid != e->tid)
+				return (int64_t)n->tid - e->tid;
+			break;
+		case TALLY_HIST_DSO:
+			/* perf: rows outside any dso ([unknown]) after the others */
+			if (!e->dso != !n->dso)
+				return e->dso ? 1 : -1;
+			if (e->dso_key != n->dso_key && (c = strcmp(n->dso_name, e->dso_name)))
+				return c;
+			break;
+		case TALLY_HIST_SYM:
+			if (!e->sym && !n->sym) {
+				c = (int64_t)(n->ip - e->ip);
+				if (c)
+					return c;
+				break;
+			}
+			/* perf compares the dsos first here, whatever the keys */
+			if (!e->dso != !n->dso)
+				return e->dso ? 1 : -1;
+			if (e->dso_key != n->dso_key && (c = strcmp(n->dso_name, e->dso_name)))
+				return c;
+			if (!e->sym || !n->sym)
+				return e->sym ? 1 : -1;
+			if (e->sym == n->sym)
+				break;
+			if (e->sym->start != n->sym->start)
+				return (int64_t)(n->sym->start - e->sym->start);
+			if (e->sym->size != n->sym->size)
+				return (int64_t)((n->sym->start + n->sym->size) -
+						 (e->sym->start + e->sym->size));
+			break;
+		case TALLY_HIST_CPU:
+			if (n->cpu != e->cpu)
+				return (int64_t)n->cpu - e->cpu;
+			break;
+		case TALLY_HIST_TRACE:
+			if (n->trace != e->trace && n->trace && e->trace && (c = strcmp(n->trace, e->trace)))
+				return c;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static bool in_goes_left(const struct tally_hist_entry *n, const struct tally_hist_entry *e, const void *h)
+{
+	return perf_in_cmp(h, e, n) < 0;
+}
+
+static int seq_qcmp(const void *pa, const void *pb)
+{
+	uint32_t a = (*(struct tally_hist_entry *const *)pa)->seq, b = (*(struct tally_hist_entry *const *)pb)->seq;
+
+	return (a > b) - (a < b);
+}
+
+struct sort_ctx {
+	const struct tally_hist *h;
+	const enum tally_hist_col *order;	/* value columns to sort by, in order */
+	size_t nr_order;
+};
+
+static const struct tally_hist_entry *member(const struct tally_hist_entry *e, size_t k)
+{
+	return k == 0 ? e : e->members ? e->members[k] : NULL;
+}
+
+/* compare a field member by member (group view), heaviest first */
+static int group_cmp(const struct tally_hist *h, const struct tally_hist_entry *a,
+		     const struct tally_hist_entry *b, bool acc)
+{
+	for (size_t k = 1; k < h->nr_members; k++) {
+		const struct tally_hist_entry *x = member(a, k), *y = member(b, k);
+		uint64_t vx = x ? (acc ? x->period_acc : x->period) : 0;
+		uint64_t vy = y ? (acc ? y->period_acc : y->period) : 0;
+
+		if (vx != vy)
+			return vx > vy ? -1 : 1;
+	}
+	return 0;
+}
+
+static uint64_t value_of(const struct tally_hist_entry *e, enum tally_hist_col c)
+{
+	switch (c) {
+	case TALLY_HIST_CHILDREN:
+		return e->period_acc;
+	case TALLY_HIST_SAMPLES:
+		return e->nr_samples;
+	default:
+		return e->period;
+	}
+}
+
+static int out_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct tally_hist_entry *a = *(struct tally_hist_entry *const *)pa;
+	const struct tally_hist_entry *b = *(struct tally_hist_entry *const *)pb;
+	const struct sort_ctx *ctx = arg;
+	int c;
+
+	for (size_t i = 0; i < ctx->nr_order; i++) {
+		enum tally_hist_col col = ctx->order[i];
+		uint64_t x = value_of(a, col), y = value_of(b, col);
+
+		if (x != y)
+			return x > y ? -1 : 1;
+		if (ctx->h->nr_members > 1 && col != TALLY_HIST_SAMPLES &&
+		    (c = group_cmp(ctx->h, a, b, col == TALLY_HIST_CHILDREN)))
+			return c;
+		/* perf: with equal children periods, a caller goes above its callees (rows
+		 * made by one thread; whatever the sort keys, as 6.1 does it) */
+		if (col == TALLY_HIST_CHILDREN && !ctx->h->no_depth_ties && a->tid == b->tid && a->pid == b->pid &&
+		    a->max_depth != b->max_depth) {
+			bool deeper_first = ctx->h->caller;
+
+			if (a->max_depth > b->max_depth)
+				return deeper_first ? -1 : 1;
+			return deeper_first ? 1 : -1;
+		}
+	}
+	return key_cmp(ctx->h, a, b);
+}
+
+static bool out_goes_left(const struct tally_hist_entry *n, const struct tally_hist_entry *e, const void *ctx)
+{
+	return out_cmp(&n, &e, (void *)ctx) < 0;
+}
+
+/* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree does). */
+struct rb {
+	size_t *l, *r, *p;
+	bool *red;
+	size_t root;
+};
+
+#define NIL ((size_t)-1)
+
+static void rb_rotate(struct rb *t, size_t x, bool left)
+{
+	size_t *a = left ? t->r : t->l, *b = left ? t->l : t->r;
+	size_t y = a[x];
+
+	a[x] = b[y];
+	if (b[y] != NIL)
+		t->p[b[y]] = x;
+	t->p[y] = t->p[x];
+	if (t->p[x] == NIL)
+		t->root = y;
+	else if (x == t->l[t->p[x]])
+		t->l[t->p[x]] = y;
+	else
+		t->r[t->p[x]] = y;
+	b[y] = x;
+	t->p[x] = y;
+}
+
+static void rb_fixup(struct rb *t, size_t z)
+{
+	while (t->p[z] != NIL && t->red[t->p[z]]) {
+		size_t p = t->p[z], g = t->p[p];
+		bool pleft = p == t->l[g];
+		size_t u = pleft ? t->r[g] : t->l[g];
+
+		if (u != NIL && t->red[u]) {
+			t->red[p] = t->red[u] = false;
+			t->red[g] = true;
+			z = g;
+			continue;
+		}
+		if (z == (pleft ? t->r[p] : t->l[p])) {
+			z = p;
+			rb_rotate(t, z, pleft);
+			p = t->p[z];
+			g = t->p[p];
+		}
+		t->red[p] = false;
+		t->red[g] = true;
+		rb_rotate(t, g, !pleft);
+	}
+	t->red[t->root] = false;
+}
+
+/* Insert v[0..n) in order into a red-black tree where goes_left(new, existing) sends a
+ * row left, and put the in-order walk back into v. */
+static int rb_order(struct tally_hist_entry **v, size_t n,
+		    bool (*goes_left)(const struct tally_hist_entry *, const struct tally_hist_entry *,
+				      const void *), const void *ctx)
+{
+	struct rb t = { .root = NIL };
+	struct tally_hist_entry **out;
+	size_t *stack, sp = 0, k = 0, x;
+	int err = -ENOMEM;
+
+	if (n < 2)
+		return 0;
+	t.l = malloc(n * sizeof(size_t));
+	t.r = malloc(n * sizeof(size_t));
+	t.p = malloc(n * sizeof(size_t));
+	t.red = malloc(n * sizeof(bool));
+	stack = malloc(n * sizeof(size_t));
+	out = malloc(n * sizeof(*out));
+	if (!t.l || !t.r || !t.p || !t.red || !stack || !out)
+		goto out;
+	for (size_t z = 0; z < n; z++) {
+		size_t y = NIL;
+		bool left = false;
+
+		x = t.root;
+		while (x != NIL) {
+			y = x;
+			left = goes_left(v[z], v[x], ctx);
+			x = left ? t.l[x] : t.r[x];
+		}
+		t.l[z] = t.r[z] = NIL;
+		t.p[z] = y;
+		t.red[z] = true;
+		if (y == NIL)
+			t.root = z;
+		else if (left)
+			t.l[y] = z;
+		else
+			t.r[y] = z;
+		rb_fixup(&t, z);
+	}
+	/* in-order walk */
+	x = t.root;
+	while (x != NIL || sp) {
+		while (x != NIL) {
+			stack[sp++] = x;
+			x = t.l[x];
+		}
+		x = stack[--sp];
+		out[k++] = v[x];
+		x = t.r[x];
+	}
+	memcpy(v, out, n * sizeof(*out));
+	err = 0;
+out:
+	free(t.l);
+	free(t.r);
+	free(t.p);
+	free(t.red);
+	free(stack);
+	free(out);
+	return err;
+}
+
+int tally_hist__sort(struct tally_hist *h, bool children)
+{
+	static const enum tally_hist_col with_children[] = { TALLY_HIST_CHILDREN, TALLY_HIST_OVERHEAD };
+
+	return tally_hist__sort_by(h, with_children + (children ? 0 : 1), children ? 2 : 1);
+}
+
+int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order, size_t nr_order)
+{
+	struct sort_ctx ctx = { .h = h, .order = order, .nr_order = nr_order };
+	size_t n = 0;
+
+	free(h->sorted);
+	h->nr_sorted = 0;
+	h->sorted = malloc((h->nr ? h->nr : 1) * sizeof(*h->sorted));
+	if (!h->sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->table[i])
+			h->sorted[n++] = h->table[i];
+	/* perf inserts the rows as they are made into its input tree, walks that into its
+	 * collapsed tree, and walks that into its output tree, ordered by its comparator
+	 * (ties go right); the first two orders are not total (see perf_in_cmp), nor is the
+	 * last in children mode, so the trees' shapes decide ties: do exactly the same */
+	qsort(h->sorted, n, sizeof(*h->sorted), seq_qcmp);
+	if (rb_order(h->sorted, n, in_goes_left, h))
+		return -ENOMEM;
+	/* perf collapses only when a key needs it: comm (strings, not comm objects) */
+	for (size_t i = 0; i < h->nr_keys; i++)
+		if (h->keys[i] == TALLY_HIST_COMM && rb_order(h->sorted, n, in_goes_left, h))
+			return -ENOMEM;
+	if (rb_order(h->sorted, n, out_goes_left, &ctx))
+		return -ENOMEM;
+	h->nr_sorted = n;
+	return 0;
+}
+
+int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *m, size_t idx,
+			    size_t nr)
+{
+	leader->nr_members = nr;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct tally_hist_entry *e = m->table[i], *l;
+
+		if (!e)
+			continue;
+		l = tly_hist__findnew(leader, e);
+		if (!l)
+			return -ENOMEM;
+		if (!l->members) {
+			l->members = calloc(nr, sizeof(*l->members));
+			if (!l->members)
+				return -ENOMEM;
+		}
+		l->members[idx] = e;
+	}
+	return 0;
+}
+
+
+struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
+					  const struct tally_hist_entry *like)
+{
+	uint64_t hash = entry_hash(h, like) | 1;
+
+	for (size_t i = hash & (h->cap - 1); h->hashes[i]; i = (i + 1) & (h->cap - 1))
+		if (h->hashes[i] == hash && entry_eq(h, h->table[i], like))
+			return h->table[i];
+	return NULL;
+}
+
+const struct tally_hist_totals *tally_hist__totals(const struct tally_hist *h)
+{
+	return &h->totals;
+}
+
+size_t tally_hist__nr_entries(const struct tally_hist *h)
+{
+	return h->nr;
+}
+
+bool tally_hist__has_trees(const struct tally_hist *h)
+{
+	return h->trees;
+}
+
+size_t tally_hist__nr_members(const struct tally_hist *h)
+{
+	return h->nr_members ? h->nr_members : 1;
+}
+
+struct tally_hist_entry *const *tally_hist__sorted(const struct tally_hist *h, size_t *nr)
+{
+	*nr = h->sorted ? h->nr_sorted : 0;
+	return h->sorted;
+}
+
+static uint64_t decayed(uint64_t v, bool zero)
+{
+	return zero ? 0 : v * 7 / 8;
+}
+
+/* Entries that reached zero leave the table: a fresh table is built from the
+ * survivors, their call graphs moved over. */
+int tly_hist__decay(struct tally_hist *h, bool zero)
+{
+	struct tally_hist fresh;
+	uint64_t total = 0, nr = 0;
+	int err = tly_hist__init(&fresh, h->keys, h->nr_keys, h->pool);
+
+	if (err)
+		return err;
+	fresh.trees = h->trees;
+	fresh.caller = h->caller;
+	for (size_t i = 0; i < h->cap; i++) {
+		struct tally_hist_entry *e = h->table[i], *n;
+
+		if (!e)
+			continue;
+		e->period = decayed(e->period, zero);
+		e->nr_samples = decayed(e->nr_samples, zero);
+		e->period_acc = decayed(e->period_acc, zero);
+		e->nr_samples_acc = decayed(e->nr_samples_acc, zero);
+		if (!e->period && !e->period_acc)
+			continue;
+		n = tly_hist__findnew(&fresh, e);
+		if (!n) {
+			tly_hist__exit(&fresh);
+			return -ENOMEM;
+		}
+		n->period = e->period;
+		n->nr_samples = e->nr_samples;
+		n->period_acc = e->period_acc;
+		n->nr_samples_acc = e->nr_samples_acc;
+		tly_cc_decay(&e->chain, zero);
+		n->chain = e->chain;	/* moved: the new entry's tree was empty */
+		tally_cc_root__init(&e->chain);
+		total += n->period;
+		nr += n->nr_samples;
+	}
+	fresh.totals.period = fresh.totals.filtered_period = total;
+	fresh.totals.nr_samples = fresh.totals.nr_filtered = nr;
+	tly_hist__exit(h);
+	*h = fresh;
+	return 0;
+}

@@ -1,0 +1,691 @@
+/*
+ * Samples into histograms (tally/hist.h): one pass in time order; each sample is
+ * resolved in the session (its ip and its call chain, through the session's cache),
+ * filtered, and added to its self entry, to the entries of the functions on its chain
+ * (children mode) and to their call-chain trees.
+ *
+ * Two things keep a big file fast. Equal samples are resolved once: the sample memo
+ * remembers which entries a sample went to (and which deferred chain record), and an
+ * equal sample just adds its period there. And trees can be deferred: chains are logged
+ * (each distinct one once, periods summed) and appended at the end only to the entries
+ * heavy enough to print a branch.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tally/cpumap.h>
+#include <tally/record.h>
+#include <tally/session.h>
+#include "internal/analysis.h"
+#include "internal/session.h"
+
+/* dso -> interned names: rows are keyed by the shown name (perf's short name), chain
+ * frames by the long name; per-process dso objects of one binary merge */
+struct dso_slot {
+	const struct tally_dso *dso;
+	const char *key, *long_key;
+};
+
+struct tally_hists {
+	struct tally_session *session;
+	struct tally_hists_opts o;
+	enum tally_hist_col keys[TALLY_HIST_NR_COLS];
+	struct tally_hist *h;
+	size_t nr;
+	struct tally_strpool own_pool, *pool;
+	struct tly_cc_arena arena;	/* every tree node (unless o.decay) */
+	struct tally_frames frames;
+	bool notes;		/* this object owns the session's cache notes (frame ids) */
+	/* per sample: the entries it reached, its frames in display order */
+	struct tally_hist_entry **seen;
+	struct tally_cc_frame *ccf;
+	size_t ccf_cap;
+	/* deferred trees: record = n, self entry id, period (2 words), n frame ids, n
+	 * children entry ids (0: none) */
+	struct tly_cc_log log;
+	struct tally_hist_entry **ents;	/* by id - 1 */
+	uint32_t nr_ents, cap_ents;
+	struct dso_slot *dso_keys;
+	size_t dso_cap, nr_dso_keys;
+	struct tally_sample_memo *memo;	/* NULL: every sample resolved */
+	bool memo_cpu;		/* the cpu is a key: part of the memo's key */
+	bool trace_key;		/* TALLY_HIST_TRACE is a key */
+	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
+	int err;		/* sticky: out of memory somewhere in a sample */
+};
+
+static const enum tally_hist_col default_keys[] = {
+	TALLY_HIST_COMM, TALLY_HIST_DSO, TALLY_HIST_SYM,
+};
+
+static int setup(struct tally_hists *hs, size_t nr_events)
+{
+	struct tally_hists_opts *o = &hs->o;
+
+	hs->pool = o->pool ? o->pool : &hs->own_pool;
+	hs->h = calloc(nr_events ? nr_events : 1, sizeof(*hs->h));
+	if (!hs->h)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr_events; i++) {
+		int err = tly_hist__init(&hs->h[i], hs->keys, o->nr_keys, hs->pool);
+
+		hs->nr = i + 1;
+		if (err)
+			return err;
+		hs->h[i].trees = o->callchains && o->trees != TALLY_TREES_NONE;
+		hs->h[i].arena_trees = !o->decay;
+		hs->h[i].caller = o->caller;
+		hs->h[i].no_depth_ties = !hs->h[i].trees;
+	}
+	for (size_t i = 0; i < o->nr_keys; i++) {
+		hs->memo_cpu |= hs->keys[i] == TALLY_HIST_CPU;
+		hs->trace_key |= hs->keys[i] == TALLY_HIST_TRACE;
+	}
+	/* with trees built per sample, every sample must reach them; rows by trace output
+	 * take each sample's own fields */
+	if (!o->decay && !(o->callchains && o->trees == TALLY_TREES_BUILD) &&
+	    !hs->trace_key && nr_events <= UINT16_MAX) {
+		hs->memo = tally_sample_memo__new(0, 0);
+		if (!hs->memo)
+			return -ENOMEM;
+	}
+	if (o->callchains && o->trees == TALLY_TREES_DEFER)
+		hs->notes = tly_session__own_notes(hs->session, hs);
+	return 0;
+}
+
+int tally_hists__new(struct tally_hists **out, struct tally_session *session,
+		     size_t nr_events, const struct tally_hists_opts *opts)
+{
+	struct tally_hists *hs = calloc(1, sizeof(*hs));
+	int err;
+
+	*out = NULL;
+	if (!hs)
+		return -ENOMEM;
+	hs->session = session;
+	if (opts)
+		hs->o = *opts;
+	if (!hs->o.keys) {
+		hs->o.keys = default_keys;
+		hs->o.nr_keys = sizeof(default_keys) / sizeof(default_keys[0]);
+	}
+	if (hs->o.nr_keys > TALLY_HIST_NR_COLS) {
+		free(hs);
+		return -EINVAL;
+	}
+	memcpy(hs->keys, hs->o.keys, hs->o.nr_keys * sizeof(*hs->keys));
+	hs->o.keys = hs->keys;
+	hs->max_stack = hs->o.max_stack ? hs->o.max_stack : UINT_MAX;
+	err = setup(hs, nr_events);
+	if (err) {
+		tally_hists__delete(hs);
+		return err;
+	}
+	*out = hs;
+	return 0;
+}
+
+void tally_hists__delete(struct tally_hists *hs)
+{
+	if (!hs)
+		return;
+	for (size_t i = 0; i < hs->nr; i++)
+		tly_hist__exit(&hs->h[i]);
+	free(hs->h);
+	if (hs->notes)
+		tly_session__own_notes(hs->session, NULL);
+	free(hs->frames.v);
+	free(hs->frames.notes);
+	free(hs->seen);
+	free(hs->ccf);
+	tly_cc_log__exit(&hs->log);
+	free(hs->ents);
+	free(hs->dso_keys);
+	tally_sample_memo__delete(hs->memo);
+	tly_cc_arena__exit(&hs->arena);
+	tly_strpool__exit(&hs->own_pool);
+	free(hs);
+}
+
+struct tally_hist *tally_hists__hist(struct tally_hists *hs, size_t evidx)
+{
+	return evidx < hs->nr ? &hs->h[evidx] : NULL;
+}
+
+static bool in_list(const char *const *l, const char *s)
+{
+	for (size_t i = 0; l[i]; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}
+
+static bool has_pid(const pid_t *v, size_t n, pid_t p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == p)
+			return true;
+	return false;
+}
+
+static int grow_dso_keys(struct tally_hists *hs)
+{
+	size_t cap = hs->dso_cap ? hs->dso_cap * 2 : 256, i;
+	struct dso_slot *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t j = 0; j < hs->dso_cap; j++) {
+		if (!hs->dso_keys[j].dso)
+			continue;
+		for (i = ((uintptr_t)hs->dso_keys[j].dso >> 4) & (cap - 1); n[i].dso;
+		     i = (i + 1) & (cap - 1))
+			;
+		n[i] = hs->dso_keys[j];
+	}
+	free(hs->dso_keys);
+	hs->dso_keys = n;
+	hs->dso_cap = cap;
+	return 0;
+}
+
+/* The name a row of dso d shows (and merges by). */
+static const char *shown_name(const struct tally_hists *hs, const struct tally_dso *d)
+{
+	const char *n = tally_dso__short_name(d);
+
+	if (hs->o.kernel_name && tally_dso__is_kernel(d) && n && !strcmp(n, "[kernel.kallsyms]"))
+		return hs->o.kernel_name;
+	return n ? n : "[unknown]";
+}
+
+/* d's interned row key (its shown name) or, with long_name, its frame key. */
+static const char *dso_key(struct tally_hists *hs, const struct tally_dso *d, bool long_name)
+{
+	size_t i, mask;
+
+	if (!d)
+		return NULL;
+	if (hs->nr_dso_keys * 2 >= hs->dso_cap && grow_dso_keys(hs)) {
+		hs->err = -ENOMEM;
+		return NULL;
+	}
+	mask = hs->dso_cap - 1;
+	for (i = ((uintptr_t)d >> 4) & mask; hs->dso_keys[i].dso; i = (i + 1) & mask)
+		if (hs->dso_keys[i].dso == d)
+			return long_name ? hs->dso_keys[i].long_key : hs->dso_keys[i].key;
+	hs->dso_keys[i].dso = d;
+	hs->dso_keys[i].key = tally_strpool__intern(hs->pool, shown_name(hs, d));
+	hs->dso_keys[i].long_key = tally_strpool__intern(hs->pool, tally_dso__name(d));
+	if (!hs->dso_keys[i].key || !hs->dso_keys[i].long_key)
+		hs->err = -ENOMEM;
+	hs->nr_dso_keys++;
+	return long_name ? hs->dso_keys[i].long_key : hs->dso_keys[i].key;
+}
+
+static void fill_entry(struct tally_hists *hs, struct tally_hist_entry *t,
+		       const struct tally_addr_loc *loc, bool self)
+{
+	t->dso = loc->dso;
+	t->dso_key = dso_key(hs, loc->dso, false);
+	t->dso_name = t->dso_key ? t->dso_key : "[unknown]";
+	t->sym = loc->sym;
+	t->ip = self && loc->map ? loc->dso_addr : loc->addr;
+	t->level = tally_cpumode_level(loc->cpumode);
+}
+
+/* the entry's id for the deferred log (given on first use) */
+static uint32_t entry_id(struct tally_hists *hs, struct tally_hist_entry *e)
+{
+	if (!e->id) {
+		if (hs->nr_ents == hs->cap_ents) {
+			uint32_t cap = hs->cap_ents ? hs->cap_ents * 2 : 1024;
+			struct tally_hist_entry **v = realloc(hs->ents, cap * sizeof(*v));
+
+			if (!v) {
+				hs->err = -ENOMEM;
+				return 0;
+			}
+			hs->ents = v;
+			hs->cap_ents = cap;
+		}
+		hs->ents[hs->nr_ents++] = e;
+		e->id = hs->nr_ents;
+	}
+	return e->id;
+}
+
+/* Log one sample's chain (hs->ccf, n frames) for self; the children's ids are filled
+ * in by the caller (NULL: out of memory). */
+static uint32_t *log_chain(struct tally_hists *hs, struct tally_hist_entry *self, size_t n,
+			   uint64_t period)
+{
+	uint32_t *w = tly_cc_log__append(&hs->log, 4 + 2 * n);
+
+	if (!w)
+		return NULL;
+	w[0] = (uint32_t)n;
+	w[1] = entry_id(hs, self);
+	w[2] = (uint32_t)period;
+	w[3] = (uint32_t)(period >> 32);
+	for (size_t i = 0; i < n; i++) {
+		/* the frame's id rides along in its cache slot's note: most frames were seen */
+		size_t k = hs->o.caller ? n - 1 - i : i;
+		uint32_t *note = hs->notes ? hs->frames.notes[k] : NULL;
+
+		if (note && *note) {
+			w[4 + i] = *note - 1;
+			continue;
+		}
+		if (tly_cc_log__intern(&hs->log, &hs->ccf[i], &w[4 + i]))
+			return NULL;
+		if (note)
+			*note = w[4 + i] + 1;
+	}
+	memset(w + 4 + n, 0, n * sizeof(*w));
+	return hs->err ? NULL : w;
+}
+
+/* Replay the deferred log (tally_hists__finish). Equal samples share one record with
+ * their periods summed; replaying records in the order they first appeared builds the
+ * same trees as appending every sample in file order would (each tree gets one chain
+ * per record, and a node is made by the first record whose chain has it). An entry
+ * whose period (self plus children, an upper bound of its tree's weight) is below the
+ * tree threshold of the total cannot print a branch, so its chains are dropped. */
+static void mark_heavy(struct tally_hists *hs, uint8_t *big)
+{
+	for (size_t k = 0; k < hs->nr; k++) {
+		struct tally_hist *h = &hs->h[k];
+		uint64_t total = hs->o.relative ? h->totals.filtered_period : h->totals.period;
+		uint64_t min_hit = (uint64_t)((double)total * (hs->o.tree_min_percent / 100.0));
+
+		for (size_t i = 0; i < h->cap; i++) {
+			struct tally_hist_entry *e = h->table[i];
+
+			if (e && e->id && e->period_acc >= min_hit)
+				big[e->id] = 1;
+		}
+	}
+}
+
+static int replay_record(struct tally_hists *hs, const uint32_t *w, const uint8_t *big)
+{
+	size_t n = w[0];
+	uint64_t period = w[2] | (uint64_t)w[3] << 32;
+	const uint32_t *ids = w + 4, *ents = w + 4 + n;
+	bool any = big[w[1]];
+
+	for (size_t i = 0; i < n && !any; i++)
+		any = big[ents[i]];
+	if (!any)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		hs->ccf[i] = hs->log.frames[ids[i]];
+	if (big[w[1]] &&
+	    tly_cc_append(&hs->ents[w[1] - 1]->chain, &hs->arena, hs->ccf, n, period))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (big[ents[i]] && tly_cc_append(&hs->ents[ents[i] - 1]->chain, &hs->arena,
+						  hs->ccf + i, n - i, period))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int tally_hists__finish(struct tally_hists *hs)
+{
+	struct tly_cc_log *l = &hs->log;
+	uint8_t *big;
+
+	if (!l->nr)
+		return 0;
+	big = calloc(hs->nr_ents + 1, 1);
+	if (!big)
+		return -ENOMEM;
+	mark_heavy(hs, big);
+	for (size_t off = 0, released = 0; off < l->nr; off += 4 + 2 * (size_t)l->w[off]) {
+		/* give back the log behind: the trees grow as it is read */
+		if (off - released >= (1u << 18)) {
+			size_t to = off & ~(size_t)((1u << 18) - 1);
+
+			tly_cc_log__drop(l, released, to);
+			released = to;
+		}
+		if (replay_record(hs, l->w + off, big)) {
+			free(big);
+			return -ENOMEM;
+		}
+	}
+	free(big);
+	tly_cc_log__exit(l);
+	return 0;
+}
+
+/* What the slow path of one sample did, for the memo: it was filtered out, or it added
+ * to self, to the entries in hs->seen[1 .. nr_kids] (children) and to the deferred chain
+ * record at log_at - 1 (0: none). */
+struct added {
+	bool filtered;
+	struct tally_hist_entry *self;
+	size_t nr_kids;
+	size_t log_at;
+};
+
+static int chain_buf(struct tally_hists *hs, size_t n)
+{
+	if (n > hs->ccf_cap) {
+		struct tally_cc_frame *f = realloc(hs->ccf, n * sizeof(*f));
+		struct tally_hist_entry **s;
+
+		if (!f)
+			return hs->err = -ENOMEM;
+		hs->ccf = f;
+		s = realloc(hs->seen, n * sizeof(*s) + sizeof(*s));
+		if (!s)
+			return hs->err = -ENOMEM;
+		hs->seen = s;
+		hs->ccf_cap = n;
+	}
+	return 0;
+}
+
+/* Does the filter keep a sample of thread comm? (Asked before resolving it.) */
+static bool kept_thread(const struct tally_hist_filter *f, const struct tally_sample *smp,
+			const char *comm)
+{
+	if (f->comms && !in_list(f->comms, comm))
+		return false;
+	if (f->pids && !has_pid(f->pids, f->nr_pids, (pid_t)smp->pid))
+		return false;
+	return !f->tids || has_pid(f->tids, f->nr_tids, (pid_t)smp->tid);
+}
+
+/* Does it keep a sample at loc? */
+static bool kept_loc(const struct tally_hist_filter *f, const struct tally_addr_loc *loc)
+{
+	if (f->dsos && !(loc->dso && (in_list(f->dsos, tally_dso__short_name(loc->dso)) ||
+				      in_list(f->dsos, tally_dso__name(loc->dso)))))
+		return false;
+	return !f->syms || (loc->sym && loc->sym->name && in_list(f->syms, loc->sym->name));
+}
+
+/* The frames of hs->frames in display order into hs->ccf. */
+static int display_frames(struct tally_hists *hs)
+{
+	size_t n = hs->frames.nr;
+
+	if (chain_buf(hs, n + 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct tally_addr_loc *l = &hs->frames.v[hs->o.caller ? n - 1 - i : i];
+
+		hs->ccf[i].dso = l->dso;
+		hs->ccf[i].dso_key = dso_key(hs, l->dso, true);
+		hs->ccf[i].sym = l->sym;
+		hs->ccf[i].ip = l->addr;
+	}
+	return hs->err;
+}
+
+/* Children mode: every function on the chain (once per sample, even in recursion) gets
+ * the period in its period_acc and the chain from it down in its tree (or the log
+ * record logw). Returns how many entries besides self it reached, or -ENOMEM. */
+static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
+			    struct tally_hist_entry *tmpl, struct tally_hist_entry *self,
+			    uint32_t *logw, uint64_t period)
+{
+	size_t n = hs->frames.nr, nseen = 0;
+	char level = self->level;
+
+	hs->seen[nseen++] = self;
+	for (size_t i = 0; i < n; i++) {
+		const struct tally_addr_loc *l = &hs->frames.v[hs->o.caller ? n - 1 - i : i];
+		struct tally_hist_entry *e;
+		bool dup = false;
+
+		fill_entry(hs, tmpl, l, false);
+		/* perf keeps the previous entry's level for a frame outside any map */
+		if (!l->sym && !l->map)
+			tmpl->level = level;
+		level = tmpl->level;
+		e = tly_hist__findnew(h, tmpl);
+		if (!e)
+			return -ENOMEM;
+		for (size_t k = 0; k < nseen; k++)
+			dup |= hs->seen[k] == e;
+		if (dup)
+			continue;
+		hs->seen[nseen++] = e;
+		e->period_acc += period;
+		e->nr_samples_acc++;
+		if (logw) {
+			logw[4 + n + i] = entry_id(hs, e);
+			if (hs->err)
+				return hs->err;
+		} else if (h->trees && tly_cc_append(&e->chain, h->arena_trees ? &hs->arena : NULL,
+						     hs->ccf + i, n - i, period)) {
+			return -ENOMEM;
+		}
+		if (n - i > e->max_depth)
+			e->max_depth = (uint32_t)(n - i);
+	}
+	return (ssize_t)nseen - 1;
+}
+
+/* The sample's chain: into self's tree (or the log), and the children's. */
+static int add_chain(struct tally_hists *hs, struct tally_hist *h, const struct tally_sample *smp,
+		     struct tally_hist_entry *tmpl, uint64_t period, struct added *out)
+{
+	struct tally_hist_entry *self = out->self;
+	uint32_t *logw = NULL;
+	size_t n;
+	int ret;
+
+	/* a corrupt chain (unknown context marker) is dropped, the sample stays, as in perf */
+	ret = tally_session__resolve_chain(hs->session, smp, hs->o.caller ? UINT_MAX : hs->max_stack,
+					   &hs->frames);
+	if (ret < 0)
+		return ret;
+	n = hs->frames.nr;
+	/* perf keeps the first --max-stack frames in the order it reads the chain: the
+	 * innermost callee first, or the outermost in the caller view */
+	if (hs->o.caller && n > hs->max_stack) {
+		size_t drop = n - hs->max_stack;
+
+		memmove(hs->frames.v, hs->frames.v + drop, hs->max_stack * sizeof(*hs->frames.v));
+		memmove(hs->frames.notes, hs->frames.notes + drop,
+			hs->max_stack * sizeof(*hs->frames.notes));
+		hs->frames.nr = n = hs->max_stack;
+	}
+	if (n == 0)
+		return 0;
+	if (display_frames(hs))
+		return -ENOMEM;
+	if (h->trees && hs->o.trees == TALLY_TREES_DEFER) {
+		logw = log_chain(hs, self, n, period);
+		if (!logw)
+			return hs->err ? hs->err : -ENOMEM;
+	} else if (h->trees && tly_cc_append(&self->chain, h->arena_trees ? &hs->arena : NULL,
+					     hs->ccf, n, period)) {
+		return -ENOMEM;
+	}
+	if (n > self->max_depth)
+		self->max_depth = (uint32_t)n;
+	if (hs->o.children) {
+		ssize_t kids = add_children(hs, h, tmpl, self, logw, period);
+
+		if (kids < 0)
+			return (int)kids;
+		out->nr_kids = (size_t)kids;
+	}
+	if (logw) {
+		ret = tly_cc_log__commit(&hs->log, 4 + 2 * n, &out->log_at);
+		out->log_at++;
+		return ret;
+	}
+	return 0;
+}
+
+/* Resolve one sample and add it to h: filter, self entry, call chain, children. */
+static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
+			const struct tally_sample *smp, uint64_t period, struct added *out)
+{
+	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	struct tally_hist_entry tmpl = { 0 }, *self;
+	struct tally_addr_loc loc;
+	struct tally_thread *th;
+	const char *comm;
+
+	out->filtered = true;
+	th = tally_session__thread(hs->session, (pid_t)smp->pid, (pid_t)smp->tid);
+	comm = th ? tally_thread__comm(th) : NULL;
+	if (!comm)
+		comm = "[unknown]";
+	if (hs->o.filter && !kept_thread(hs->o.filter, smp, comm))
+		return 0;
+	tly_session__resolve_noted(hs->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, smp->ip,
+				   &loc, NULL);
+	if (hs->o.filter && !kept_loc(hs->o.filter, &loc))
+		return 0;
+	out->filtered = false;
+	if (loc.dso)
+		tally_dso__set_hit(loc.dso);
+	h->totals.filtered_period += period;
+	h->totals.nr_filtered++;
+
+	tmpl.comm = tally_strpool__intern(hs->pool, comm);
+	if (!tmpl.comm)
+		return -ENOMEM;
+	tmpl.thread = th;
+	tmpl.pid = (int32_t)smp->pid;
+	tmpl.tid = (int32_t)smp->tid;
+	tmpl.cpu = smp->type & PERF_SAMPLE_CPU ? (int32_t)smp->cpu : -1;
+	if (hs->trace_key && hs->o.trace_text) {
+		char *t = hs->o.trace_text(hs->o.trace_arg, (size_t)(h - hs->h), smp);
+
+		tmpl.trace = t ? tally_strpool__intern(hs->pool, t) : NULL;
+		free(t);
+		if (t && !tmpl.trace)
+			return -ENOMEM;
+	}
+	fill_entry(hs, &tmpl, &loc, true);
+	self = tly_hist__findnew(h, &tmpl);
+	if (!self)
+		return -ENOMEM;
+	out->self = self;
+	self->period += period;
+	self->nr_samples++;
+	self->period_acc += period;
+	self->nr_samples_acc++;
+	if (hs->err)
+		return hs->err;
+	if (!hs->o.callchains || !(smp->type & PERF_SAMPLE_CALLCHAIN))
+		return 0;
+	return add_chain(hs, h, smp, &tmpl, period, out);
+}
+
+/* What the memo keeps of a sample that was not filtered out (a filtered one has no
+ * payload). */
+struct memo_added {
+	struct tally_hist_entry *self;
+	uint64_t log_at;		/* + 1; 0: no chain record */
+	struct tally_hist_entry *kids[];	/* nr_words - 2 */
+};
+
+/* Remember what add_resolved did for the sample of key k. */
+static void memo_add(struct tally_hists *hs, const struct tally_sample_key *k, uint64_t hash,
+		     const struct added *a)
+{
+	size_t words = a->filtered ? 0 : 2 + a->nr_kids;
+	struct memo_added *m = tally_sample_memo__add(hs->memo, hs->session, k, hash, words);
+
+	if (!m || a->filtered)
+		return;
+	m->self = a->self;
+	m->log_at = a->log_at;
+	memcpy(m->kids, hs->seen + 1, a->nr_kids * sizeof(*hs->seen));
+}
+
+/* Add a sample the memo knows. */
+static void memo_apply(struct tally_hists *hs, struct tally_hist *h, struct memo_added *m,
+		       size_t nr_words, uint64_t period)
+{
+	if (!nr_words)
+		return;		/* filtered out */
+	h->totals.filtered_period += period;
+	h->totals.nr_filtered++;
+	m->self->period += period;
+	m->self->nr_samples++;
+	m->self->period_acc += period;
+	m->self->nr_samples_acc++;
+	for (size_t i = 0; i + 2 < nr_words; i++) {
+		m->kids[i]->period_acc += period;
+		m->kids[i]->nr_samples_acc++;
+	}
+	if (m->log_at)
+		tly_cc_log__add_period(&hs->log, m->log_at - 1, period);
+}
+
+int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
+			    const struct tally_sample *smp, uint64_t period)
+{
+	const struct tally_hist_filter *f = hs->o.filter;
+	struct tally_hist *h;
+	struct tally_sample_key key;
+	struct added added = { 0 };
+	uint64_t hash = 0;
+	bool chain;
+	int ret;
+
+	if (evidx >= hs->nr)
+		return -EINVAL;
+	h = &hs->h[evidx];
+	/* perf drops samples of other cpus before counting them (unlike the other filters) */
+	if (f && f->cpus && (!(smp->type & PERF_SAMPLE_CPU) ||
+			     tally_cpumap__idx(f->cpus, (int)smp->cpu) < 0))
+		return 0;
+	h->totals.period += period;
+	h->totals.nr_samples++;
+	if (hs->memo) {
+		size_t nr_words;
+		void *m;
+
+		chain = hs->o.callchains && (smp->type & PERF_SAMPLE_CALLCHAIN);
+		key = (struct tally_sample_key){
+			.pid = (int32_t)smp->pid, .tid = (int32_t)smp->tid,
+			.cpu = hs->memo_cpu && (smp->type & PERF_SAMPLE_CPU) ? (int32_t)smp->cpu
+									       : -1,
+			.evidx = (uint16_t)evidx,
+			.cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK,
+			.ip = smp->ip,
+			.chain = chain ? smp->callchain : NULL,
+			.nr_chain = chain ? (size_t)smp->callchain_nr : 0,
+		};
+		m = tally_sample_memo__find(hs->memo, hs->session, &key, &hash, &nr_words);
+		if (m) {
+			memo_apply(hs, h, m, nr_words, period);
+			return 0;
+		}
+	}
+	ret = add_resolved(hs, h, smp, period, &added);
+	if (ret)
+		return ret;
+	if (hs->memo)
+		memo_add(hs, &key, hash, &added);
+	return 0;
+}
+
+int tally_hists__decay(struct tally_hists *hs, bool zero)
+{
+	int err = 0;
+
+	if (!hs->o.decay)
+		return -EINVAL;
+	for (size_t i = 0; i < hs->nr; i++)
+		if (tly_hist__decay(&hs->h[i], zero))
+			err = -ENOMEM;
+	return err;
+}
