@@ -11,7 +11,6 @@
  * perf's quirks (its line numbers come from objdump's output lines) lives here.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include <tally/session.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "report-common.h"
 
 enum percent_type { PT_LOCAL_PERIOD, PT_GLOBAL_PERIOD, PT_LOCAL_HITS, PT_GLOBAL_HITS };
@@ -33,7 +33,6 @@ struct annotate_opts {
 	const char *input;
 	const char *symbol;		/* -s, or the argument */
 	char **dsos;
-	size_t nr_dsos;
 	struct tally_cpumap *cpus;
 	bool print_line;		/* -l */
 	bool full_paths;		/* -P */
@@ -46,6 +45,9 @@ struct annotate_opts {
 	bool skip_missing;
 	bool force;
 	bool quiet;
+	bool ui_stdio, ui_other;	/* --stdio, --tui/--gtk: tally prints text either way */
+	bool demangle, modules;		/* accepted as perf's; tally demangles as perf does */
+	const char *stdio_color;	/* accepted; tally prints no colors */
 	int group;			/* -1: as the file has groups */
 	double percent_limit;
 	const char *vmlinux;
@@ -77,73 +79,6 @@ struct annotate {
 	int err;
 };
 
-static const char usage[] =
-	"\n usage: tally annotate [<options>] [<symbol>]\n\n"
-	"    -i, --input <file>    input file name (default perf.data)\n"
-	"    -s, --symbol <symbol> symbol to annotate (default: every symbol with samples)\n"
-	"    -d, --dsos <dso[,dso...]>  only consider symbols in these dsos\n"
-	"    -C, --cpu <cpu>       list of cpus to consider\n"
-	"    -l, --print-line      print matching source lines and a summary per file\n"
-	"    -P, --full-paths      don't shorten the displayed pathnames\n"
-	"        --percent-type <local-period|global-period|local-hits|global-hits>\n"
-	"        --percent-limit <n>  skip symbols under n percent of the event\n"
-	"        --asm-raw         display raw encoding of assembly instructions\n"
-	"        --show-total-period  show a column with the sum of periods\n"
-	"    -n, --show-nr-samples show a column with the number of samples\n"
-	"    -M, --disassembler-style <att|intel>\n"
-	"        --source / --no-source  interleave source code with the assembly (default)\n"
-	"        --skip-missing    skip symbols that cannot be annotated, silently\n"
-	"        --group           event groups: one column per member (default with groups)\n"
-	"    -k, --vmlinux <file>  kernel code from this vmlinux (default: /proc/kcore)\n"
-	"        --symfs <dir>     look for binaries relative to this directory\n"
-	"    -f, --force           don't complain about file ownership\n"
-	"    -q, --quiet           no warnings\n"
-	"        --stdio           text output (the only one; also the default on a terminal)\n";
-
-enum {
-	OPT_PERCENT_TYPE = 256, OPT_PERCENT_LIMIT, OPT_ASM_RAW, OPT_SHOW_PERIOD, OPT_SOURCE,
-	OPT_NO_SOURCE, OPT_SKIP_MISSING, OPT_GROUP, OPT_SYMFS, OPT_STDIO, OPT_TUI, OPT_STDIO2,
-	OPT_OBJDUMP, OPT_ACCEPTED, OPT_IGNORE_VMLINUX, OPT_PREFIX,
-};
-
-static const struct option long_opts[] = {
-	{ "input", required_argument, NULL, 'i' },
-	{ "symbol", required_argument, NULL, 's' },
-	{ "dsos", required_argument, NULL, 'd' },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "print-line", no_argument, NULL, 'l' },
-	{ "full-paths", no_argument, NULL, 'P' },
-	{ "percent-type", required_argument, NULL, OPT_PERCENT_TYPE },
-	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
-	{ "asm-raw", no_argument, NULL, OPT_ASM_RAW },
-	{ "show-total-period", no_argument, NULL, OPT_SHOW_PERIOD },
-	{ "show-nr-samples", no_argument, NULL, 'n' },
-	{ "disassembler-style", required_argument, NULL, 'M' },
-	{ "source", no_argument, NULL, OPT_SOURCE },
-	{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
-	{ "skip-missing", no_argument, NULL, OPT_SKIP_MISSING },
-	{ "group", no_argument, NULL, OPT_GROUP },
-	{ "vmlinux", required_argument, NULL, 'k' },
-	{ "symfs", required_argument, NULL, OPT_SYMFS },
-	{ "force", no_argument, NULL, 'f' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "stdio", no_argument, NULL, OPT_STDIO },
-	{ "tui", no_argument, NULL, OPT_TUI },
-	{ "gtk", no_argument, NULL, OPT_TUI },
-	{ "stdio2", no_argument, NULL, OPT_STDIO2 },
-	{ "objdump", required_argument, NULL, OPT_OBJDUMP },
-	{ "demangle", no_argument, NULL, OPT_ACCEPTED },
-	{ "demangle-kernel", no_argument, NULL, OPT_ACCEPTED },
-	{ "stdio-color", required_argument, NULL, OPT_ACCEPTED },
-	{ "modules", no_argument, NULL, 'm' },
-	{ "ignore-vmlinux", no_argument, NULL, OPT_IGNORE_VMLINUX },
-	{ "prefix", required_argument, NULL, OPT_PREFIX },
-	{ "prefix-strip", required_argument, NULL, OPT_PREFIX },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 static const char *const percent_type_names[] = {
 	[PT_LOCAL_PERIOD] = "local period", [PT_GLOBAL_PERIOD] = "global period",
 	[PT_LOCAL_HITS] = "local hits", [PT_GLOBAL_HITS] = "global hits",
@@ -168,159 +103,89 @@ static int parse_percent_type(const char *s, enum percent_type *t)
 	return -EINVAL;
 }
 
-/* Options that shape the listing's text. */
-static int parse_display_opt(struct annotate_opts *o, int c)
+static int opt_percent_type(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	switch (c) {
-	case 'l':
-		o->print_line = true;
-		break;
-	case 'P':
-		o->full_paths = true;
-		break;
-	case OPT_PERCENT_TYPE:
-		if (parse_percent_type(optarg, &o->percent_type)) {
-			cli_error("--percent-type: '%s' is not one of local-period, global-period, "
-				  "local-hits, global-hits", optarg);
-			return -1;
-		}
-		break;
-	case OPT_PERCENT_LIMIT: {
-		char *end;
-
-		o->percent_limit = strtod(optarg, &end);
-		if (*end || end == optarg || o->percent_limit < 0) {
-			cli_error("--percent-limit: '%s' is not a percentage", optarg);
-			return -1;
-		}
-		break;
-	}
-	case OPT_ASM_RAW:
-		o->asm_raw = true;
-		break;
-	case OPT_SHOW_PERIOD:
-		o->show_total_period = true;
-		break;
-	case 'n':
-		o->show_nr_samples = true;
-		break;
-	case 'M':
-		if (tally_disasm_syntax_parse(optarg, &o->syntax)) {
-			cli_error("-M/--disassembler-style: '%s' is not 'att' or 'intel' (the styles "
-				  "capstone has for x86)", optarg);
-			return -1;
-		}
-		break;
-	case OPT_SOURCE:
-		o->source = true;
-		break;
-	case OPT_NO_SOURCE:
-		o->source = false;
-		break;
-	case OPT_GROUP:
-		o->group = 1;
-		break;
-	default:
-		cli_usage(stderr, usage);
+	(void)opt, (void)unset;
+	if (parse_percent_type(arg, &((struct annotate_opts *)opts)->percent_type)) {
+		cli_error("--percent-type: '%s' is not one of local-period, global-period, "
+			  "local-hits, global-hits", arg);
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_opt(struct annotate_opts *o, int c)
+static int opt_style(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	switch (c) {
-	case 'i':
-		o->input = optarg;
-		break;
-	case 's':
-		o->symbol = optarg;
-		break;
-	case 'd':
-		strlist_free(o->dsos);
-		o->dsos = strlist_parse(optarg, &o->nr_dsos);
-		if (!o->dsos) {
-			cli_error("out of memory");
-			return -1;
-		}
-		break;
-	case 'C': {
-		size_t bad = 0;
-
-		tally_cpumap__delete(o->cpus);
-		o->cpus = NULL;
-		if (tally_cpumap__parse(optarg, &o->cpus, &bad)) {
-			cli_error("--cpu: bad cpu list '%s' at character %zu", optarg, bad + 1);
-			return -1;
-		}
-		break;
-	}
-	case OPT_SKIP_MISSING:
-		o->skip_missing = true;
-		break;
-	case 'k':
-		o->vmlinux = optarg;
-		break;
-	case OPT_SYMFS:
-		o->symfs = optarg;
-		break;
-	case 'f':
-		o->force = true;
-		break;
-	case 'q':
-		o->quiet = true;
-		break;
-	case 'v':
-		verbose++;
-		break;
-	case OPT_STDIO:
-	case OPT_TUI:
-	case OPT_ACCEPTED:
-	case 'm':
-		break;
-	case OPT_STDIO2:
-		cli_error("--stdio2 is not implemented: use --stdio (perf's default text format)");
+	(void)opt, (void)unset;
+	if (tally_disasm_syntax_parse(arg, &((struct annotate_opts *)opts)->syntax)) {
+		cli_error("-M/--disassembler-style: '%s' is not 'att' or 'intel' (the styles "
+			  "capstone has for x86)", arg);
 		return -1;
-	case OPT_OBJDUMP:
-		cli_error("--objdump: tally runs no objdump, it disassembles with capstone; drop "
-			  "the option");
-		return -1;
-	case OPT_IGNORE_VMLINUX:
-		o->vmlinux = NULL;
-		break;
-	case OPT_PREFIX:
-		cli_error("--prefix/--prefix-strip are not implemented: source files are read "
-			  "where the DWARF line table names them");
-		return -1;
-	case 'h':
-		cli_usage(stdout, usage);
-		return 1;
-	default:
-		return parse_display_opt(o, c);
 	}
 	return 0;
 }
 
-static int parse_opts(struct annotate_opts *o, int argc, char **argv)
+static int opt_ignore_vmlinux(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	int c, ret;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:s:d:C:lPnM:k:fqvmh", long_opts, NULL)) != -1) {
-		ret = parse_opt(o, c);
-		if (ret)
-			return ret;
-	}
-	if (optind < argc) {
-		if (optind + 1 < argc || o->symbol) {
-			cli_error("annotate: unexpected argument '%s' (one symbol name at most; use "
-				  "-i to name the input file)", argv[optind + (o->symbol ? 0 : 1)]);
-			return -1;
-		}
-		o->symbol = argv[optind];	/* perf takes a lone argument as the symbol */
-	}
+	(void)opt, (void)arg, (void)unset;
+	((struct annotate_opts *)opts)->vmlinux = NULL;
 	return 0;
 }
+
+#define CLI_OPTS struct annotate_opts
+static const struct cli_opt annotate_options[] = {
+	OPT_STRING('i', "input", input, "file", "input file name"),
+	OPT_STRING('s', "symbol", symbol, "symbol", "symbol to annotate"),
+	OPT_STRLIST('d', "dsos", dsos, "dso[,dso...]", "only consider symbols in these dsos"),
+	OPT_CPUMAP('C', "cpu", cpus, "cpu", "list of cpus to profile"),
+	OPT_BOOL('l', "print-line", print_line, "print matching source lines (may be slow)"),
+	OPT_BOOL('P', "full-paths", full_paths, "Don't shorten the displayed pathnames"),
+	OPT_CALLBACK(0, "percent-type", "local-period",
+		     "Set percent type local/global-period/hits", opt_percent_type),
+	OPT_DOUBLE(0, "percent-limit", percent_limit, "percent",
+		   "Don't show entries under that percent", CLI_RANGED(0, 1e300)),
+	OPT_BOOL(0, "asm-raw", asm_raw, "Display raw encoding of assembly instructions (default)"),
+	OPT_BOOL(0, "show-total-period", show_total_period,
+		 "Show a column with the sum of periods"),
+	OPT_BOOL('n', "show-nr-samples", show_nr_samples, "Show a column with the number of samples"),
+	OPT_CALLBACK('M', "disassembler-style", "disassembler style",
+		     "Specify disassembler style (e.g. -M intel for intel syntax)", opt_style),
+	OPT_BOOL(0, "source", source, "Interleave source code with assembly code (default)"),
+	OPT_BOOL(0, "skip-missing", skip_missing, "Skip symbols that cannot be annotated"),
+	OPT_SET(0, "group", group, 1, "Show event group information together"),
+	OPT_STRING('k', "vmlinux", vmlinux, "file", "vmlinux pathname"),
+	OPT_CALLBACK_NOARG(0, "ignore-vmlinux", "don't load vmlinux even if found",
+			   opt_ignore_vmlinux),
+	OPT_STRING(0, "symfs", symfs, "directory",
+		   "Look for files with symbols relative to this directory"),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_BOOL('q', "quiet", quiet, "do now show any warnings or messages"),
+	OPT_VERBOSE("be more verbose (show symbol address, etc)"),
+	OPT_BOOL(0, "stdio", ui_stdio, "Use the stdio interface"),
+	OPT_BOOL(0, "tui", ui_other, "Use the TUI interface (tally prints --stdio)"),
+	OPT_BOOL(0, "gtk", ui_other, "Use the GTK interface (tally prints --stdio)"),
+	OPT_BOOL(0, "demangle", demangle, "Disable symbol demangling (tally demangles as perf "
+		 "does)"),
+	OPT_BOOL(0, "demangle-kernel", demangle, "Enable kernel symbol demangling"),
+	OPT_STRING(0, "stdio-color", stdio_color, "mode", "'always' (default), 'never' or 'auto' "
+		   "(tally prints no colors)"),
+	OPT_BOOL('m', "modules", modules, "load module symbols - WARNING: use only with -k and LIVE kernel"),
+	OPT_REFUSED(0, "stdio2", NULL, CLI_ARG_NONE, "Use the stdio2 interface",
+		    "--stdio2 is not implemented: use --stdio (perf's default text format)"),
+	OPT_REFUSED(0, "objdump", "path", CLI_ARG_REQUIRED, "objdump binary to use for disassembly and annotations",
+		    "--objdump: tally runs no objdump, it disassembles with capstone; drop the option"),
+	OPT_REFUSED(0, "prefix", "prefix", CLI_ARG_REQUIRED,
+		    "Add prefix to source file path names in programs (with --prefix-strip)",
+		    "--prefix/--prefix-strip are not implemented: source files are read where the "
+		    "DWARF line table names them"),
+	OPT_REFUSED(0, "prefix-strip", "N", CLI_ARG_REQUIRED,
+		    "Strip first N entries of source file path name in programs (with --prefix)",
+		    "--prefix/--prefix-strip are not implemented: source files are read where the "
+		    "DWARF line table names them"),
+	OPT_END(),
+};
+
+static const char *const annotate_usage[] = { "annotate [<options>] [<symbol>]", NULL };
 
 /* ---- reading ------------------------------------------------------------------ */
 
@@ -1024,20 +889,36 @@ static int annotate_run(struct annotate *a)
 	return cli_finish_output(stdout, "the annotation");
 }
 
-int cmd_annotate(int argc, char **argv)
+static int annotate_init(void *opts)
 {
-	struct annotate_opts o = {
-		.input = "perf.data",
-		.source = true,
-		.group = -1,
-	};
-	struct annotate a = { .o = &o };
-	int ret, status = 1;
+	struct annotate_opts *o = opts;
 
-	ret = parse_opts(&o, argc, argv);
-	if (ret)
-		goto out;
-	if (report_open(&a.data, o.input, o.force))
+	o->input = "perf.data";
+	o->source = true;
+	o->group = -1;
+	return 0;
+}
+
+static void annotate_release(void *opts)
+{
+	struct annotate_opts *o = opts;
+
+	strlist_free(o->dsos);
+	tally_cpumap__delete(o->cpus);
+}
+
+static int annotate_exec(void *opts, const struct cli_args *args)
+{
+	struct annotate_opts *o = opts;
+	struct annotate a = { .o = o };
+	int status = 1;
+
+	if (args->argc && o->symbol)
+		return cli_usage_error(&cmd_annotate, "unexpected argument '%s' (one symbol name at "
+				       "most; use -i to name the input file)", args->argv[0]);
+	if (args->argc)
+		o->symbol = args->argv[0];	/* perf takes a lone argument as the symbol */
+	if (report_open(&a.data, o->input, o->force))
 		goto out;
 	status = annotate_run(&a);
 out:
@@ -1046,7 +927,18 @@ out:
 	tally_session__delete(a.session);
 	tally_data__delete(a.data);
 	free(a.warned);
-	strlist_free(o.dsos);
-	tally_cpumap__delete(o.cpus);
-	return ret > 0 ? 0 : status;
+	return status;
 }
+
+const struct cli_command cmd_annotate = {
+	.name = "annotate",
+	.summary = "Read perf.data and display annotated code",
+	.usage = annotate_usage,
+	.opts = annotate_options,
+	.max_args = 1,
+	.args_hint = "(one symbol name at most; use -i to name the input file)",
+	.size = sizeof(struct annotate_opts),
+	.init = annotate_init,
+	.exec = annotate_exec,
+	.release = annotate_release,
+};

@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,14 +27,21 @@
 #include <tally/session.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "report-common.h"
 
-static const char usage_text[] =
-	"\n usage: tally archive [<options>] [FILE]\n\n"
-	"    Pack what the build-id cache holds for the binaries FILE's samples hit into\n"
-	"    FILE.tar.bz2 (FILE: perf.data by default).\n\n"
-	"    -f, --force           read a file another user owns\n"
-	"    -v, --verbose         name each entry packed\n\n";
+struct archive_opts {
+	bool force;
+};
+
+#define CLI_OPTS struct archive_opts
+static const struct cli_opt archive_options[] = {
+	OPT_BOOL('f', "force", force, "read a file another user owns"),
+	OPT_VERBOSE("name each entry packed"),
+	OPT_END(),
+};
+
+static const char *const archive_usage[] = { "archive [<options>] [FILE]", NULL };
 
 struct id_list {
 	struct tally_build_id *v;
@@ -97,46 +103,19 @@ static int hit_ids(const char *input, bool force, struct id_list *l)
 	return status;
 }
 
-int cmd_archive(int argc, char **argv)
+static int archive_exec(void *opts, const struct cli_args *args)
 {
-	static const struct option longopts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct tally_buildid_cache *c = NULL;
 	struct id_list ids = { 0 };
-	const char *input = "perf.data";
+	const char *input = args->argc ? args->argv[0] : "perf.data";
 	char out[4096], tmp[4200];
-	bool force = false;
 	size_t packed = 0;
-	int ch, fd = -1, err, status = 1;
+	int fd = -1, err, status = 1;
 
-	optind = 1;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "fvh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'f': force = true; break;
-		case 'v': verbose++; break;
-		case 'h': cli_usage(stdout, usage_text); return 0;
-		default:
-			cli_error("archive: unknown option '%s'", argv[optind - 1]);
-			cli_usage(stderr, usage_text);
-			return 129;
-		}
-	}
-	if (optind < argc)
-		input = argv[optind++];
-	if (optind < argc) {
-		cli_error("archive: one file at a time ('%s' is one too many)", argv[optind]);
-		return 129;
-	}
-	if (!strcmp(input, "-")) {
-		cli_error("archive: give a file, not a pipe: the tarball is written beside it");
-		return 129;
-	}
-	if (hit_ids(input, force, &ids))
+	if (!strcmp(input, "-"))
+		return cli_usage_error(&cmd_archive, "give a file, not a pipe: the tarball is "
+				       "written beside it");
+	if (hit_ids(input, ((struct archive_opts *)opts)->force, &ids))
 		return 1;
 	if (!ids.nr) {
 		cli_error("archive: no build-ids found in %s (recorded with -B, or no samples)",
@@ -181,3 +160,16 @@ out:
 	free(ids.v);
 	return status;
 }
+
+const struct cli_command cmd_archive = {
+	.name = "archive",
+	.summary = "Create archive with object files with build-ids found in perf.data file",
+	.usage = archive_usage,
+	.footer = " Packs what the build-id cache holds for the binaries FILE's samples hit into\n"
+		  " FILE.tar.bz2 (FILE: perf.data by default).\n",
+	.opts = archive_options,
+	.max_args = 1,
+	.args_hint = "(one file at a time)",
+	.size = sizeof(struct archive_opts),
+	.exec = archive_exec,
+};

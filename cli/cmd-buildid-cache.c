@@ -18,7 +18,6 @@
  * cache is no error for -r and -p).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include <tally/session.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "report-common.h"
 
 struct buildid_cache_opts {
@@ -36,73 +36,22 @@ struct buildid_cache_opts {
 	bool purge_all, list, force;
 };
 
-static const char usage_text[] =
-	"\n Usage: tally buildid-cache [<options>]\n\n"
-	"    -a, --add <file list>\n"
-	"                          file(s) to add\n"
-	"    -f, --force           don't complain, do it\n"
-	"    -k, --kcore <file>    kcore file to add\n"
-	"    -l, --list            list all cached files\n"
-	"    -M, --missing <file>  to find missing build ids in the cache\n"
-	"    -p, --purge <file list>\n"
-	"                          file(s) to remove (remove old caches too)\n"
-	"    -P, --purge-all       purge all cached files\n"
-	"    -r, --remove <file list>\n"
-	"                          file(s) to remove\n"
-	"    -u, --update <file list>\n"
-	"                          file(s) to update\n"
-	"    -v, --verbose         be more verbose\n\n";
+#define CLI_OPTS struct buildid_cache_opts
+static const struct cli_opt buildid_cache_options[] = {
+	OPT_STRING('a', "add", add, "file list", "file(s) to add"),
+	OPT_STRING('k', "kcore", kcore, "file", "kcore file to add"),
+	OPT_STRING('r', "remove", remove, "file list", "file(s) to remove"),
+	OPT_STRING('p', "purge", purge, "file list", "file(s) to remove (remove old caches too)"),
+	OPT_BOOL('P', "purge-all", purge_all, "purge all cached files"),
+	OPT_BOOL('l', "list", list, "list all cached files"),
+	OPT_STRING('M', "missing", missing, "file", "to find missing build ids in the cache"),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_STRING('u', "update", update, "file list", "file(s) to update"),
+	OPT_VERBOSE("be more verbose"),
+	OPT_END(),
+};
 
-static int parse_options(struct buildid_cache_opts *o, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "add", required_argument, NULL, 'a' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "kcore", required_argument, NULL, 'k' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "missing", required_argument, NULL, 'M' },
-		{ "purge", required_argument, NULL, 'p' },
-		{ "purge-all", no_argument, NULL, 'P' },
-		{ "remove", required_argument, NULL, 'r' },
-		{ "update", required_argument, NULL, 'u' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "a:fk:lM:p:Pr:u:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a': o->add = optarg; break;
-		case 'f': o->force = true; break;
-		case 'k': o->kcore = optarg; break;
-		case 'l': o->list = true; break;
-		case 'M': o->missing = optarg; break;
-		case 'p': o->purge = optarg; break;
-		case 'P': o->purge_all = true; break;
-		case 'r': o->remove = optarg; break;
-		case 'u': o->update = optarg; break;
-		case 'v': verbose++; break;
-		case 'h': cli_usage(stdout, usage_text); return -2;
-		default:
-			cli_error("buildid-cache: unknown or incomplete option '%s'", argv[optind - 1]);
-			cli_usage(stderr, usage_text);
-			return -1;
-		}
-	}
-	if (optind < argc || (!o->add && !o->remove && !o->purge && !o->update && !o->missing &&
-			      !o->kcore && !o->purge_all && !o->list)) {
-		if (optind < argc)
-			cli_error("buildid-cache: unexpected argument '%s'", argv[optind]);
-		else
-			cli_error("buildid-cache: say what to do (-a, -r, -p, -P, -u, -l, -M or -k)");
-		cli_usage(stderr, usage_text);
-		return -1;
-	}
-	return 0;
-}
+static const char *const buildid_cache_usage[] = { "buildid-cache [<options>]", NULL };
 
 static int str_cmp(const void *a, const void *b)
 {
@@ -350,14 +299,17 @@ static int add_kcore(struct tally_buildid_cache *c, const struct buildid_cache_o
 	return 0;
 }
 
-int cmd_buildid_cache(int argc, char **argv)
+static int buildid_cache_exec(void *opts, const struct cli_args *args)
 {
-	struct buildid_cache_opts o = { 0 };
+	struct buildid_cache_opts o = *(struct buildid_cache_opts *)opts;
 	struct tally_buildid_cache *c = NULL;
-	int failed = 0, ret = parse_options(&o, argc, argv);
+	int failed = 0, ret;
 
-	if (ret)
-		return ret == -2 ? 0 : 129;
+	(void)args;
+	if (!o.add && !o.remove && !o.purge && !o.update && !o.missing && !o.kcore &&
+	    !o.purge_all && !o.list)
+		return cli_usage_error(&cmd_buildid_cache, "say what to do (-a, -r, -p, -P, -u, -l, "
+				       "-M or -k)");
 	if (tally_buildid_cache__new(&c, NULL)) {
 		cli_error("the build-id cache directory name is too long (see --buildid-dir)");
 		return 1;
@@ -387,3 +339,12 @@ int cmd_buildid_cache(int argc, char **argv)
 	tally_buildid_cache__delete(c);
 	return failed ? 1 : 0;
 }
+
+const struct cli_command cmd_buildid_cache = {
+	.name = "buildid-cache",
+	.summary = "Manage build-id cache.",
+	.usage = buildid_cache_usage,
+	.opts = buildid_cache_options,
+	.size = sizeof(struct buildid_cache_opts),
+	.exec = buildid_cache_exec,
+};

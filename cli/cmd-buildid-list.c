@@ -14,7 +14,6 @@
  * pipe stream's HEADER_BUILD_ID records (perf inject -b) are its list.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 #include <tally/session.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "report-common.h"
 
 struct buildid_list_opts {
@@ -35,53 +35,18 @@ struct buildid_list_opts {
 	bool with_hits, kernel, kernel_maps, force;
 };
 
-static const char usage_text[] =
-	"\n usage: tally buildid-list [<options>]\n\n"
-	"    -f, --force           don't complain, do it\n"
-	"    -H, --with-hits       Show only DSOs with hits\n"
-	"    -i, --input <file>    input file name\n"
-	"    -k, --kernel          Show current kernel build id\n"
-	"    -m, --kernel-maps     Show build id of current kernel + modules\n"
-	"    -v, --verbose         be more verbose\n\n";
+#define CLI_OPTS struct buildid_list_opts
+static const struct cli_opt buildid_list_options[] = {
+	OPT_BOOL('H', "with-hits", with_hits, "Show only DSOs with hits"),
+	OPT_STRING('i', "input", input, "file", "input file name"),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_BOOL('k', "kernel", kernel, "Show current kernel build id"),
+	OPT_BOOL('m', "kernel-maps", kernel_maps, "Show build id of current kernel + modules"),
+	OPT_VERBOSE("be more verbose"),
+	OPT_END(),
+};
 
-static int parse_options(struct buildid_list_opts *o, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "with-hits", no_argument, NULL, 'H' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "kernel", no_argument, NULL, 'k' },
-		{ "kernel-maps", no_argument, NULL, 'm' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "fHi:kmvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f': o->force = true; break;
-		case 'H': o->with_hits = true; break;
-		case 'i': o->input = optarg; break;
-		case 'k': o->kernel = true; break;
-		case 'm': o->kernel_maps = true; break;
-		case 'v': verbose++; break;
-		case 'h': cli_usage(stdout, usage_text); return -2;
-		default:
-			cli_error("buildid-list: unknown or incomplete option '%s'", argv[optind - 1]);
-			cli_usage(stderr, usage_text);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		cli_error("buildid-list: unexpected argument '%s'", argv[optind]);
-		cli_usage(stderr, usage_text);
-		return -1;
-	}
-	return 0;
-}
+static const char *const buildid_list_usage[] = { "buildid-list [<options>]", NULL };
 
 static int print_running_kernel(void)
 {
@@ -184,26 +149,33 @@ static int list_file(const struct buildid_list_opts *o)
 	return 0;
 }
 
-int cmd_buildid_list(int argc, char **argv)
+static int buildid_list_exec(void *opts, const struct cli_args *args)
 {
-	struct buildid_list_opts o = { 0 };
+	struct buildid_list_opts *o = opts;
 	struct tally_build_id id;
 	char hex[TALLY_BUILD_ID_HEX_SIZE];
 	struct stat st;
-	int ret = parse_options(&o, argc, argv);
 
-	if (ret)
-		return ret == -2 ? 0 : 129;
-	if (o.kernel)
+	(void)args;
+	if (o->kernel)
 		return print_running_kernel();
-	if (o.kernel_maps)
+	if (o->kernel_maps)
 		return print_kernel_maps();
-	if (!o.input)
-		o.input = !fstat(STDIN_FILENO, &st) && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
+	if (!o->input)
+		o->input = !fstat(STDIN_FILENO, &st) && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
 	/* an ELF file: its own id (perf looks at that first) */
-	if (strcmp(o.input, "-") && !tally_build_id__from_elf(&id, o.input)) {
+	if (strcmp(o->input, "-") && !tally_build_id__from_elf(&id, o->input)) {
 		printf("%s\n", tally_build_id__hex(&id, hex));
 		return 0;
 	}
-	return list_file(&o);
+	return list_file(o);
 }
+
+const struct cli_command cmd_buildid_list = {
+	.name = "buildid-list",
+	.summary = "List the buildids in a perf.data file",
+	.usage = buildid_list_usage,
+	.opts = buildid_list_options,
+	.size = sizeof(struct buildid_list_opts),
+	.exec = buildid_list_exec,
+};

@@ -8,8 +8,8 @@
  * (lib/analysis/diff.c); this file reads options and prints perf's table.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +17,7 @@
 #include <tally/diff.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "report-common.h"
 
 struct diff_opts {
@@ -33,58 +34,8 @@ struct diff_opts {
 	size_t nr_pids, nr_tids;
 	struct tally_cpumap *cpus;
 	const char *kallsyms, *symfs;
-};
-
-static const char usage[] =
-	"\n usage: tally diff [<options>] [old_file] [new_file ...]\n\n"
-	"    -c, --compute <delta,delta-abs,ratio,wdiff:w1,w2 (default delta-abs)>\n"
-	"                          entries differential computation selection\n"
-	"    -o, --order <n>       sort by the computed values of file n (0: by baseline)\n"
-	"    -F, --formula         show the formula\n"
-	"    -p, --period          show period values\n"
-	"    -b, --baseline-only   only rows the baseline has\n"
-	"        --percentage <relative|absolute>\n"
-	"    -s, --sort <key[,key...]>  comm, pid, dso, sym, cpu (default dso,sym)\n"
-	"    -C, --comms <comm[,comm...]>\n"
-	"    -d, --dsos <dso[,dso...]>\n"
-	"    -S, --symbols <symbol[,symbol...]>\n"
-	"        --pid <pid[,pid...]>  --tid <tid[,tid...]>  --cpu <cpu-list>\n"
-	"        --kallsyms <file>  --symfs <dir>\n"
-	"    -f, --force           don't complain about file ownership\n"
-	"    -q, --quiet           no headers, no warnings\n";
-
-enum {
-	OPT_PERCENTAGE = 256, OPT_PID, OPT_TID, OPT_CPU, OPT_KALLSYMS, OPT_SYMFS, OPT_CYCLES_HIST,
-	OPT_STREAM, OPT_TIME,
-};
-
-static const struct option long_opts[] = {
-	{ "baseline-only", no_argument, NULL, 'b' },
-	{ "comms", required_argument, NULL, 'C' },
-	{ "compute", required_argument, NULL, 'c' },
-	{ "dsos", required_argument, NULL, 'd' },
-	{ "dump-raw-trace", no_argument, NULL, 'D' },
-	{ "force", no_argument, NULL, 'f' },
-	{ "formula", no_argument, NULL, 'F' },
-	{ "modules", no_argument, NULL, 'm' },
-	{ "order", required_argument, NULL, 'o' },
-	{ "period", no_argument, NULL, 'p' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "sort", required_argument, NULL, 's' },
-	{ "symbols", required_argument, NULL, 'S' },
-	{ "field-separator", required_argument, NULL, 't' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "cpu", required_argument, NULL, OPT_CPU },
-	{ "cycles-hist", no_argument, NULL, OPT_CYCLES_HIST },
-	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-	{ "percentage", required_argument, NULL, OPT_PERCENTAGE },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "stream", no_argument, NULL, OPT_STREAM },
-	{ "symfs", required_argument, NULL, OPT_SYMFS },
-	{ "tid", required_argument, NULL, OPT_TID },
-	{ "time", required_argument, NULL, OPT_TIME },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	bool modules;			/* -m: accepted; modules are always looked up */
+	const char *defaults[2];	/* the files without arguments */
 };
 
 /* -c delta|delta-abs|ratio|wdiff:w1,w2 (perf's words); cycles is refused. */
@@ -196,141 +147,88 @@ static int parse_ids(const char *arg, const char *what, int32_t **ids, size_t *n
 	return 0;
 }
 
-static int parse_list(char ***l, const char *arg)
+static int opt_compute(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	strlist_free(*l);
-	*l = strlist_parse(arg, NULL);
-	if (*l)
-		return 0;
-	cli_error("out of memory");
-	return -1;
+	(void)opt, (void)unset;
+	return parse_compute(opts, arg);
 }
 
-static int parse_opt(struct diff_opts *o, int c)
+static int opt_sort(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	char *end;
-
-	switch (c) {
-	case 'b':
-		o->baseline_only = true;
-		return 0;
-	case 'c':
-		return parse_compute(o, optarg);
-	case 'C':
-		return parse_list(&o->comms, optarg);
-	case 'd':
-		return parse_list(&o->dsos, optarg);
-	case 'S':
-		return parse_list(&o->syms, optarg);
-	case 'f':
-		o->force = true;
-		return 0;
-	case 'F':
-		o->formula = true;
-		return 0;
-	case 'p':
-		o->period = true;
-		return 0;
-	case 'q':
-		o->quiet = true;
-		return 0;
-	case 'o':
-		o->order = strtol(optarg, &end, 10);
-		if (*end || end == optarg || o->order < 0) {
-			cli_error("-o/--order: '%s' is not a file number", optarg);
-			return -1;
-		}
-		return 0;
-	case 's':
-		return parse_sort(o, optarg);
-	case OPT_PID:
-		return parse_ids(optarg, "--pid", &o->pids, &o->nr_pids);
-	case OPT_TID:
-		return parse_ids(optarg, "--tid", &o->tids, &o->nr_tids);
-	case OPT_CPU: {
-		size_t bad = 0;
-
-		tally_cpumap__delete(o->cpus);
-		o->cpus = NULL;
-		if (tally_cpumap__parse(optarg, &o->cpus, &bad)) {
-			cli_error("--cpu: bad cpu list '%s' at character %zu", optarg, bad + 1);
-			return -1;
-		}
-		return 0;
-	}
-	case OPT_PERCENTAGE:
-		if (strcmp(optarg, "relative") && strcmp(optarg, "absolute")) {
-			cli_error("--percentage: use 'relative' or 'absolute', not '%s'", optarg);
-			return -1;
-		}
-		o->relative = !strcmp(optarg, "relative");
-		return 0;
-	case OPT_KALLSYMS:
-		o->kallsyms = optarg;
-		return 0;
-	case OPT_SYMFS:
-		o->symfs = optarg;
-		return 0;
-	case 'm':
-		return 0;	/* modules are always looked up */
-	case 'v':
-		verbose++;
-		return 0;
-	case OPT_CYCLES_HIST:
-		cli_error("--cycles-hist goes with -c cycles, which needs branch stacks with cycle "
-			  "counts (LBR); tally diff does not compute them");
-		return -1;
-	case OPT_STREAM:
-		cli_error("--stream (hot call-chain streams) is not implemented in tally diff");
-		return -1;
-	case OPT_TIME:
-		cli_error("--time is not implemented in tally diff: cut the files with 'perf "
-			  "record --switch-output' or compare whole runs");
-		return -1;
-	case 't':
-		cli_error("-t/--field-separator is not implemented in tally diff");
-		return -1;
-	case 'D':
-		cli_error("-D: dump a file's records with 'tally report -D -i FILE'");
-		return -1;
-	case 'h':
-		cli_usage(stdout, usage);
-		return 1;
-	default:
-		cli_usage(stderr, usage);
-		return -1;
-	}
+	(void)opt, (void)unset;
+	return parse_sort(opts, arg);
 }
 
-static int parse_opts(struct diff_opts *o, int argc, char **argv)
+static int opt_pid(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	static const char *defaults[] = { "perf.data.old", "perf.data" };
-	int c, ret;
+	struct diff_opts *o = opts;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "bC:c:d:DfFmo:pqs:S:t:vh", long_opts, NULL)) != -1) {
-		ret = parse_opt(o, c);
-		if (ret)
-			return ret;
-	}
-	/* perf: no file, perf.data.old against perf.data; one file, perf.data.old
-	 * against it; more, the first is the baseline */
-	if (argc - optind >= 2) {
-		o->files = (const char **)argv + optind;
-		o->nr_files = (size_t)(argc - optind);
-	} else {
-		if (argc - optind == 1)
-			defaults[1] = argv[optind];
-		o->files = defaults;
-		o->nr_files = 2;
-	}
-	if ((size_t)o->order >= o->nr_files) {
-		cli_error("-o/--order %ld: there are only files 0 to %zu (0 is the baseline)",
-			  o->order, o->nr_files - 1);
+	(void)opt, (void)unset;
+	return parse_ids(arg, "--pid", &o->pids, &o->nr_pids);
+}
+
+static int opt_tid(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct diff_opts *o = opts;
+
+	(void)opt, (void)unset;
+	return parse_ids(arg, "--tid", &o->tids, &o->nr_tids);
+}
+
+static int opt_percentage(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	if (strcmp(arg, "relative") && strcmp(arg, "absolute")) {
+		cli_error("--percentage: use 'relative' or 'absolute', not '%s'", arg);
 		return -1;
 	}
+	((struct diff_opts *)opts)->relative = !strcmp(arg, "relative");
 	return 0;
 }
+
+#define CLI_OPTS struct diff_opts
+static const struct cli_opt diff_options[] = {
+	OPT_VERBOSE("be more verbose (show symbol address, etc)"),
+	OPT_BOOL('q', "quiet", quiet, "Do not show any warnings or messages"),
+	OPT_BOOL('b', "baseline-only", baseline_only, "Show only items with match in baseline"),
+	OPT_CALLBACK('c', "compute", "delta,delta-abs,ratio,wdiff:w1,w2 (default delta-abs),cycles",
+		     "Entries differential computation selection", opt_compute),
+	OPT_BOOL('p', "period", period, "Show period values."),
+	OPT_BOOL('F', "formula", formula, "Show formula."),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
+	OPT_BOOL('m', "modules", modules, "load module symbols - WARNING: use only with -k and LIVE kernel"),
+	OPT_STRLIST('d', "dsos", dsos, "dso[,dso...]", "only consider symbols in these dsos"),
+	OPT_STRLIST('C', "comms", comms, "comm[,comm...]", "only consider symbols in these comms"),
+	OPT_STRLIST('S', "symbols", syms, "symbol[,symbol...]", "only consider these symbols"),
+	OPT_CALLBACK('s', "sort", "key[,key2...]", "sort by key(s): pid, comm, dso, symbol, cpu",
+		     opt_sort),
+	OPT_LONG('o', "order", order, "n", "Specify compute sorting.", CLI_RANGED(0, LONG_MAX)),
+	OPT_STRING(0, "symfs", symfs, "directory",
+		   "Look for files with symbols relative to this directory"),
+	OPT_CPUMAP(0, "cpu", cpus, "cpu", "list of cpus to profile"),
+	OPT_CALLBACK(0, "pid", "pid[,pid...]", "only consider symbols in these pids", opt_pid),
+	OPT_CALLBACK(0, "tid", "tid[,tid...]", "only consider symbols in these tids", opt_tid),
+	OPT_CALLBACK(0, "percentage", "relative|absolute",
+		     "How to display percentage of filtered entries", opt_percentage),
+	OPT_REFUSED('D', "dump-raw-trace", NULL, CLI_ARG_NONE, "dump raw trace in ASCII",
+		    "-D: dump a file's records with 'tally report -D -i FILE'"),
+	OPT_REFUSED('t', "field-separator", "separator", CLI_ARG_REQUIRED,
+		    "separator for columns, no spaces will be added between columns '.' is reserved.",
+		    "-t/--field-separator is not implemented in tally diff"),
+	OPT_REFUSED(0, "cycles-hist", NULL, CLI_ARG_NONE,
+		    "Show cycles histogram and standard deviation - WARNING: use only with -c cycles.",
+		    "--cycles-hist goes with -c cycles, which needs branch stacks with cycle counts "
+		    "(LBR); tally diff does not compute them"),
+	OPT_REFUSED(0, "stream", NULL, CLI_ARG_NONE, "Enable hot streams comparison.",
+		    "--stream (hot call-chain streams) is not implemented in tally diff"),
+	OPT_REFUSED(0, "time", "str", CLI_ARG_REQUIRED, "Time span (time percent or absolute timestamp)",
+		    "--time is not implemented in tally diff: cut the files with 'perf record "
+		    "--switch-output' or compare whole runs"),
+	OPT_END(),
+};
+
+static const char *const diff_usage[] = { "diff [<options>] [old_file] [new_file]", NULL };
 
 /* ---- perf's table ------------------------------------------------------------------ */
 
@@ -414,21 +312,12 @@ static size_t key_len(const struct tally_diff_row *r, enum tally_diff_key k)
 	}
 }
 
-static size_t list_len(char *const *l)
-{
-	size_t n = 0;
-
-	while (l && l[n])
-		n++;
-	return n;
-}
-
 /* perf hides a key column that a filter pins to a single value */
 static bool elided(const struct diff_opts *o, enum tally_diff_key k)
 {
-	return (k == TALLY_DIFF_KEY_COMM && list_len(o->comms) == 1) ||
-	       (k == TALLY_DIFF_KEY_DSO && list_len(o->dsos) == 1) ||
-	       (k == TALLY_DIFF_KEY_SYM && list_len(o->syms) == 1);
+	return (k == TALLY_DIFF_KEY_COMM && strlist_len(o->comms) == 1) ||
+	       (k == TALLY_DIFF_KEY_DSO && strlist_len(o->dsos) == 1) ||
+	       (k == TALLY_DIFF_KEY_SYM && strlist_len(o->syms) == 1);
 }
 
 static void setup_cols(struct printer *pr)
@@ -708,31 +597,70 @@ static int diff_run(struct diff_opts *o, struct tally_profile **p)
 	return cli_finish_output(stdout, "the diff");
 }
 
-int cmd_diff(int argc, char **argv)
+static int diff_init(void *opts)
 {
-	struct diff_opts o = { .compute = TALLY_DIFF_DELTA_ABS, .order = 1,
-			       .keys = { TALLY_DIFF_KEY_DSO, TALLY_DIFF_KEY_SYM }, .nr_keys = 2 };
-	struct tally_profile **p = NULL;
-	int ret, status = 1;
+	struct diff_opts *o = opts;
 
-	ret = parse_opts(&o, argc, argv);
-	if (ret)
-		goto out;
-	p = calloc(o.nr_files, sizeof(*p));
+	o->compute = TALLY_DIFF_DELTA_ABS;
+	o->order = 1;
+	o->keys[0] = TALLY_DIFF_KEY_DSO;
+	o->keys[1] = TALLY_DIFF_KEY_SYM;
+	o->nr_keys = 2;
+	return 0;
+}
+
+static void diff_release(void *opts)
+{
+	struct diff_opts *o = opts;
+
+	strlist_free(o->comms);
+	strlist_free(o->dsos);
+	strlist_free(o->syms);
+	free(o->pids);
+	free(o->tids);
+	tally_cpumap__delete(o->cpus);
+}
+
+static int diff_exec(void *opts, const struct cli_args *args)
+{
+	struct diff_opts *o = opts;
+	struct tally_profile **p;
+	int status;
+
+	/* perf: no file, perf.data.old against perf.data; one file, perf.data.old
+	 * against it; more, the first is the baseline */
+	if (args->argc >= 2) {
+		o->files = (const char **)args->argv;
+		o->nr_files = (size_t)args->argc;
+	} else {
+		o->defaults[0] = "perf.data.old";
+		o->defaults[1] = args->argc == 1 ? args->argv[0] : "perf.data";
+		o->files = o->defaults;
+		o->nr_files = 2;
+	}
+	if ((size_t)o->order >= o->nr_files)
+		return cli_usage_error(&cmd_diff, "-o/--order %ld: there are only files 0 to %zu "
+				       "(0 is the baseline)", o->order, o->nr_files - 1);
+	p = calloc(o->nr_files, sizeof(*p));
 	if (!p) {
 		cli_error("out of memory");
-		goto out;
+		return 1;
 	}
-	status = diff_run(&o, p);
-out:
-	for (size_t f = 0; p && f < o.nr_files; f++)
+	status = diff_run(o, p);
+	for (size_t f = 0; f < o->nr_files; f++)
 		tally_profile__delete(p[f]);
 	free(p);
-	strlist_free(o.comms);
-	strlist_free(o.dsos);
-	strlist_free(o.syms);
-	free(o.pids);
-	free(o.tids);
-	tally_cpumap__delete(o.cpus);
-	return ret > 0 ? 0 : status;
+	return status;
 }
+
+const struct cli_command cmd_diff = {
+	.name = "diff",
+	.summary = "Read perf.data files and display the differential profile",
+	.usage = diff_usage,
+	.opts = diff_options,
+	.max_args = CLI_ANY_ARGS,
+	.size = sizeof(struct diff_opts),
+	.init = diff_init,
+	.exec = diff_exec,
+	.release = diff_release,
+};

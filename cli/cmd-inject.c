@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -46,6 +45,7 @@
 #include <tally/writer.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "report-common.h"
 #include "script-trace.h"
 
@@ -54,17 +54,21 @@ struct inject_opts {
 	bool build_ids, buildid_all, sched_stat, jit, force;
 };
 
-static const char usage_text[] =
-	"\n Usage: tally inject [<options>]\n\n"
-	"    -b, --build-ids       Inject build-ids into the output stream\n"
-	"    -f, --force           don't complain, do it\n"
-	"    -i, --input <file>    input file name\n"
-	"    -j, --jit             merge jitdump files into perf.data file\n"
-	"    -o, --output <file>   output file name\n"
-	"    -s, --sched-stat      Merge sched-stat and sched-switch for getting events where\n"
-	"                          and how long tasks slept\n"
-	"    -v, --verbose         be more verbose (show build ids, etc)\n"
-	"        --buildid-all     Inject build-ids of all DSOs into the output stream\n\n";
+#define CLI_OPTS struct inject_opts
+static const struct cli_opt inject_options[] = {
+	OPT_BOOL('b', "build-ids", build_ids, "Inject build-ids into the output stream"),
+	OPT_BOOL(0, "buildid-all", buildid_all, "Inject build-ids of all DSOs into the output stream"),
+	OPT_STRING('i', "input", input, "file", "input file name"),
+	OPT_STRING('o', "output", output, "file", "output file name"),
+	OPT_BOOL('s', "sched-stat", sched_stat,
+		 "Merge sched-stat and sched-switch for getting events where and how long tasks slept"),
+	OPT_BOOL('j', "jit", jit, "merge jitdump files into perf.data file"),
+	OPT_VERBOSE("be more verbose (show build ids, etc)"),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_END(),
+};
+
+static const char *const inject_usage[] = { "inject [<options>]", NULL };
 
 /* What -s does with an event's samples. */
 enum ev_role { EV_PLAIN, EV_SWITCH, EV_EXIT, EV_STAT };
@@ -90,54 +94,6 @@ struct inject {
 	struct { uint64_t shift, mult, zero; bool have; } tc;	/* TIME_CONV */
 	uint64_t jitted;
 };
-
-static int parse_options(struct inject_opts *o, int argc, char **argv)
-{
-	enum { OPT_BUILDID_ALL = 256 };
-	static const struct option longopts[] = {
-		{ "build-ids", no_argument, NULL, 'b' },
-		{ "buildid-all", no_argument, NULL, OPT_BUILDID_ALL },
-		{ "force", no_argument, NULL, 'f' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "jit", no_argument, NULL, 'j' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "sched-stat", no_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "bfi:jo:svh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'b': o->build_ids = true; break;
-		case OPT_BUILDID_ALL: o->buildid_all = true; break;
-		case 'f': o->force = true; break;
-		case 'i': o->input = optarg; break;
-		case 'j': o->jit = true; break;
-		case 'o': o->output = optarg; break;
-		case 's': o->sched_stat = true; break;
-		case 'v': verbose++; break;
-		case 'h': cli_usage(stdout, usage_text); return -2;
-		default:
-			cli_error("inject: unknown or incomplete option '%s'", argv[optind - 1]);
-			cli_usage(stderr, usage_text);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		cli_error("inject: unexpected argument '%s'", argv[optind]);
-		cli_usage(stderr, usage_text);
-		return -1;
-	}
-	if (o->build_ids && o->buildid_all) {
-		cli_error("inject: -b and --buildid-all: choose one");
-		return -1;
-	}
-	return 0;
-}
 
 static int out(struct inject *in, const void *rec, size_t size)
 {
@@ -659,17 +615,26 @@ static void inject_release(struct inject *in)
 	tally_data__delete(in->d);
 }
 
-int cmd_inject(int argc, char **argv)
+static int inject_init(void *opts)
 {
-	struct inject_opts o = { .input = "-", .output = "-" };
+	struct inject_opts *o = opts;
+
+	o->input = "-";
+	o->output = "-";
+	return 0;
+}
+
+static int inject_exec(void *opts, const struct cli_args *args)
+{
+	struct inject_opts o = *(struct inject_opts *)opts;
 	struct tally_session_opts so = { .no_symbols = true };
 	struct tally_data_error derr = { 0 };
 	struct inject in = { .o = &o };
 	int ret, status = 1;
 
-	ret = parse_options(&o, argc, argv);
-	if (ret)
-		return ret == -2 ? 0 : 129;
+	(void)args;
+	if (o.build_ids && o.buildid_all)
+		return cli_usage_error(&cmd_inject, "-b and --buildid-all: choose one");
 	in.out_path = o.output;
 	if (report_open(&in.d, o.input, o.force))
 		return 1;
@@ -741,3 +706,13 @@ out:
 	inject_release(&in);
 	return status;
 }
+
+const struct cli_command cmd_inject = {
+	.name = "inject",
+	.summary = "Filter to augment the events stream with additional information",
+	.usage = inject_usage,
+	.opts = inject_options,
+	.size = sizeof(struct inject_opts),
+	.init = inject_init,
+	.exec = inject_exec,
+};

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +22,8 @@
 #include <tally/pmu.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "internal/event.h"
-
-static const char usage[] =
-	"\n usage: tally list [<options>] [hw|sw|cache|tracepoint|pmu|event_glob]\n\n"
-	"        --raw-dump [<category>]\n"
-	"                          print the event names on one line (for completion)\n"
-	"        --pmu             describe the PMUs: sysfs and what the CPU reports (CPUID)\n"
-	"        --sysfs <dir>     read PMUs and tracepoints under <dir> instead of /sys\n"
-	"    -h, --help            show this help\n\n";
 
 enum kind { K_HW, K_SW, K_TOOL, K_CACHE, K_PMU, K_RAW, K_BP, K_TP, K_MAX };
 
@@ -56,6 +48,7 @@ struct entries {
 struct list_opts {
 	const char *sysfs;
 	bool raw_dump, pmu_info;
+	bool desc;		/* -d: perf's default; tally's lists have no descriptions */
 	const char *raw_cat;
 	char **filters;
 	int nr_filters;
@@ -381,126 +374,126 @@ static bool has_words(const struct list_opts *o)
 	return false;
 }
 
-int cmd_list(int argc, char **argv)
+/* Which sections the arguments ask for: categories select sections, other words filter
+ * (o->filters keeps the words, the categories become NULL there). */
+static void select_sections(struct list_opts *o, bool want[K_MAX])
 {
-	static const struct option longopts[] = {
-		{ "raw-dump", no_argument, NULL, 1 },
-		{ "pmu", no_argument, NULL, 2 },
-		{ "sysfs", required_argument, NULL, 3 },
-		{ "desc", no_argument, NULL, 'd' },
-		{ "no-desc", no_argument, NULL, 4 },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct list_opts o = { 0 };
-	struct entries es = { 0 };
-	bool want[K_MAX] = { false }, any_cat = false;
-	char **args;
-	int c, err;
+	bool any_cat = false, globs = false;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+hd", longopts, NULL)) != -1) {
-		switch (c) {
-		case 1:
-			o.raw_dump = true;
-			break;
-		case 2:
-			o.pmu_info = true;
-			break;
-		case 3:
-			o.sysfs = optarg;
-			break;
-		case 'd':
-		case 4:
-			break;	/* tally has no long descriptions: accepted for perf compatibility */
-		case 'h':
-			cli_usage(stdout, usage);
-			return 0;
-		default:
-			cli_usage(stderr, usage);
-			return 129;
+	for (int i = 0; i < o->nr_filters; i++) {
+		if (category(o->filters[i], want) >= 0) {
+			any_cat = true;
+			o->filters[i] = NULL;
 		}
 	}
-	if (o.pmu_info) {
-		print_pmu_info(o.sysfs);
+	for (int i = 0; i < o->nr_filters; i++)
+		globs |= o->filters[i] != NULL;
+	if (!any_cat || globs)
+		for (int k = 0; k < K_MAX; k++)
+			want[k] = true;
+	if (!any_cat && o->nr_filters == 1 && strchr(o->filters[0], ':') &&
+	    !strchr(strchr(o->filters[0], ':') + 1, ':')) {
+		/* only tracepoints have a ':' in their name */
+		for (int k = 0; k < K_MAX; k++)
+			want[k] = k == K_TP;
+		o->tp_glob = o->filters[0];
+	}
+	if (globs || (o->raw_dump && !any_cat)) {
+		/* descriptors are not events: perf shows them only in the full list */
+		want[K_RAW] = want[K_BP] = !globs && !o->raw_dump;
+	}
+}
+
+/* stable order within tool/raw: sort only the sortable kinds, each run of one kind */
+static void sort_entries(struct entries *es)
+{
+	for (size_t a = 0; a < es->nr;) {
+		size_t b = a;
+
+		while (b < es->nr && es->e[b].kind == es->e[a].kind)
+			b++;
+		if (es->e[a].kind != K_TOOL && es->e[a].kind != K_RAW)
+			qsort(es->e + a, b - a, sizeof(*es->e), cmp_entry);
+		a = b;
+	}
+}
+
+static void print_entries(const struct entries *es, const struct list_opts *o, char **args)
+{
+	if (!o->nr_filters || !has_words(o)) {
+		for (size_t i = 0; i < es->nr; i++)
+			print_entry(&es->e[i], o->raw_dump);
+		return;
+	}
+	/* like perf, each argument in turn: a category's events, or a word's matches */
+	for (int f = 0; f < o->nr_filters; f++) {
+		bool cat[K_MAX] = { false };
+
+		if (!o->filters[f])
+			category(args[f], cat);
+		for (size_t i = 0; i < es->nr; i++)
+			if (o->filters[f] ? word_match(&es->e[i], o->filters[f]) : cat[es->e[i].kind])
+				print_entry(&es->e[i], o->raw_dump);
+	}
+}
+
+static int list_exec(void *opts, const struct cli_args *a)
+{
+	struct list_opts *o = opts;
+	struct entries es = { 0 };
+	bool want[K_MAX] = { false };
+	char **args;
+	int err;
+
+	if (o->pmu_info) {
+		print_pmu_info(o->sysfs);
 		return 0;
 	}
-	o.filters = argv + optind;
-	o.nr_filters = argc - optind;
-	if (o.raw_dump && o.nr_filters > 1) {
-		cli_error("list: --raw-dump takes at most one category");
-		return 129;
-	}
-	/* categories select sections; other arguments are words (the argument list keeps
-	 * them; o.filters forgets the categories) */
-	args = malloc(((size_t)o.nr_filters + 1) * sizeof(*args));
+	o->filters = a->argv;
+	o->nr_filters = a->argc;
+	if (o->raw_dump && o->nr_filters > 1)
+		return cli_usage_error(&cmd_list, "--raw-dump takes at most one category");
+	/* the argument list keeps the words select_sections() forgets */
+	args = malloc(((size_t)o->nr_filters + 1) * sizeof(*args));
 	if (!args) {
 		cli_error("out of memory");
 		return 1;
 	}
-	memcpy(args, o.filters, (size_t)o.nr_filters * sizeof(*args));
-	for (int i = 0; i < o.nr_filters; i++) {
-		int r = category(o.filters[i], want);
-
-		if (r >= 0) {
-			any_cat = true;
-			o.filters[i] = NULL;
-		}
-	}
-	{
-		bool globs = false;
-
-		for (int i = 0; i < o.nr_filters; i++)
-			globs |= o.filters[i] != NULL;
-		if (!any_cat || globs)
-			for (int k = 0; k < K_MAX; k++)
-				if (!any_cat || globs)
-					want[k] = want[k] || !any_cat || globs;
-		if (!any_cat && o.nr_filters == 1 && strchr(o.filters[0], ':') &&
-		    !strchr(strchr(o.filters[0], ':') + 1, ':')) {
-			/* only tracepoints have a ':' in their name */
-			for (int k = 0; k < K_MAX; k++)
-				want[k] = k == K_TP;
-			o.tp_glob = o.filters[0];
-		}
-		if (globs || (o.raw_dump && !any_cat)) {
-			/* descriptors are not events: perf shows them only in the full list */
-			want[K_RAW] = want[K_BP] = !globs && !o.raw_dump;
-		}
-	}
-	err = collect(&es, &o, want);
+	memcpy(args, o->filters, (size_t)o->nr_filters * sizeof(*args));
+	select_sections(o, want);
+	err = collect(&es, o, want);
 	if (err) {
 		free(args);
 		entries_release(&es);
 		cli_error("list: %s", strerror(-err));
 		return 1;
 	}
-	/* stable order within tool/raw: sort only the sortable kinds by index range */
-	for (size_t a = 0; a < es.nr;) {
-		size_t b = a;
-
-		while (b < es.nr && es.e[b].kind == es.e[a].kind)
-			b++;
-		if (es.e[a].kind != K_TOOL && es.e[a].kind != K_RAW)
-			qsort(es.e + a, b - a, sizeof(*es.e), cmp_entry);
-		a = b;
-	}
-	if (!o.nr_filters || !has_words(&o)) {
-		for (size_t i = 0; i < es.nr; i++)
-			print_entry(&es.e[i], o.raw_dump);
-	} else {
-		/* like perf, each argument in turn: a category's events, or a word's matches */
-		for (int f = 0; f < o.nr_filters; f++) {
-			bool cat[K_MAX] = { false };
-
-			if (!o.filters[f])
-				category(args[f], cat);
-			for (size_t i = 0; i < es.nr; i++)
-				if (o.filters[f] ? word_match(&es.e[i], o.filters[f]) : cat[es.e[i].kind])
-					print_entry(&es.e[i], o.raw_dump);
-		}
-	}
+	sort_entries(&es);
+	print_entries(&es, o, args);
 	free(args);
 	entries_release(&es);
 	return 0;
 }
+
+#define CLI_OPTS struct list_opts
+static const struct cli_opt list_options[] = {
+	OPT_BOOL('d', "desc", desc, "Print extra event descriptions. --no-desc to not print."),
+	OPT_BOOL(0, "raw-dump", raw_dump, "Dump raw events (the names on one line, for completion)"),
+	OPT_BOOL(0, "pmu", pmu_info, "describe the PMUs: sysfs and what the CPU reports (CPUID)"),
+	OPT_STRING(0, "sysfs", sysfs, "dir", "read PMUs and tracepoints under <dir> instead of /sys"),
+	OPT_END(),
+};
+
+static const char *const list_usage[] = {
+	"list [<options>] [hw|sw|cache|tracepoint|pmu|event_glob]", NULL
+};
+
+const struct cli_command cmd_list = {
+	.name = "list",
+	.summary = "List all symbolic event types",
+	.usage = list_usage,
+	.opts = list_options,
+	.size = sizeof(struct list_opts),
+	.exec = list_exec,
+	.max_args = CLI_ANY_ARGS,
+};

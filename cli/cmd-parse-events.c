@@ -8,7 +8,6 @@
  * (group, pmu, call-graph=, period/freq chosen by the user …).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +16,9 @@
 #include <tally/cpumap.h>
 #include <tally/event.h>
 
+#include "attr-names.h"
 #include "cmd.h"
-
-static const char usage[] =
-	"\n usage: tally parse-events [<options>] <event> [<event>...]\n\n"
-	"    -v, --verbose         also show group, PMU and per-event term settings\n"
-	"        --sysfs <dir>     read PMUs and tracepoints under <dir> instead of /sys\n"
-	"        --no-pfm          do not ask libpfm4 about unknown names\n"
-	"    -h, --help            show this help\n\n"
-	" Each argument is parsed like one -e option; all of them go into one list.\n\n";
+#include "options.h"
 
 struct parse_opts {
 	int verbose;
@@ -33,68 +26,12 @@ struct parse_opts {
 	bool no_pfm;
 };
 
-struct bitname {
-	uint64_t bit;
-	const char *name;
-};
-
-static const struct bitname sample_bits[] = {
-	{ PERF_SAMPLE_IP, "IP" }, { PERF_SAMPLE_TID, "TID" }, { PERF_SAMPLE_TIME, "TIME" },
-	{ PERF_SAMPLE_ADDR, "ADDR" }, { PERF_SAMPLE_READ, "READ" },
-	{ PERF_SAMPLE_CALLCHAIN, "CALLCHAIN" }, { PERF_SAMPLE_ID, "ID" },
-	{ PERF_SAMPLE_CPU, "CPU" }, { PERF_SAMPLE_PERIOD, "PERIOD" },
-	{ PERF_SAMPLE_STREAM_ID, "STREAM_ID" }, { PERF_SAMPLE_RAW, "RAW" },
-	{ PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK" }, { PERF_SAMPLE_REGS_USER, "REGS_USER" },
-	{ PERF_SAMPLE_STACK_USER, "STACK_USER" }, { PERF_SAMPLE_WEIGHT, "WEIGHT" },
-	{ PERF_SAMPLE_DATA_SRC, "DATA_SRC" }, { PERF_SAMPLE_IDENTIFIER, "IDENTIFIER" },
-	{ PERF_SAMPLE_TRANSACTION, "TRANSACTION" }, { PERF_SAMPLE_REGS_INTR, "REGS_INTR" },
-	{ PERF_SAMPLE_PHYS_ADDR, "PHYS_ADDR" }, { PERF_SAMPLE_AUX, "AUX" },
-	{ PERF_SAMPLE_CGROUP, "CGROUP" }, { PERF_SAMPLE_DATA_PAGE_SIZE, "DATA_PAGE_SIZE" },
-	{ PERF_SAMPLE_CODE_PAGE_SIZE, "CODE_PAGE_SIZE" },
-	{ PERF_SAMPLE_WEIGHT_STRUCT, "WEIGHT_STRUCT" },
-	{ 0, NULL },
-};
-
-static const struct bitname read_bits[] = {
-	{ PERF_FORMAT_TOTAL_TIME_ENABLED, "TOTAL_TIME_ENABLED" },
-	{ PERF_FORMAT_TOTAL_TIME_RUNNING, "TOTAL_TIME_RUNNING" },
-	{ PERF_FORMAT_ID, "ID" }, { PERF_FORMAT_GROUP, "GROUP" },
-	{ 1U << 4 /* PERF_FORMAT_LOST */, "LOST" },
-	{ 0, NULL },
-};
-
-static const struct bitname branch_bits[] = {
-	{ PERF_SAMPLE_BRANCH_USER, "USER" }, { PERF_SAMPLE_BRANCH_KERNEL, "KERNEL" },
-	{ PERF_SAMPLE_BRANCH_HV, "HV" }, { PERF_SAMPLE_BRANCH_ANY, "ANY" },
-	{ PERF_SAMPLE_BRANCH_ANY_CALL, "ANY_CALL" },
-	{ PERF_SAMPLE_BRANCH_ANY_RETURN, "ANY_RETURN" },
-	{ PERF_SAMPLE_BRANCH_IND_CALL, "IND_CALL" }, { PERF_SAMPLE_BRANCH_ABORT_TX, "ABORT_TX" },
-	{ PERF_SAMPLE_BRANCH_IN_TX, "IN_TX" }, { PERF_SAMPLE_BRANCH_NO_TX, "NO_TX" },
-	{ PERF_SAMPLE_BRANCH_COND, "COND" }, { PERF_SAMPLE_BRANCH_CALL_STACK, "CALL_STACK" },
-	{ PERF_SAMPLE_BRANCH_IND_JUMP, "IND_JUMP" }, { PERF_SAMPLE_BRANCH_CALL, "CALL" },
-	{ PERF_SAMPLE_BRANCH_NO_FLAGS, "NO_FLAGS" }, { PERF_SAMPLE_BRANCH_NO_CYCLES, "NO_CYCLES" },
-	{ PERF_SAMPLE_BRANCH_TYPE_SAVE, "TYPE_SAVE" }, { PERF_SAMPLE_BRANCH_HW_INDEX, "HW_INDEX" },
-	{ 1ULL << 18, "PRIV_SAVE" },
-	{ 0, NULL },
-};
-
-static void print_bits(FILE *f, const char *field, uint64_t v, const struct bitname *names)
+static void print_bits(FILE *f, const char *field, uint64_t v, enum attr_bits_field which)
 {
-	bool first = true;
+	char buf[512];
 
-	if (!v)
-		return;
-	fprintf(f, "  %-32s ", field);
-	for (size_t i = 0; names[i].name; i++) {
-		if (!(v & names[i].bit))
-			continue;
-		fprintf(f, "%s%s", first ? "" : "|", names[i].name);
-		first = false;
-		v &= ~names[i].bit;
-	}
 	if (v)
-		fprintf(f, "%s%#" PRIx64, first ? "" : "|", v);
-	fputc('\n', f);
+		fprintf(f, "  %-32s %s\n", field, attr_bits_text(which, v, buf, sizeof(buf)));
 }
 
 #define U(f, name, val) do { if (val) fprintf(f, "  %-32s %" PRIu64 "\n", name, (uint64_t)(val)); } while (0)
@@ -112,8 +49,8 @@ static void print_attr(FILE *f, const struct tally_event *ev)
 	U(f, "size", a->size);
 	X(f, "config", a->config);
 	U(f, "{ sample_period, sample_freq }", a->sample_period);
-	print_bits(f, "sample_type", a->sample_type, sample_bits);
-	print_bits(f, "read_format", a->read_format, read_bits);
+	print_bits(f, "sample_type", a->sample_type, ATTR_SAMPLE_TYPE);
+	print_bits(f, "read_format", a->read_format, ATTR_READ_FORMAT);
 	U(f, "disabled", a->disabled);
 	U(f, "inherit", a->inherit);
 	U(f, "pinned", a->pinned);
@@ -156,7 +93,7 @@ static void print_attr(FILE *f, const struct tally_event *ev)
 	X(f, "{ bp_addr, config1 }", a->bp_addr);
 	X(f, "{ bp_len, config2 }", a->bp_len);
 	X(f, "config3", ev->config3);
-	print_bits(f, "branch_sample_type", a->branch_sample_type, branch_bits);
+	print_bits(f, "branch_sample_type", a->branch_sample_type, ATTR_BRANCH_SAMPLE_TYPE);
 	X(f, "sample_regs_user", a->sample_regs_user);
 	U(f, "sample_stack_user", a->sample_stack_user);
 	if (a->clockid)
@@ -214,61 +151,35 @@ static void print_extra(FILE *f, const struct tally_evlist *l, size_t i)
 		fprintf(f, "  tool event: %s\n", tally_event__tool_name(ev->tool));
 }
 
-int cmd_parse_events(int argc, char **argv)
+static int parse_events_init(void *opts)
 {
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "sysfs", required_argument, NULL, 1 },
-		{ "no-pfm", no_argument, NULL, 2 },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct parse_opts o = { .verbose = verbose };
-	struct tally_evlist *list = NULL;
-	int c, ret = 0;
+	((struct parse_opts *)opts)->verbose = verbose;	/* tally -v parse-events */
+	return 0;
+}
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'v':
-			o.verbose++;
-			break;
-		case 1:
-			o.sysfs = optarg;
-			break;
-		case 2:
-			o.no_pfm = true;
-			break;
-		case 'h':
-			cli_usage(stdout, usage);
-			return 0;
-		default:
-			cli_usage(stderr, usage);
-			return 129;
-		}
-	}
-	if (optind >= argc) {
-		cli_error("parse-events: no event given (e.g. tally parse-events 'cycles:u')");
-		cli_usage(stderr, usage);
-		return 129;
-	}
+static int parse_events_exec(void *opts, const struct cli_args *a)
+{
+	struct parse_opts *o = opts;
+	struct tally_evlist *list = NULL;
+	int ret = 0;
+
 	if (tally_evlist__new(&list)) {
 		cli_error("out of memory");
 		return 1;
 	}
-	if (o.sysfs && tally_evlist__set_sysfs_root(list, o.sysfs)) {
+	if (o->sysfs && tally_evlist__set_sysfs_root(list, o->sysfs)) {
 		cli_error("out of memory");
 		tally_evlist__delete(list);
 		return 1;
 	}
-	if (o.no_pfm)
+	if (o->no_pfm)
 		tally_evlist__set_flags(list, TALLY_EVLIST_NO_PFM);
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < a->argc; i++) {
 		struct tally_parse_error err;
 		char msg[1024];
 
-		if (tally_evlist__add(list, argv[i], &err)) {
-			tally_parse_error__format(&err, argv[i], msg, sizeof(msg));
+		if (tally_evlist__add(list, a->argv[i], &err)) {
+			tally_parse_error__format(&err, a->argv[i], msg, sizeof(msg));
 			fflush(stdout);
 			fprintf(stderr, "%s\n", msg);
 			fprintf(stderr, "Run 'tally list' for a list of valid events\n");
@@ -279,9 +190,36 @@ int cmd_parse_events(int argc, char **argv)
 	for (size_t i = 0; !ret && i < list->nr; i++) {
 		printf("%s\n", list->ev[i].name);
 		print_attr(stdout, &list->ev[i]);
-		if (o.verbose)
+		if (o->verbose)
 			print_extra(stdout, list, i);
 	}
 	tally_evlist__delete(list);
 	return ret;
 }
+
+#define CLI_OPTS struct parse_opts
+static const struct cli_opt parse_events_options[] = {
+	OPT_INCR('v', "verbose", verbose, "also show group, PMU and per-event term settings"),
+	OPT_STRING(0, "sysfs", sysfs, "dir", "read PMUs and tracepoints under <dir> instead of /sys"),
+	OPT_BOOL(0, "no-pfm", no_pfm, "do not ask libpfm4 about unknown names"),
+	OPT_END(),
+};
+
+/* Each argument is parsed like one -e option; all of them go into one list. */
+static const char *const parse_events_usage[] = {
+	"parse-events [<options>] <event> [<event>...]", NULL
+};
+
+const struct cli_command cmd_parse_events = {
+	.name = "parse-events",
+	.summary = "Show the perf_event_attr an event string parses to",
+	.usage = parse_events_usage,
+	.opts = parse_events_options,
+	.flags = CLI_STOP_AT_ARG,
+	.min_args = 1,
+	.max_args = CLI_ANY_ARGS,
+	.args_hint = "no event given (e.g. tally parse-events 'cycles:u')",
+	.size = sizeof(struct parse_opts),
+	.init = parse_events_init,
+	.exec = parse_events_exec,
+};

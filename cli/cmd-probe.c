@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <tally/tracefs.h>
 
 #include "cmd.h"
+#include "options.h"
 
 enum probe_action { A_NONE, A_ADD, A_DEL, A_LIST, A_LINE, A_VARS, A_FUNCS, A_DEF };
 
@@ -36,114 +36,16 @@ struct probe_opts {
 	const char *target_ns;	/* --target-ns PID */
 	unsigned max_probes;
 	bool force, dry_run, quiet, range, externs, no_inlines;
+	bool demangle;		/* accepted: names are matched as the tables spell them */
 };
-
-static const char usage[] =
-	"\n Usage: tally probe [<options>] 'PROBEDEF' ['PROBEDEF' ...]\n"
-	"    or: tally probe [<options>] --add 'PROBEDEF' [--add 'PROBEDEF' ...]\n"
-	"    or: tally probe [<options>] --del '[GROUP:]EVENT' ...\n"
-	"    or: tally probe --list [GROUP:]EVENT ...\n"
-	"    or: tally probe [<options>] --line 'LINEDESC'\n"
-	"    or: tally probe [<options>] --vars 'PROBEPOINT'\n"
-	"    or: tally probe [<options>] --funcs\n\n"
-	"    -a, --add <[GROUP:][EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n"
-	"                          probe point definition, where\n"
-	"\t\tGROUP:\tGroup name (optional)\n"
-	"\t\tEVENT:\tEvent name\n"
-	"\t\tFUNC:\tFunction name\n"
-	"\t\tOFF:\tOffset from function entry (in byte)\n"
-	"\t\t%return:\tPut the probe at function return\n"
-	"\t\tSRC:\tSource code path\n"
-	"\t\tRL:\tRelative line number from function entry.\n"
-	"\t\tAL:\tAbsolute line number in file.\n"
-	"\t\tPT:\tLazy expression of line code.\n"
-	"\t\tARG:\tProbe argument (local variable name or\n"
-	"\t\t\tkprobe-tracer argument format.)\n\n"
-	"    -D, --definition <PROBEDEF>\n"
-	"                          Show trace event definition of given traceevent for k/uprobe_events.\n"
-	"    -d, --del <[GROUP:]EVENT>\n"
-	"                          delete a probe event.\n"
-	"    -f, --force           forcibly add events with existing name\n"
-	"    -F, --funcs <[FILTER]>\n"
-	"                          Show potential probe-able functions.\n"
-	"    -k, --vmlinux <file>  vmlinux pathname (not supported: see docs/probe.md)\n"
-	"    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n"
-	"                          Show source code lines.\n"
-	"    -l, --list <[GROUP:]EVENT>\n"
-	"                          list up probe events\n"
-	"    -m, --module <modname>\n"
-	"                          target module name (kernel probes)\n"
-	"    -n, --dry-run         dry run\n"
-	"    -q, --quiet           be quiet (do not show any warnings or messages)\n"
-	"    -s, --source <directory>\n"
-	"                          path to kernel source (not supported: see docs/probe.md)\n"
-	"    -V, --vars <FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT>\n"
-	"                          Show accessible variables on PROBEDEF\n"
-	"    -v, --verbose         be more verbose (show the definitions written)\n"
-	"    -x, --exec <executable|path>\n"
-	"                          target executable name or path\n"
-	"        --externs         Show external variables too (with --vars only)\n"
-	"        --filter <[!]FILTER>\n"
-	"                          Set a filter (with --vars/funcs only)\n"
-	"\t\t\t(default: \"!_* & !*@plt\" for --funcs)\n"
-	"        --max-probes <n>  Set how many probe points can be found for a probe.\n"
-	"        --no-inlines      Don't search inlined functions\n"
-	"        --range           Show variables location range in scope (with --vars only)\n"
-	"        --target-ns <pid>\n"
-	"                          target pid for namespace contexts\n\n";
-
-enum {
-	OPT_EXTERNS = 256, OPT_FILTER, OPT_MAX_PROBES, OPT_NO_INLINES, OPT_RANGE, OPT_TARGET_NS,
-	OPT_CACHE, OPT_BOOTCONFIG, OPT_SYMFS, OPT_DEMANGLE, OPT_DEMANGLE_KERNEL,
-};
-
-static const struct option longopts[] = {
-	{ "add", required_argument, NULL, 'a' },
-	{ "definition", required_argument, NULL, 'D' },
-	{ "del", required_argument, NULL, 'd' },
-	{ "force", no_argument, NULL, 'f' },
-	{ "funcs", optional_argument, NULL, 'F' },
-	{ "vmlinux", required_argument, NULL, 'k' },
-	{ "line", required_argument, NULL, 'L' },
-	{ "list", optional_argument, NULL, 'l' },
-	{ "module", required_argument, NULL, 'm' },
-	{ "dry-run", no_argument, NULL, 'n' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "source", required_argument, NULL, 's' },
-	{ "vars", required_argument, NULL, 'V' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "exec", required_argument, NULL, 'x' },
-	{ "externs", no_argument, NULL, OPT_EXTERNS },
-	{ "no-externs", no_argument, NULL, OPT_EXTERNS + 100 },
-	{ "filter", required_argument, NULL, OPT_FILTER },
-	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
-	{ "no-inlines", no_argument, NULL, OPT_NO_INLINES },
-	{ "range", no_argument, NULL, OPT_RANGE },
-	{ "target-ns", required_argument, NULL, OPT_TARGET_NS },
-	{ "cache", no_argument, NULL, OPT_CACHE },
-	{ "bootconfig", no_argument, NULL, OPT_BOOTCONFIG },
-	{ "symfs", required_argument, NULL, OPT_SYMFS },
-	{ "demangle", no_argument, NULL, OPT_DEMANGLE },
-	{ "no-demangle", no_argument, NULL, OPT_DEMANGLE },
-	{ "demangle-kernel", no_argument, NULL, OPT_DEMANGLE_KERNEL },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "tally probe: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	cli_usage(stderr, usage);
-	return 129;
-}
 
 static int set_action(struct probe_opts *o, enum probe_action a, const char *opt)
 {
-	if (o->action != A_NONE && o->action != a)
-		return usage_error("%s cannot be combined with another action "
-				   "(-a, -d, -l, -L, -V, -F, -D)", opt);
+	if (o->action != A_NONE && o->action != a) {
+		cli_usage_error(&cmd_probe, "%s cannot be combined with another action (-a, -d, -l, "
+				"-L, -V, -F, -D)", opt);
+		return -1;
+	}
 	o->action = a;
 	return 0;
 }
@@ -152,142 +54,134 @@ static int push_def(struct probe_opts *o, const char *d)
 {
 	char **v = realloc(o->defs, (o->nr_defs + 1) * sizeof(*v));
 
-	if (!v)
-		return -ENOMEM;
+	if (!v) {
+		cli_error("out of memory");
+		return -1;
+	}
 	o->defs = v;
 	v[o->nr_defs++] = (char *)d;
 	return 0;
 }
 
-static int refuse(const char *what)
+/* -a -D -d -l -F -L -V: what to do (one kind of action per invocation). */
+static int opt_action(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	cli_error("%s", what);
-	return 1;
-}
-
-/* -a -D -d -l -F -L -V: what to do. 1 when c is not one of them. */
-static int action_option(struct probe_opts *o, int c, const char *arg)
-{
-	static const struct { char c; enum probe_action a; const char *name; } acts[] = {
-		{ 'a', A_ADD, "-a" }, { 'D', A_DEF, "-D" }, { 'd', A_DEL, "-d" },
-		{ 'l', A_LIST, "-l" }, { 'F', A_FUNCS, "-F" }, { 'L', A_LINE, "-L" },
-		{ 'V', A_VARS, "-V" },
+	static const struct { char c; enum probe_action a; } acts[] = {
+		{ 'a', A_ADD }, { 'D', A_DEF }, { 'd', A_DEL }, { 'l', A_LIST }, { 'F', A_FUNCS },
+		{ 'L', A_LINE }, { 'V', A_VARS },
 	};
-	int ret;
+	struct probe_opts *o = opts;
+	char name[3] = { '-', (char)opt->short_name, 0 };
 
+	(void)unset;
 	for (size_t i = 0; i < sizeof(acts) / sizeof(acts[0]); i++) {
-		if (acts[i].c != c)
+		if (acts[i].c != opt->short_name)
 			continue;
-		ret = set_action(o, acts[i].a, acts[i].name);
-		if (ret)
-			return ret;
-		if (c == 'L')
+		if (set_action(o, acts[i].a, name))
+			return -1;
+		if (acts[i].a == A_LINE)
 			o->line = arg;
-		else if (c == 'V')
+		else if (acts[i].a == A_VARS)
 			o->vars = arg;
-		else if (c == 'F')
+		else if (acts[i].a == A_FUNCS)
 			o->filter = arg ? arg : o->filter;
 		else if (arg && push_def(o, arg))
-			return -ENOMEM;
-		return 0;
+			return -1;
 	}
-	return 1;
+	return 0;
 }
 
-/* Options perf has that need what tally does not read: refused in one line. */
-static int refused_option(int c)
+#define PROBEDEF "[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]"
+
+#define CLI_OPTS struct probe_opts
+static const struct cli_opt probe_options[] = {
+	OPT_VERBOSE("be more verbose (show parsed arguments, etc)"),
+	OPT_BOOL('q', "quiet", quiet, "be quiet (do not show any warnings or messages)"),
+	OPT_CALLBACK_ARG('l', "list", "[GROUP:]EVENT", "list up probe events", opt_action,
+			 CLI_ARG_LASTARG_DEFAULT, NULL),
+	OPT_CALLBACK('d', "del", "[GROUP:]EVENT", "delete a probe event.", opt_action),
+	OPT_CALLBACK('a', "add", PROBEDEF, "probe point definition, where\n"
+		     "\t\tGROUP:\tGroup name (optional)\n"
+		     "\t\tEVENT:\tEvent name\n"
+		     "\t\tFUNC:\tFunction name\n"
+		     "\t\tOFF:\tOffset from function entry (in byte)\n"
+		     "\t\t%return:\tPut the probe at function return\n"
+		     "\t\tSRC:\tSource code path\n"
+		     "\t\tRL:\tRelative line number from function entry.\n"
+		     "\t\tAL:\tAbsolute line number in file.\n"
+		     "\t\tPT:\tLazy expression of line code.\n"
+		     "\t\tARG:\tProbe argument (local variable name or\n"
+		     "\t\t\tkprobe-tracer argument format.)\n", opt_action),
+	OPT_CALLBACK('D', "definition", PROBEDEF,
+		     "Show trace event definition of given traceevent for k/uprobe_events.",
+		     opt_action),
+	OPT_BOOL('f', "force", force, "forcibly add events with existing name"),
+	OPT_CALLBACK('L', "line", "FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]",
+		     "Show source code lines.", opt_action),
+	OPT_CALLBACK('V', "vars", "FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT",
+		     "Show accessible variables on PROBEDEF", opt_action),
+	OPT_BOOL(0, "externs", externs, "Show external variables too (with --vars only)"),
+	OPT_BOOL(0, "range", range, "Show variables location range in scope (with --vars only)"),
+	OPT_STRING('m', "module", module, "modname|path", "target module name (for online) or path (for offline)"),
+	OPT_CALLBACK_ARG('F', "funcs", "[FILTER]", "Show potential probe-able functions.",
+			 opt_action, CLI_ARG_LASTARG_DEFAULT, NULL),
+	OPT_STRING(0, "filter", filter, "[!]FILTER", "Set a filter (with --vars/funcs only)\n"
+		   "\t\t\t(default: \"!__k???tab_* & !__crc_*\" for --vars,\n"
+		   "\t\t\t \"!_* & !*@plt\" for --funcs)"),
+	OPT_BOOL('n', "dry-run", dry_run, "dry run"),
+	OPT_UINT(0, "max-probes", max_probes, "n", "Set how many probe points can be found for a probe.",
+		 CLI_RANGED(1, 1000000)),
+	OPT_STRING('x', "exec", target, "executable|path", "target executable name or path"),
+	OPT_BOOL(0, "no-inlines", no_inlines, "Don't search inlined functions"),
+	OPT_STRING(0, "target-ns", target_ns, "pid", "target pid for namespace contexts"),
+	OPT_BOOL(0, "demangle", demangle, "Enable symbol demangling (names are matched as the DWARF "
+		 "and symbol tables spell them)"),
+	OPT_BOOL(0, "demangle-kernel", demangle, "Enable kernel symbol demangling"),
+	OPT_REFUSED('k', "vmlinux", "file", CLI_ARG_REQUIRED, "vmlinux pathname",
+		    "-k/--vmlinux: tally finds kernel functions in kallsyms and does not read the "
+		    "kernel's DWARF (no source lines or variables of the kernel); see docs/probe.md"),
+	OPT_REFUSED('s', "source", "directory", CLI_ARG_REQUIRED, "path to kernel source",
+		    "-s/--source: kernel source listings need the kernel's DWARF, which tally does "
+		    "not read; see docs/probe.md"),
+	OPT_REFUSED(0, "cache", NULL, CLI_ARG_NONE, "Manipulate probe cache",
+		    "--cache: tally keeps no probe cache (perf's SDT/probe cache in ~/.debug); add "
+		    "probes with -a instead"),
+	OPT_REFUSED(0, "bootconfig", NULL, CLI_ARG_NONE,
+		    "Output probe definition with bootconfig format",
+		    "--bootconfig: writing probes in bootconfig format is not supported; -D prints "
+		    "the uprobe/kprobe_events lines"),
+	OPT_REFUSED(0, "symfs", "directory", CLI_ARG_REQUIRED,
+		    "Look for files with symbols relative to this directory",
+		    "--symfs: give the binary's path with -x instead"),
+	OPT_END(),
+};
+
+static const char *const probe_usage[] = {
+	"probe [<options>] 'PROBEDEF' ['PROBEDEF' ...]",
+	"probe [<options>] --add 'PROBEDEF' [--add 'PROBEDEF' ...]",
+	"probe [<options>] --del '[GROUP:]EVENT' ...",
+	"probe --list [GROUP:]EVENT ...",
+	"probe [<options>] --line 'LINEDESC'",
+	"probe [<options>] --vars 'PROBEPOINT'",
+	"probe [<options>] --funcs",
+	NULL,
+};
+
+/* Definitions (or -d/-l patterns) after the options; what cannot go together. */
+static int probe_check(struct probe_opts *o, const struct cli_args *args)
 {
-	switch (c) {
-	case 'k':
-		return refuse("-k/--vmlinux: tally finds kernel functions in kallsyms and does not "
-			      "read the kernel's DWARF (no source lines or variables of the "
-			      "kernel); see docs/probe.md");
-	case 's':
-		return refuse("-s/--source: kernel source listings need the kernel's DWARF, which "
-			      "tally does not read; see docs/probe.md");
-	case OPT_CACHE:
-		return refuse("--cache: tally keeps no probe cache (perf's SDT/probe cache in "
-			      "~/.debug); add probes with -a instead");
-	case OPT_BOOTCONFIG:
-		return refuse("--bootconfig: writing probes in bootconfig format is not supported; "
-			      "-D prints the uprobe/kprobe_events lines");
-	case OPT_SYMFS:
-		return refuse("--symfs: give the binary's path with -x instead");
-	default:
-		return 0;
-	}
-}
-
-static int flag_option(struct probe_opts *o, int c, const char *arg, char **argv)
-{
-	char *end;
-	unsigned long n;
-
-	switch (c) {
-	case 'f': o->force = true; return 0;
-	case 'n': o->dry_run = true; return 0;
-	case 'q': o->quiet = true; return 0;
-	case 'v': verbose++; return 0;
-	case 'x': o->target = arg; return 0;
-	case 'm': o->module = arg; return 0;
-	case OPT_EXTERNS: o->externs = true; return 0;
-	case OPT_EXTERNS + 100: o->externs = false; return 0;
-	case OPT_FILTER: o->filter = arg; return 0;
-	case OPT_NO_INLINES: o->no_inlines = true; return 0;
-	case OPT_RANGE: o->range = true; return 0;
-	case OPT_TARGET_NS: o->target_ns = arg; return 0;
-	case OPT_DEMANGLE:
-	case OPT_DEMANGLE_KERNEL:
-		return 0;	/* names are matched as the DWARF and symbol tables spell them */
-	case OPT_MAX_PROBES:
-		n = strtoul(arg, &end, 10);
-		if (*end || !n || n > 1000000)
-			return usage_error("--max-probes wants a number from 1, not '%s'", arg);
-		o->max_probes = (unsigned)n;
-		return 0;
-	case 'h':
-		cli_usage(stdout, usage);
-		return -1;
-	case ':':
-		return usage_error("option requires a value: %s", argv[optind - 1]);
-	default:
-		return refused_option(c) ? 1 : usage_error("unknown option: %s", argv[optind - 1]);
-	}
-}
-
-static int parse_opts(struct probe_opts *o, int argc, char **argv)
-{
-	int c, ret;
-
-	o->max_probes = 128;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a:D:d:fF::k:L:l::m:nqs:V:vx:h", longopts,
-				NULL)) != -1) {
-		const char *arg = optarg;
-
-		/* -l and -F take their argument in the next word too, when it is not an option */
-		if ((c == 'l' || c == 'F') && !arg && optind < argc && argv[optind][0] != '-')
-			arg = argv[optind++];
-		ret = action_option(o, c, arg);
-		if (ret == 1)
-			ret = flag_option(o, c, arg, argv);
-		if (ret)
-			return ret;
-	}
-	for (; optind < argc; optind++) {
-		/* definitions (or -d/-l patterns) after the options */
+	for (int i = 0; i < args->argc; i++) {
 		enum probe_action a = o->action == A_NONE ? A_ADD : o->action;
 
-		if ((ret = set_action(o, a, argv[optind])))
-			return ret;
-		if (push_def(o, argv[optind]))
-			return -ENOMEM;
+		if (set_action(o, a, args->argv[i]))
+			return 129;
+		if (push_def(o, args->argv[i]))
+			return 1;
 	}
 	if (o->action == A_NONE)
-		return usage_error("%s", "no probe definition or action given");
+		return cli_usage_error(&cmd_probe, "no probe definition or action given");
 	if (o->target && o->module)
-		return usage_error("%s", "-x and -m cannot be used together");
+		return cli_usage_error(&cmd_probe, "-x and -m cannot be used together");
 	return 0;
 }
 
@@ -839,42 +733,52 @@ static int do_funcs(const struct probe_opts *o)
 	return ret ? 1 : 0;
 }
 
-int cmd_probe(int argc, char **argv)
+static int probe_init(void *opts)
 {
-	struct probe_opts o = { 0 };
-	int ret = parse_opts(&o, argc, argv);
+	((struct probe_opts *)opts)->max_probes = 128;
+	return 0;
+}
 
-	if (ret) {
-		free(o.defs);
-		if (ret == -ENOMEM) {
-			cli_error("out of memory");
-			return 1;
-		}
-		return ret < 0 ? 0 : ret;
-	}
-	switch (o.action) {
+static void probe_release(void *opts)
+{
+	free(((struct probe_opts *)opts)->defs);
+}
+
+static int probe_exec(void *opts, const struct cli_args *args)
+{
+	struct probe_opts *o = opts;
+	int ret = probe_check(o, args);
+
+	if (ret)
+		return ret;
+	switch (o->action) {
 	case A_ADD:
 	case A_DEF:
-		ret = do_add(&o);
-		break;
+		return do_add(o);
 	case A_DEL:
-		ret = do_del(&o);
-		break;
+		return do_del(o);
 	case A_LIST:
-		ret = do_list(&o);
-		break;
+		return do_list(o);
 	case A_VARS:
-		ret = do_vars(&o);
-		break;
+		return do_vars(o);
 	case A_LINE:
-		ret = do_lines(&o);
-		break;
+		return do_lines(o);
 	case A_FUNCS:
-		ret = do_funcs(&o);
-		break;
+		return do_funcs(o);
 	case A_NONE:
 		break;
 	}
-	free(o.defs);
-	return ret;
+	return 0;
 }
+
+const struct cli_command cmd_probe = {
+	.name = "probe",
+	.summary = "Define new dynamic tracepoints",
+	.usage = probe_usage,
+	.opts = probe_options,
+	.max_args = CLI_ANY_ARGS,
+	.size = sizeof(struct probe_opts),
+	.init = probe_init,
+	.exec = probe_exec,
+	.release = probe_release,
+};

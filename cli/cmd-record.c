@@ -15,7 +15,6 @@
  * bytes go to the file in at most two writes per ring per pass.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -42,80 +41,10 @@
 
 #include "internal/sys.h"
 #include "cmd.h"
+#include "options.h"
 #include "open-error.h"
 #include "record.h"
 #include "workload.h"
-
-static const char usage_text[] =
-"Usage: tally record [<options>] [<command>]\n"
-"   or: tally record [<options>] -- <command> [<options>]\n"
-"\n"
-"    -e, --event <event>   event selector (default: cycles, cpu-clock without a PMU)\n"
-"    -F, --freq <n|max>    sample at this frequency (default 4000 Hz)\n"
-"    -c, --count <n>       sample every n events\n"
-"    -g                    record call graphs (frame pointers)\n"
-"        --call-graph <fp|dwarf[,size]>\n"
-"                          call graph mode; dwarf copies registers and <size> bytes of\n"
-"                          user stack (default 8192)\n"
-"    -p, --pid <pid,...>   record existing processes\n"
-"    -t, --tid <tid,...>   record existing threads\n"
-"    -a, --all-cpus        system-wide collection from all CPUs\n"
-"    -C, --cpu <cpus>      only these CPUs (with -a)\n"
-"        --per-thread      per-thread rings instead of per-CPU\n"
-"    -i, --no-inherit      child tasks do not inherit counters\n"
-"    -m, --mmap-pages <n>  ring buffer data pages per CPU (a power of two; default 128)\n"
-"        --switch-events   record context switch events\n"
-"    -d, --data            record sample data addresses\n"
-"    -R, --raw-samples     record raw sample data\n"
-"        --sample-cpu      record the sample CPU\n"
-"    -T, --timestamp       record sample timestamps\n"
-"    -o, --output <file>   output file (default perf.data; - for a pipe stream)\n"
-"    -z, --compression-level[=<n>]\n"
-"                          compress records with zstd (level 1..22, default 1)\n"
-"    -B, --no-buildid      do not collect build-ids of hit DSOs (nor cache them)\n"
-"    -N, --no-buildid-cache\n"
-"                          do not copy the hit DSOs into the build-id cache\n"
-"        --buildid-all     collect (and cache) the build-ids of every DSO, hit or not\n"
-"    -k, --clockid <clock> timestamps from this clock (monotonic, monotonic_raw,\n"
-"                          realtime, boottime, tai, or a number)\n"
-"        --timeout <ms>    stop after this many milliseconds (tally extension)\n"
-"    -q, --quiet           no messages except errors\n"
-"    -v, --verbose         more messages\n";
-
-enum {
-	OPT_CALL_GRAPH = 256, OPT_PER_THREAD, OPT_SWITCH_EVENTS, OPT_SAMPLE_CPU,
-	OPT_TIMEOUT, OPT_BUILDID_ALL,
-};
-
-static const struct option long_opts[] = {
-	{ "event", required_argument, NULL, 'e' },
-	{ "freq", required_argument, NULL, 'F' },
-	{ "count", required_argument, NULL, 'c' },
-	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "all-cpus", no_argument, NULL, 'a' },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "no-inherit", no_argument, NULL, 'i' },
-	{ "mmap-pages", required_argument, NULL, 'm' },
-	{ "switch-events", no_argument, NULL, OPT_SWITCH_EVENTS },
-	{ "data", no_argument, NULL, 'd' },
-	{ "raw-samples", no_argument, NULL, 'R' },
-	{ "sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU },
-	{ "timestamp", no_argument, NULL, 'T' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "compression-level", optional_argument, NULL, 'z' },
-	{ "no-buildid", no_argument, NULL, 'B' },
-	{ "no-buildid-cache", no_argument, NULL, 'N' },
-	{ "buildid-all", no_argument, NULL, OPT_BUILDID_ALL },
-	{ "clockid", required_argument, NULL, 'k' },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
 
 static bool parse_u64(const char *s, uint64_t *v)
 {
@@ -265,155 +194,174 @@ static void buildid_config(struct record_opts *o)
 			 "using cache", v);
 }
 
-/* Parse options into o; returns the index of the workload's argv, or -1 (error, message
- * printed), or -2 (help printed). */
-static int parse_options(struct record_opts *o, int argc, char **argv)
+/* ---- options ------------------------------------------------------------------------ */
+
+static int opt_event(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	int c;
+	(void)opt, (void)unset;
+	return record_opts__add_event(opts, arg);
+}
+
+static int opt_freq(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
 	uint64_t v;
 
-	buildid_config(o);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:im:dRTo:z::BNk:qvh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (record_opts__add_event(o, optarg))
-				return -1;
-			break;
-		case 'F':
-			if (!strcmp(optarg, "max")) {
-				o->freq_max = true;
-			} else if (!parse_u64(optarg, &v) || !v || v > UINT32_MAX) {
-				cli_error("-F '%s': expected a frequency in Hz or 'max'", optarg);
-				return -1;
-			} else {
-				o->freq = v;
-			}
-			o->freq_set = true;
-			break;
-		case 'c':
-			if (!parse_u64(optarg, &v) || !v) {
-				cli_error("-c '%s': expected a positive sample period", optarg);
-				return -1;
-			}
-			o->period = v;
-			break;
-		case 'g':
-			o->callchain = true;
-			break;
-		case OPT_CALL_GRAPH:
-			if (parse_call_graph(o, optarg))
-				return -1;
-			break;
-		case 'p':
-			o->pid_list = optarg;
-			break;
-		case 't':
-			o->tid_list = optarg;
-			break;
-		case 'a':
-			o->system_wide = true;
-			break;
-		case 'C':
-			o->cpu_list = optarg;
-			break;
-		case OPT_PER_THREAD:
-			o->per_thread = true;
-			break;
-		case 'i':
-			o->no_inherit = true;
-			break;
-		case 'm':
-			if (parse_mmap_pages(o, optarg))
-				return -1;
-			break;
-		case OPT_SWITCH_EVENTS:
-			o->switch_events = true;
-			break;
-		case 'd':
-			o->sample_addr = true;
-			break;
-		case 'R':
-			o->raw = true;
-			break;
-		case OPT_SAMPLE_CPU:
-			o->sample_cpu = true;
-			break;
-		case 'T':
-			o->sample_time = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'z':
-			o->comp_level = 1;
-			if (optarg && (!parse_u64(optarg, &v) || !v || v > 22)) {
-				cli_error("-z '%s': the compression level must be 1..22", optarg);
-				return -1;
-			}
-			if (optarg)
-				o->comp_level = (int)v;
-			break;
-		case 'B':
-			o->no_buildid = true;
-			break;
-		case 'N':
-			o->no_buildid_cache = true;
-			break;
-		case OPT_BUILDID_ALL:
-			o->buildid_all = true;
-			break;
-		case 'k':
-			if (parse_clockid(o, optarg))
-				return -1;
-			break;
-		case OPT_TIMEOUT:
-			if (!parse_u64(optarg, &v) || !v) {
-				cli_error("--timeout '%s': expected milliseconds > 0", optarg);
-				return -1;
-			}
-			o->timeout_ms = v;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			cli_usage(stdout, usage_text);
-			return -2;
-		default:
-			if (optopt && optopt < 256)
-				cli_error("record: unknown or incomplete option '-%c'", optopt);
-			else
-				cli_error("record: unknown or incomplete option '%s'", argv[optind - 1]);
-			cli_usage(stderr, usage_text);
-			return -1;
-		}
+	(void)opt, (void)unset;
+	if (!strcmp(arg, "max")) {
+		o->freq_max = true;
+	} else if (!parse_u64(arg, &v) || !v || v > UINT32_MAX) {
+		cli_error("-F '%s': expected a frequency in Hz or 'max'", arg);
+		return -1;
+	} else {
+		o->freq = v;
 	}
-	if (o->period && o->freq_set) {
-		cli_error("-c and -F cannot be used together: choose a period or a frequency");
+	o->freq_set = true;
+	return 0;
+}
+
+static int opt_count(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+	uint64_t v;
+
+	(void)opt, (void)unset;
+	if (!parse_u64(arg, &v) || !v) {
+		cli_error("-c '%s': expected a positive sample period", arg);
 		return -1;
 	}
-	if ((o->pid_list || o->tid_list) && o->system_wide) {
-		cli_error("-p/-t and -a cannot be used together");
+	o->period = v;
+	return 0;
+}
+
+static int opt_call_graph(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	return parse_call_graph(opts, arg);
+}
+
+static int opt_mmap_pages(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	return parse_mmap_pages(opts, arg);
+}
+
+static int opt_compression(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+	uint64_t v;
+
+	(void)opt;
+	if (unset) {
+		o->comp_level = 0;
+		return 0;
+	}
+	o->comp_level = 1;
+	if (arg && (!parse_u64(arg, &v) || !v || v > 22)) {
+		cli_error("-z '%s': the compression level must be 1..22", arg);
 		return -1;
 	}
-	if (o->cpu_list && !o->system_wide && !o->pid_list && !o->tid_list && optind >= argc) {
+	if (arg)
+		o->comp_level = (int)v;
+	return 0;
+}
+
+static int opt_clockid(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	return parse_clockid(opts, arg);
+}
+
+static int opt_timeout(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+	uint64_t v;
+
+	(void)opt, (void)unset;
+	if (!parse_u64(arg, &v) || !v) {
+		cli_error("--timeout '%s': expected milliseconds > 0", arg);
+		return -1;
+	}
+	o->timeout_ms = v;
+	return 0;
+}
+
+#define CLI_OPTS struct record_opts
+static const struct cli_opt record_options[] = {
+	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available events",
+		     opt_event),
+	OPT_CALLBACK('F', "freq", "freq or 'max'", "profile at this frequency", opt_freq),
+	OPT_CALLBACK('c', "count", "n", "event period to sample", opt_count),
+	OPT_BOOL('g', NULL, callchain, "enables call-graph recording"),
+	OPT_CALLBACK(0, "call-graph", "record_mode[,record_size]",
+		     "setup and enables call-graph (stack chain/backtrace):\n\n"
+		     "\trecord_mode:\tcall graph recording mode (fp|dwarf|lbr)\n"
+		     "\trecord_size:\tif record_mode is 'dwarf', max size of stack recording (<bytes>)\n"
+		     "\t\t\tdefault: 8192 (bytes)\n\n"
+		     "\tDefault: fp", opt_call_graph),
+	OPT_STRING('p', "pid", pid_list, "pid", "record events on existing process id"),
+	OPT_STRING('t', "tid", tid_list, "tid", "record events on existing thread id"),
+	OPT_BOOL('a', "all-cpus", system_wide, "system-wide collection from all CPUs"),
+	OPT_STRING('C', "cpu", cpu_list, "cpu", "list of cpus to monitor"),
+	OPT_BOOL(0, "per-thread", per_thread, "use per-thread mmaps"),
+	OPT_BOOL('i', "no-inherit", no_inherit, "child tasks do not inherit counters"),
+	OPT_CALLBACK('m', "mmap-pages", "pages", "number of mmap data pages (a power of two, or "
+		     "a size such as 512K)", opt_mmap_pages),
+	OPT_BOOL(0, "switch-events", switch_events, "Record context switch events"),
+	OPT_BOOL('d', "data", sample_addr, "Record the sample addresses"),
+	OPT_BOOL('R', "raw-samples", raw, "collect raw sample records from all opened counters"),
+	OPT_BOOL(0, "sample-cpu", sample_cpu, "Record the sample cpu"),
+	OPT_BOOL('T', "timestamp", sample_time, "Record the sample timestamps"),
+	OPT_STRING('o', "output", output, "file", "output file name"),
+	OPT_CALLBACK_ARG('z', "compression-level", "n",
+			 "Compress records using specified level (default: 1 - fastest "
+			 "compression, 22 - greatest compression)", opt_compression,
+			 CLI_ARG_OPTIONAL, NULL, .flags = CLI_NEG),
+	OPT_BOOL('B', "no-buildid", no_buildid, "do not collect buildids in perf.data"),
+	OPT_BOOL('N', "no-buildid-cache", no_buildid_cache, "do not update the buildid cache"),
+	OPT_BOOL(0, "buildid-all", buildid_all, "Record build-id of all DSOs regardless of hits"),
+	OPT_CALLBACK('k', "clockid", "clockid", "clockid to use for events, see clock_gettime()",
+		     opt_clockid),
+	OPT_CALLBACK(0, "timeout", "ms", "stop after this many milliseconds", opt_timeout),
+	OPT_BOOL('q', "quiet", quiet, "don't print any warnings or messages"),
+	OPT_VERBOSE("be more verbose (show counter open errors, etc)"),
+	OPT_END(),
+};
+
+static const char *const record_usage[] = {
+	"record [<options>] [<command>]",
+	"record [<options>] -- <command> [<options>]",
+	NULL,
+};
+
+static int record_init(void *opts)
+{
+	record_opts__init(opts);
+	buildid_config(opts);
+	return 0;
+}
+
+static void record_release(void *opts)
+{
+	record_opts__release(opts);
+}
+
+/* Options that cannot go together; what to record. 0 or 129 (message printed). */
+static int record_check(struct record_opts *o, bool have_cmd)
+{
+	if (o->period && o->freq_set)
+		return cli_usage_error(&cmd_record, "-c and -F cannot be used together: choose a "
+				       "period or a frequency");
+	if ((o->pid_list || o->tid_list) && o->system_wide)
+		return cli_usage_error(&cmd_record, "-p/-t and -a cannot be used together");
+	if (o->cpu_list && !o->system_wide && !o->pid_list && !o->tid_list && !have_cmd)
 		o->system_wide = true;	/* perf: -C alone records those CPUs system-wide */
-	}
-	if (optind >= argc && !o->pid_list && !o->tid_list && !o->system_wide) {
-		cli_error("record: nothing to record: give a command, -p PID, -t TID or -a");
-		cli_usage(stderr, usage_text);
-		return -1;
-	}
-	if (optind < argc && (o->pid_list || o->tid_list)) {
-		cli_error("record: give either a command or -p/-t, not both");
-		return -1;
-	}
-	return optind;
+	if (!have_cmd && !o->pid_list && !o->tid_list && !o->system_wide)
+		return cli_usage_error(&cmd_record, "nothing to record: give a command, -p PID, "
+				       "-t TID or -a");
+	if (have_cmd && (o->pid_list || o->tid_list))
+		return cli_usage_error(&cmd_record, "give either a command or -p/-t, not both");
+	return 0;
 }
 
 static void on_signal(int sig)
@@ -430,23 +378,20 @@ static void on_child(int sig)
 	child_exited = 1;
 }
 
-int cmd_record(int argc, char **argv)
+static int record_exec(void *opts, const struct cli_args *args)
 {
-	struct record_opts o;
+	struct record_opts *o = opts;
 	struct record r;
 	struct sigaction sa;
-	int first, rc;
+	int rc;
 
-	record_opts__init(&o);
-	first = parse_options(&o, argc, argv);
-	if (first < 0) {
-		record_opts__release(&o);
-		return first == -2 ? 0 : 1;
-	}
-	if (first < argc)
-		o.workload = argv + first;
-	o.argc = argc;
-	o.argv = argv;
+	rc = record_check(o, args->argc > 0);
+	if (rc)
+		return rc;
+	if (args->argc)
+		o->workload = args->argv;
+	o->argc = args->full_argc;
+	o->argv = args->full_argv;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -458,7 +403,18 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);	/* a file-size limit shows as EFBIG, handled */
 
-	rc = record__run(&r, &o, &child_exited);
-	record_opts__release(&o);
-	return rc;
+	return record__run(&r, o, &child_exited);
 }
+
+const struct cli_command cmd_record = {
+	.name = "record",
+	.summary = "Run a command and record its profile into perf.data",
+	.usage = record_usage,
+	.opts = record_options,
+	.flags = CLI_STOP_AT_ARG,
+	.max_args = CLI_ANY_ARGS,
+	.size = sizeof(struct record_opts),
+	.init = record_init,
+	.exec = record_exec,
+	.release = record_release,
+};

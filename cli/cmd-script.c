@@ -6,7 +6,6 @@
  * fields formatted by libtraceevent from the file's TRACING_DATA.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include <tally/session.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "report-common.h"
 #include "script-trace.h"
 
@@ -68,80 +68,24 @@ struct script {
 	struct tally_sample_memo *chains;	/* a chain's finished lines, by sample */
 };
 
-static const char usage[] =
-	"\n usage: tally script [<options>]\n\n"
-	"    -i, --input <file>    input file name (default perf.data, - for stdin)\n"
-	"    -F, --fields <[type:]field[,field...]>  fields to print: comm, tid, pid, time,\n"
-	"                          cpu, event, ip, sym, symoff, dso, period, addr, trace\n"
-	"                          (+field adds to the defaults, -field removes)\n"
-	"        --ns              timestamps with nanoseconds\n"
-	"    -G, --hide-call-graph don't print call chains\n"
-	"    -f, --force           don't complain about file ownership\n"
-	"    -k, --kallsyms <file> kernel symbols\n"
-	"        --symfs <dir>     look for binaries under dir\n";
-
-enum { OPT_NS = 256, OPT_SYMFS, OPT_KALLSYMS };
-
-static const struct option long_opts[] = {
-	{ "input", required_argument, NULL, 'i' },
-	{ "fields", required_argument, NULL, 'F' },
-	{ "ns", no_argument, NULL, OPT_NS },
-	{ "hide-call-graph", no_argument, NULL, 'G' },
-	{ "force", no_argument, NULL, 'f' },
-	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-	{ "symfs", required_argument, NULL, OPT_SYMFS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+#define CLI_OPTS struct script_opts
+static const struct cli_opt script_options[] = {
+	OPT_STRING('i', "input", input, "file", "input file name"),
+	OPT_VERBOSE("be more verbose (show symbol address, etc)"),
+	OPT_STRING('F', "fields", fields, "str",
+		   "comma separated output fields prepend with 'type:'. +field to add and -field "
+		   "to remove. Valid types: hw,sw,trace,raw,break. Fields: comm,tid,pid,time,cpu,"
+		   "event,trace,ip,sym,dso,addr,symoff,period"),
+	OPT_BOOL(0, "ns", ns, "Use 9 decimal places when displaying time"),
+	OPT_BOOL('G', "hide-call-graph", hide_callchain, "When printing symbols do not display call chain"),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_STRING('k', "vmlinux", kallsyms, "file", "vmlinux pathname"),
+	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
+	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
+	OPT_END(),
 };
 
-static int parse_opts(struct script_opts *o, int argc, char **argv)
-{
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:F:Gfk:vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->input = optarg;
-			break;
-		case 'F':
-			o->fields = optarg;
-			break;
-		case OPT_NS:
-			o->ns = true;
-			break;
-		case 'G':
-			o->hide_callchain = true;
-			break;
-		case 'f':
-			o->force = true;
-			break;
-		case 'k':
-		case OPT_KALLSYMS:
-			o->kallsyms = optarg;
-			break;
-		case OPT_SYMFS:
-			o->symfs = optarg;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			cli_usage(stdout, usage);
-			return 1;
-		default:
-			cli_usage(stderr, usage);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		cli_error("script: unexpected argument '%s' (use -i to name the input file)",
-			  argv[optind]);
-		return -1;
-	}
-	return 0;
-}
+static const char *const script_usage[] = { "script [<options>]", NULL };
 
 static const char *type_name(uint32_t type)
 {
@@ -708,17 +652,21 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	return print_sample(s, evidx, hdr);
 }
 
-int cmd_script(int argc, char **argv)
+static int script_init(void *opts)
 {
-	struct script_opts o = { .input = "perf.data" };
+	((struct script_opts *)opts)->input = "perf.data";
+	return 0;
+}
+
+static int script_exec(void *opts, const struct cli_args *args)
+{
+	struct script_opts o = *(struct script_opts *)opts;
 	struct script s = { .o = &o };
 	struct tally_session_opts so = { 0 };
 	struct tally_data_error derr = { 0 };
 	int ret, status = 1;
 
-	ret = parse_opts(&o, argc, argv);
-	if (ret)
-		return ret > 0 ? 0 : 1;
+	(void)args;
 	if (report_open(&s.data, o.input, o.force))
 		return 1;
 	s.out = malloc(sizeof(*s.out));
@@ -804,3 +752,14 @@ out:
 	tally_data__delete(s.data);
 	return status;
 }
+
+const struct cli_command cmd_script = {
+	.name = "script",
+	.summary = "Read perf.data and display every sample as text",
+	.usage = script_usage,
+	.opts = script_options,
+	.args_hint = "(use -i to name the input file)",
+	.size = sizeof(struct script_opts),
+	.init = script_init,
+	.exec = script_exec,
+};

@@ -9,7 +9,6 @@
  * shows the table and lets it decay.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,48 +18,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "top.h"
-
-static const char usage[] =
-	"\n usage: tally top [<options>]\n\n"
-	"    -e, --event <event>       event to sample (default: cycles, or cpu-clock\n"
-	"                              where there is no hardware PMU); repeatable\n"
-	"    -c, --count <n>           sample every n events\n"
-	"    -F, --freq <n>            sample n times per second (default 4000)\n"
-	"    -a, --all-cpus            system-wide (the default without -p/-t)\n"
-	"    -C, --cpu <cpus>          only these CPUs (\"0-3,5\")\n"
-	"    -p, --pid <pids>          only these processes (and their threads)\n"
-	"    -t, --tid <tids>          only these threads\n"
-	"    -g, --call-graph[=fp]     record call chains; Enter shows a symbol's callers\n"
-	"        --children            accumulate callees into callers (default with -g)\n"
-	"        --no-children         self overhead only\n"
-	"        --max-stack <n>       at most n frames per call chain\n"
-	"    -K, --hide_kernel_symbols hide kernel symbols\n"
-	"    -U, --hide_user_symbols   hide user symbols\n"
-	"    -s, --sort <keys>         comm,pid,tid,dso,sym,cpu (default dso,sym)\n"
-	"    -n, --show-nr-samples     show the number of samples\n"
-	"        --percent-limit <p>   hide entries below p percent\n"
-	"    -d, --delay <secs>        refresh every secs seconds (default 2)\n"
-	"    -E, --entries <n>         show n entries (--stdio)\n"
-	"    -z, --zero                zero the samples at each refresh instead of decaying\n"
-	"    -m, --mmap-pages <n>      ring buffer pages per CPU (power of two, or 512K/1M)\n"
-	"        --stdio               print one table per refresh\n"
-	"        --tui                 the full-screen view (needs a terminal)\n"
-	"        --iterations <n>      stop after n refreshes\n"
-	"    -v, --verbose             more messages\n\n"
-	" Keys in the full-screen view: q quit, arrows/PgUp/PgDn/Home/End move,\n"
-	" K/U toggle kernel/user symbols, z zero/decay, Tab next event,\n"
-	" Enter callers of the selected symbol (with -g), Esc back.\n\n";
-
-enum {
-	OPT_STDIO = 256,
-	OPT_TUI,
-	OPT_ITER,
-	OPT_CHILDREN,
-	OPT_NO_CHILDREN,
-	OPT_PERCENT,
-	OPT_MAX_STACK,
-};
 
 static void on_signal(int sig)
 {
@@ -74,21 +33,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		return -1;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /* -m: a page count, or a size with K/M/G; must come out a power of two. */
@@ -152,193 +96,115 @@ static int parse_sort(const char *s, struct top *t)
 	return 0;
 }
 
-/* Returns 0 to go on, 1 for -h (exit 0), -1 on a usage error. */
-static int parse_options(int argc, char **argv, struct top_opts *o)
+/* ---- options ------------------------------------------------------------------------ */
+
+static int opt_event(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "call-graph", optional_argument, NULL, 'g' },
-		{ "children", no_argument, NULL, OPT_CHILDREN },
-		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
-		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
-		{ "hide_kernel_symbols", no_argument, NULL, 'K' },
-		{ "hide_user_symbols", no_argument, NULL, 'U' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "show-nr-samples", no_argument, NULL, 'n' },
-		{ "percent-limit", required_argument, NULL, OPT_PERCENT },
-		{ "delay", required_argument, NULL, 'd' },
-		{ "entries", required_argument, NULL, 'E' },
-		{ "zero", no_argument, NULL, 'z' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "stdio", no_argument, NULL, OPT_STDIO },
-		{ "tui", no_argument, NULL, OPT_TUI },
-		{ "iterations", required_argument, NULL, OPT_ITER },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned long long v;
-	int c;
+	struct top_opts *o = opts;
+	const char **ev = realloc(o->events, (o->nr_events + 1) * sizeof(*ev));
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:c:F:aC:p:t:gKUs:nd:E:zm:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e': {
-			const char **ev = realloc(o->events, (o->nr_events + 1) * sizeof(*ev));
-
-			if (!ev) {
-				cli_error("out of memory");
-				return -1;
-			}
-			o->events = ev;
-			o->events[o->nr_events++] = optarg;
-			break;
-		}
-		case 'c':
-			if (parse_uint(optarg, UINT64_MAX, &v) || !v) {
-				cli_error("-c needs a positive event count, not '%s'", optarg);
-				return -1;
-			}
-			o->count = v;
-			break;
-		case 'F':
-			if (parse_uint(optarg, 1000000, &v) || !v) {
-				cli_error("-F needs a frequency in Hz (1..1000000), not '%s'", optarg);
-				return -1;
-			}
-			o->freq = (unsigned)v;
-			break;
-		case 'a':
-			o->all_cpus = true;
-			break;
-		case 'C':
-			o->cpu_list = optarg;
-			break;
-		case 'p':
-			o->pid = optarg;
-			break;
-		case 't':
-			o->tid = optarg;
-			break;
-		case 'g':
-			if (optarg && strcmp(optarg, "fp") && strncmp(optarg, "graph", 5) &&
-			    strncmp(optarg, "caller", 6)) {
-				cli_error("--call-graph=%s: tally top unwinds with frame pointers "
-					  "only (use -g or --call-graph=fp)", optarg);
-				return -1;
-			}
-			o->callgraph = true;
-			break;
-		case OPT_CHILDREN:
-			o->children = 1;
-			break;
-		case OPT_NO_CHILDREN:
-			o->children = 0;
-			break;
-		case OPT_MAX_STACK:
-			if (parse_uint(optarg, 1024, &v)) {
-				cli_error("--max-stack needs a number of frames, not '%s'", optarg);
-				return -1;
-			}
-			o->max_stack = (unsigned)v;
-			break;
-		case 'K':
-			o->hide_kernel = true;
-			break;
-		case 'U':
-			o->hide_user = true;
-			break;
-		case 's':
-			o->sort = optarg;
-			break;
-		case 'n':
-			o->show_nr_samples = true;
-			break;
-		case OPT_PERCENT: {
-			char *end;
-
-			o->percent_limit = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->percent_limit >= 0 && o->percent_limit <= 100)) {
-				cli_error("--percent-limit needs a percentage, not '%s'", optarg);
-				return -1;
-			}
-			break;
-		}
-		case 'd': {
-			char *end;
-
-			o->delay = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->delay >= 0.01 && o->delay <= 86400)) {
-				cli_error("-d needs a refresh delay in seconds (0.01 or more), not '%s'",
-					  optarg);
-				return -1;
-			}
-			break;
-		}
-		case 'E':
-			if (parse_uint(optarg, 1000000, &v) || !v) {
-				cli_error("-E needs a number of entries, not '%s'", optarg);
-				return -1;
-			}
-			o->entries = (int)v;
-			break;
-		case 'z':
-			o->zero = true;
-			break;
-		case 'm':
-			if (parse_pages(optarg, &o->mmap_pages)) {
-				cli_error("-m needs a power-of-two number of pages or a size like 512K, "
-					  "not '%s'", optarg);
-				return -1;
-			}
-			break;
-		case OPT_STDIO:
-			o->ui = TOP_UI_STDIO;
-			break;
-		case OPT_TUI:
-			o->ui = TOP_UI_TUI;
-			break;
-		case OPT_ITER:
-			if (parse_uint(optarg, 1000000000, &v) || !v) {
-				cli_error("--iterations needs a positive number, not '%s'", optarg);
-				return -1;
-			}
-			o->iterations = (long)v;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			cli_usage(stdout, usage);
-			return 1;
-		default:
-			cli_usage(stderr, usage);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		cli_error("top: unexpected argument '%s' (tally top samples running tasks; "
-			  "use -p PID to watch one)", argv[optind]);
+	(void)opt, (void)unset;
+	if (!ev) {
+		cli_error("out of memory");
 		return -1;
 	}
-	if (o->pid && o->tid) {
-		cli_error("-p and -t exclude each other");
+	o->events = ev;
+	o->events[o->nr_events++] = arg;
+	return 0;
+}
+
+static int opt_call_graph(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct top_opts *o = opts;
+
+	(void)opt;
+	if (unset) {
+		o->callgraph = false;
+		return 0;
+	}
+	if (arg && strcmp(arg, "fp") && strncmp(arg, "graph", 5) && strncmp(arg, "caller", 6)) {
+		cli_error("--call-graph=%s: tally top unwinds with frame pointers only (use -g or "
+			  "--call-graph=fp)", arg);
 		return -1;
 	}
-	if ((o->pid || o->tid) && o->all_cpus) {
-		cli_error("-a (system-wide) and -p/-t exclude each other");
+	o->callgraph = true;
+	return 0;
+}
+
+static int opt_mmap_pages(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	if (parse_pages(arg, &((struct top_opts *)opts)->mmap_pages)) {
+		cli_error("-m needs a power-of-two number of pages or a size like 512K, not '%s'",
+			  arg);
 		return -1;
 	}
-	if (o->hide_kernel && o->hide_user) {
-		cli_error("-K and -U together would hide everything");
+	return 0;
+}
+
+static int opt_delay(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct top_opts *o = opts;
+	char *end;
+
+	(void)opt, (void)unset;
+	o->delay = strtod(arg, &end);
+	if (*end || end == arg || !(o->delay >= 0.01 && o->delay <= 86400)) {
+		cli_error("-d needs a refresh delay in seconds (0.01 or more), not '%s'", arg);
 		return -1;
 	}
+	return 0;
+}
+
+#define CLI_OPTS struct top_opts
+static const struct cli_opt top_options[] = {
+	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available "
+		     "events (default: cycles, cpu-clock without a hardware PMU)", opt_event),
+	OPT_U64('c', "count", count, "n", "event period to sample", CLI_RANGED(1, 1.8e19)),
+	OPT_UINT('F', "freq", freq, "n", "profile at this frequency", CLI_RANGED(1, 1000000)),
+	OPT_BOOL('a', "all-cpus", all_cpus, "system-wide collection from all CPUs"),
+	OPT_STRING('C', "cpu", cpu_list, "cpu", "list of cpus to monitor"),
+	OPT_STRING('p', "pid", pid, "pid", "profile events on existing process id"),
+	OPT_STRING('t', "tid", tid, "tid", "profile events on existing thread id"),
+	OPT_CALLBACK_ARG('g', "call-graph", "fp", "enables call-graph recording and display",
+			 opt_call_graph, CLI_ARG_OPTIONAL, NULL, .flags = CLI_NEG),
+	OPT_SET(0, "children", children, 1,
+		"Accumulate callchains of children and show total overhead as well"),
+	OPT_UINT(0, "max-stack", max_stack, "n",
+		 "Set the maximum stack depth when parsing the callchain. Default: 127",
+		 CLI_RANGED(0, 1024)),
+	OPT_BOOL('K', "hide_kernel_symbols", hide_kernel, "hide kernel symbols"),
+	OPT_BOOL('U', "hide_user_symbols", hide_user, "hide user symbols"),
+	OPT_STRING('s', "sort", sort, "key[,key2...]",
+		   "sort by key(s): pid, comm, dso, symbol, cpu (default dso,sym)"),
+	OPT_BOOL('n', "show-nr-samples", show_nr_samples, "Show a column with the number of samples"),
+	OPT_DOUBLE(0, "percent-limit", percent_limit, "percent",
+		   "Don't show entries under that percent", CLI_RANGED(0, 100)),
+	OPT_CALLBACK('d', "delay", "n", "number of seconds to delay between refreshes", opt_delay),
+	OPT_INT('E', "entries", entries, "n", "display this many functions",
+		CLI_RANGED(1, 1000000)),
+	OPT_BOOL('z', "zero", zero, "zero history across updates"),
+	OPT_CALLBACK('m', "mmap-pages", "pages", "number of mmap data pages (a power of two, or "
+		     "a size such as 512K)", opt_mmap_pages),
+	OPT_SET_ENUM(0, "stdio", ui, enum top_ui, TOP_UI_STDIO, "Use the stdio interface"),
+	OPT_SET_ENUM(0, "tui", ui, enum top_ui, TOP_UI_TUI, "Use the TUI interface"),
+	OPT_LONG(0, "iterations", iterations, "n", "stop after n refreshes",
+		 CLI_RANGED(1, 1000000000)),
+	OPT_VERBOSE("be more verbose (show counter open errors, etc)"),
+	OPT_END(),
+};
+
+static const char *const top_usage[] = { "top [<options>]", NULL };
+
+/* Options that exclude each other. 0 or 129 (message printed). */
+static int top_check(const struct top_opts *o)
+{
+	if (o->pid && o->tid)
+		return cli_usage_error(&cmd_top, "-p and -t exclude each other");
+	if ((o->pid || o->tid) && o->all_cpus)
+		return cli_usage_error(&cmd_top, "-a (system-wide) and -p/-t exclude each other");
+	if (o->hide_kernel && o->hide_user)
+		return cli_usage_error(&cmd_top, "-K and -U together would hide everything");
 	return 0;
 }
 
@@ -474,45 +340,65 @@ static int run(struct top *t, const struct top_opts *o, bool tui)
 	return err;
 }
 
-int cmd_top(int argc, char **argv)
+static int top_init(void *opts)
 {
-	struct top_opts o = {
-		.freq = 4000,
-		.children = -1,
-		.sort = "dso,sym",
-		.delay = 2.0,
-		.max_stack = 127,
-	};
+	struct top_opts *o = opts;
+
+	o->freq = 4000;
+	o->children = -1;
+	o->sort = "dso,sym";
+	o->delay = 2.0;
+	o->max_stack = 127;
+	return 0;
+}
+
+static void top_release(void *opts)
+{
+	free(((struct top_opts *)opts)->events);
+}
+
+static int top_exec(void *opts, const struct cli_args *args)
+{
+	struct top_opts *o = opts;
 	struct top t;
 	bool tui;
 	int ret;
 
-	ret = parse_options(argc, argv, &o);
-	if (ret) {
-		free(o.events);
-		return ret > 0 ? 0 : 129;
-	}
-	tui = o.ui == TOP_UI_TUI ||
-	      (o.ui == TOP_UI_AUTO && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+	(void)args;
+	ret = top_check(o);
+	if (ret)
+		return ret;
+	tui = o->ui == TOP_UI_TUI ||
+	      (o->ui == TOP_UI_AUTO && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
 	if (tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		cli_error("--tui needs a terminal on stdin and stdout; use --stdio");
-		free(o.events);
 		return 1;
 	}
 	memset(&t, 0, sizeof(t));
-	if (parse_sort(o.sort, &t)) {
-		free(o.events);
+	if (parse_sort(o->sort, &t))
 		return 129;
-	}
 	install_signals();
-	ret = top__open(&t, &o);
+	ret = top__open(&t, o);
 	if (ret) {
 		top__close(&t);
-		free(o.events);
 		return 1;
 	}
-	ret = run(&t, &o, tui);
+	ret = run(&t, o, tui);
 	top__close(&t);
-	free(o.events);
 	return ret;
 }
+
+const struct cli_command cmd_top = {
+	.name = "top",
+	.summary = "System profiling tool, live",
+	.usage = top_usage,
+	.footer = " Keys in the full-screen view: q quit, arrows/PgUp/PgDn/Home/End move,\n"
+		  " K/U toggle kernel/user symbols, z zero/decay, Tab next event,\n"
+		  " Enter callers of the selected symbol (with -g), Esc back.\n",
+	.opts = top_options,
+	.args_hint = "(tally top samples running tasks; use -p PID to watch one)",
+	.size = sizeof(struct top_opts),
+	.init = top_init,
+	.exec = top_exec,
+	.release = top_release,
+};

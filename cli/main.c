@@ -11,27 +11,16 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "tally-config.h"
 
 int verbose;
 volatile sig_atomic_t exiting;
 
-static const struct cmd commands[] = {
-	{ "list", cmd_list, "List all symbolic event types" },
-	{ "parse-events", cmd_parse_events, "Show the perf_event_attr an event string parses to" },
-	{ "top", cmd_top, "System profiling tool, live" },
-	{ "stat", cmd_stat, "Run a command and gather performance counter statistics" },
-	{ "report", cmd_report, "Read perf.data and display the profile" },
-	{ "script", cmd_script, "Read perf.data and display every sample as text" },
-	{ "evlist", cmd_evlist, "List the event names in a perf.data file" },
-	{ "record", cmd_record, "Run a command and record its profile into perf.data" },
-	{ "annotate", cmd_annotate, "Read perf.data and display annotated code" },
-	{ "diff", cmd_diff, "Read perf.data files and display the differential profile" },
-	{ "buildid-list", cmd_buildid_list, "List the buildids in a perf.data file" },
-	{ "buildid-cache", cmd_buildid_cache, "Manage build-id cache." },
-	{ "inject", cmd_inject, "Filter to augment the events stream with additional information" },
-	{ "probe", cmd_probe, "Define new dynamic tracepoints" },
-	{ "archive", cmd_archive, "Create archive with object files with build-ids found in perf.data file" },
+static const struct cli_command *const commands[] = {
+	&cmd_list, &cmd_parse_events, &cmd_top, &cmd_stat, &cmd_report, &cmd_script,
+	&cmd_evlist, &cmd_record, &cmd_annotate, &cmd_diff, &cmd_buildid_list,
+	&cmd_buildid_cache, &cmd_inject, &cmd_probe, &cmd_archive,
 };
 
 static const char usage_text[] =
@@ -42,15 +31,15 @@ static void print_usage(FILE *f)
 {
 	fputs(usage_text, f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "   %-11s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "   %-11s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("\n See 'tally help COMMAND' for more information on a specific command.\n\n", f);
 }
 
-static const struct cmd *find_command(const char *name)
+static const struct cli_command *find_command(const char *name)
 {
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
 	return NULL;
 }
 
@@ -94,14 +83,9 @@ int cli_finish_output(FILE *f, const char *what)
 	return 1;
 }
 
-void cli_usage(FILE *f, const char *usage)
+static int run_command(const struct cli_command *c, int argc, char **argv)
 {
-	fputs(usage, f);
-}
-
-static int run_command(const struct cmd *c, int argc, char **argv)
-{
-	int ret = c->fn(argc, argv);
+	int ret = cli_run(c, argc, argv);
 
 	if (ret == 0 && cli_finish_output(stdout, "standard output"))
 		ret = 1;
@@ -110,7 +94,7 @@ static int run_command(const struct cmd *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const struct cmd *c;
+	const struct cli_command *c;
 	int i;
 
 	/* Numbers follow the user's locale like perf (thousands grouping in stat);
@@ -153,8 +137,6 @@ int main(int argc, char **argv)
 		return cli_finish_output(stdout, "standard output");
 	}
 	if (!strcmp(argv[i], "help")) {
-		char *hargv[] = { NULL, "--help", NULL };
-
 		if (i + 1 >= argc) {
 			print_usage(stdout);
 			return cli_finish_output(stdout, "standard output");
@@ -164,8 +146,8 @@ int main(int argc, char **argv)
 			cli_error("'%s' is not a tally command. See 'tally --help'.", argv[i + 1]);
 			return 1;
 		}
-		hargv[0] = (char *)c->name;
-		return run_command(c, 2, hargv);
+		cli_help(c, stdout);
+		return cli_finish_output(stdout, "standard output");
 	}
 	c = find_command(argv[i]);
 	if (!c) {

@@ -522,18 +522,13 @@ static const char *output_path(const struct record_opts *o)
 	return "perf.data";
 }
 
-int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *child_exited)
+/* Everything before the workload runs: the output, the held workload, the events and
+ * their rings, the file's preamble and side-band. 0 or 1 (message printed). */
+static int record_prepare(struct record *r, bool pipe)
 {
-	bool pipe, wl_done = false;
-	int wl_status = 0, rc = 1, err;
-	size_t i;
+	struct record_opts *o = r->o;
+	int err;
 
-	memset(r, 0, sizeof(*r));
-	r->o = o;
-	r->out_fd = -1;
-	r->time_off = -1;
-	r->path = output_path(o);
-	pipe = !strcmp(r->path, "-");
 	if (pipe) {
 		/* The stream owns stdout: the workload's output goes to stderr (as in perf). */
 		r->out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -546,59 +541,69 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 		err = workload__prepare(&r->wl, o->workload);
 		if (err) {
 			cli_error("cannot start '%s': %s", o->workload[0], strerror(-err));
-			goto out;
+			return 1;
 		}
 		r->have_wl = true;
 	}
 	if (record__setup_events(r))
-		goto out;
+		return 1;
 	set_sample_id(r);
 	if (record__open(r))
-		goto out;
+		return 1;
 	r->time_off = sample_time_offset(r);
 	r->id_hdr_size = tally_synth__id_hdr_size(&r->ev[0].attr);
 	if (setup_writer(r))
-		goto out;
+		return 1;
 	if (!o->no_buildid && !pipe && buildid_tracker__new(&r->bt, r)) {
 		cli_error("out of memory");
-		goto out;
+		return 1;
 	}
 	err = synthesize(r);
 	if (err) {
 		write_error(r, err);
-		goto out;
+		return 1;
 	}
+	return 0;
+}
+
+/* Enable the events and let the workload go. 0 or 1. */
+static int record_start(struct record *r, bool pipe)
+{
+	int err;
+
 	/* Targets that do not exec under us (-a, -p, -t) are enabled now, before a command
 	 * is let go, so its exec's COMM and maps are seen. */
-	if (!r->have_wl || o->system_wide)
+	if (!r->have_wl || r->o->system_wide)
 		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
-	if (r->have_wl) {
-		err = workload__start(&r->wl);
-		if (err) {
-			cli_error("cannot run '%s': %s", o->workload[0], strerror(-err));
-			r->have_wl = false;	/* the child has exited */
-			waitpid(r->wl.pid, NULL, 0);
-			if (!pipe)
-				unlink(r->path);	/* nothing was recorded: leave no file */
-			goto out;
-		}
+	if (!r->have_wl)
+		return 0;
+	err = workload__start(&r->wl);
+	if (err) {
+		cli_error("cannot run '%s': %s", r->o->workload[0], strerror(-err));
+		r->have_wl = false;	/* the child has exited */
+		waitpid(r->wl.pid, NULL, 0);
+		if (!pipe)
+			unlink(r->path);	/* nothing was recorded: leave no file */
+		return 1;
 	}
+	return 0;
+}
 
-	if (loop(r, child_exited, &wl_status, &wl_done))
-		goto out;
+/* After the loop: the last records, the lost counts, build-ids, the file's end. 0 or 1. */
+static int record_finish(struct record *r)
+{
+	int64_t n;
+	int err;
 
 	ioctl_leaders(r, PERF_EVENT_IOC_DISABLE);
-	{
-		int64_t n = drain(r);
-
-		if (n >= 0)
-			n = read_lost(r);
-		if (n < 0) {
-			write_error(r, (int)n);
-			goto out;
-		}
+	n = drain(r);
+	if (n >= 0)
+		n = read_lost(r);
+	if (n < 0) {
+		write_error(r, (int)n);
+		return 1;
 	}
-	for (i = 0; i < r->nr_rings; i++) {
+	for (size_t i = 0; i < r->nr_rings; i++) {
 		struct tally_ring_stats st;
 
 		tally_ring__stats(r->rings[i].ring, &st);
@@ -610,13 +615,30 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 	}
 	if (r->first_time)
 		tally_writer__set_sample_time(r->w, r->first_time, r->last_time);
-	if (r->bt && buildid_tracker__write(r->bt, r->w, o))
+	if (r->bt && buildid_tracker__write(r->bt, r->w, r->o))
 		cli_warn("could not read all build-ids of the DSOs hit");
 	err = tally_writer__finish(r->w);
 	if (err) {
 		write_error(r, err);
-		goto out;
+		return 1;
 	}
+	return 0;
+}
+
+int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *child_exited)
+{
+	bool pipe, wl_done = false;
+	int wl_status = 0, rc = 1;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->out_fd = -1;
+	r->time_off = -1;
+	r->path = output_path(o);
+	pipe = !strcmp(r->path, "-");
+	if (record_prepare(r, pipe) || record_start(r, pipe) ||
+	    loop(r, child_exited, &wl_status, &wl_done) || record_finish(r))
+		goto out;
 	summary(r, pipe);
 	rc = 0;
 	if (r->have_wl && wl_done)

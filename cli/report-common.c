@@ -156,6 +156,15 @@ char **strlist_parse(const char *s, size_t *nr)
 	return l;
 }
 
+size_t strlist_len(char *const *l)
+{
+	size_t n = 0;
+
+	while (l && l[n])
+		n++;
+	return n;
+}
+
 void strlist_free(char **l)
 {
 	if (!l)

@@ -45,6 +45,7 @@ unsigned sysctl_max_stack(void);
 /* Split "a,b,c" into a NULL-terminated array (free with strlist_free). NULL on ENOMEM. */
 char **strlist_parse(const char *s, size_t *nr);
 void strlist_free(char **l);
+size_t strlist_len(char *const *l);
 bool strlist_has(char *const *l, const char *s);
 
 #endif

@@ -90,6 +90,37 @@ static char *getblob(struct cursor *c, uint64_t n)
 	return s;
 }
 
+/* The event formats: ftrace's, then each system's. 0 or -EINVAL. */
+static int parse_formats(struct script_trace *t, struct cursor *c)
+{
+	uint32_t nr = get32(c);	/* ftrace formats */
+	char *blob;
+
+	for (uint32_t i = 0; i < nr && !c->bad; i++) {
+		blob = getblob(c, get64(c));
+		if (!blob)
+			return -EINVAL;
+		tep_parse_event(t->tep, blob, strlen(blob), "ftrace");
+		free(blob);
+	}
+	nr = get32(c);	/* systems */
+	for (uint32_t i = 0; i < nr && !c->bad; i++) {
+		const char *sys = getstr(c);
+		uint32_t nev = get32(c);
+
+		if (!sys)
+			return -EINVAL;
+		for (uint32_t k = 0; k < nev && !c->bad; k++) {
+			blob = getblob(c, get64(c));
+			if (!blob)
+				return -EINVAL;
+			tep_parse_event(t->tep, blob, strlen(blob), sys);
+			free(blob);
+		}
+	}
+	return 0;
+}
+
 int script_trace__parse(struct script_trace **out, const void *buf, size_t len)
 {
 	static const unsigned char magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -97,7 +128,7 @@ int script_trace__parse(struct script_trace **out, const void *buf, size_t len)
 	struct script_trace *t;
 	const char *version, *name;
 	uint8_t big, long_size;
-	uint32_t page_size, nr;
+	uint32_t page_size;
 	int ret = -EINVAL;
 	char *blob;
 
@@ -143,29 +174,8 @@ int script_trace__parse(struct script_trace **out, const void *buf, size_t len)
 		goto fail;
 	free(blob);
 
-	nr = get32(&c);	/* ftrace formats */
-	for (uint32_t i = 0; i < nr && !c.bad; i++) {
-		blob = getblob(&c, get64(&c));
-		if (!blob)
-			goto fail;
-		tep_parse_event(t->tep, blob, strlen(blob), "ftrace");
-		free(blob);
-	}
-	nr = get32(&c);	/* systems */
-	for (uint32_t i = 0; i < nr && !c.bad; i++) {
-		const char *sys = getstr(&c);
-		uint32_t nev = get32(&c);
-
-		if (!sys)
-			goto fail;
-		for (uint32_t k = 0; k < nev && !c.bad; k++) {
-			blob = getblob(&c, get64(&c));
-			if (!blob)
-				goto fail;
-			tep_parse_event(t->tep, blob, strlen(blob), sys);
-			free(blob);
-		}
-	}
+	if (parse_formats(t, &c))
+		goto fail;
 	if (c.bad)
 		goto fail;
 	/* the rest is optional for formatting: read it when it is there */

@@ -258,7 +258,7 @@ void stat_print_interval_header(struct stat_out *o)
 
 /* ---- lines ------------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s)
+void stat_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
@@ -342,9 +342,9 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 		else
 			fprintf(f, "\"counter-value\" : \"%s\", ", bad);
 		fputs("\"unit\" : ", f);
-		json_str(f, c->supported ? c->unit : "");
+		stat_json_string(f, c->supported ? c->unit : "");
 		fputs(", \"event\" : ", f);
-		json_str(f, c->name);
+		stat_json_string(f, c->name);
 		fputs(", ", f);
 		if (o->run_count > 1)
 			fprintf(f, "\"variance\" : %.2f, ", r->variance);
@@ -440,16 +440,16 @@ static void print_strict(struct stat_out *o, const struct stat_evsel *ev, int nr
 		break;
 	case AGGR_THREAD:
 		fputs("\"comm\": ", f);
-		json_str(f, id[a].comm);
+		stat_json_string(f, id[a].comm);
 		fprintf(f, ", \"tid\": %d, ", id[a].tid);
 		break;
 	default:
 		break;
 	}
 	fputs("\"event\": ", f);
-	json_str(f, c->name);
+	stat_json_string(f, c->name);
 	fputs(", \"unit\": ", f);
-	json_str(f, c->unit);
+	stat_json_string(f, c->unit);
 	fprintf(f, ", \"status\": \"%s\"", !c->supported ? "not supported" :
 					    !r->counted ? "not counted" : "counted");
 	if (ok) {
@@ -464,7 +464,7 @@ static void print_strict(struct stat_out *o, const struct stat_evsel *ev, int nr
 		fprintf(f, ", \"variance-pct\": %.4f", r->variance);
 	if (m.unit && m.fmt && isfinite(m.val)) {
 		fprintf(f, ", \"metric-value\": %.6f, \"metric-unit\": ", m.val);
-		json_str(f, m.unit);
+		stat_json_string(f, m.unit);
 	} else {
 		fputs(", \"metric-value\": null, \"metric-unit\": null", f);
 	}

@@ -5,12 +5,12 @@
  * recorded command line, or 'pipe' when reading a stream, as perf does.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "stat.h"
 #include "tally/counter.h"
 #include "tally/data.h"
@@ -279,113 +279,50 @@ static int build_rows(struct report *rp, enum stat_aggr aggr, struct stat_aggr_i
 	return 0;
 }
 
-int cmd_stat_report(int argc, char **argv)
-{
-	static const char usage[] =
-		"\n usage: tally stat report [-i FILE|-] [-A | --per-thread] [-x SEP | -j]\n\n"
-		"    -i, --input <file>    perf.data file to read (default perf.data; - = stdin)\n"
-		"    -A, --no-aggr         one line per CPU\n"
-		"        --per-thread      one line per thread\n"
-		"    -x, --field-separator <sep>  CSV output\n"
-		"    -j, --json            JSON lines output\n\n";
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "field-separator", required_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "no-aggr", no_argument, NULL, 'A' },
-		{ "per-thread", no_argument, NULL, 256 },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = "perf.data", *sep = NULL;
-	bool json = false;
-	enum stat_aggr aggr = AGGR_GLOBAL;
-	struct stat_aggr_id *ids = NULL;
-	struct stat_row *rows = NULL;
-	int nr_ids = 0;
-	struct tally_data *d = NULL;
-	struct tally_data_error derr;
-	struct report rp;
-	struct walk wk;
-	struct stat_out out;
-	int c, err, ret = 0;
+struct stat_report_opts {
+	const char *input;
+	const char *sep;
+	bool json;
+	enum stat_aggr aggr;
+};
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:x:jAh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'A': aggr = AGGR_NONE; break;
-		case 256: aggr = AGGR_THREAD; break;
-		case 'i': path = optarg; break;
-		case 'x': sep = optarg; break;
-		case 'j': json = true; break;
-		case 'h':
-			cli_usage(stdout, usage);
-			return 0;
-		default:
-			cli_error("unknown option '%s'", argv[optind - 1]);
-			cli_usage(stderr, usage);
-			return 129;
-		}
-	}
-	memset(&derr, 0, sizeof(derr));
-	err = tally_data__open(&d, path, NULL, &derr);
-	if (err) {
-		cli_error("cannot read '%s': %s%s%s", path, derr.msg[0] ? derr.msg : strerror(-err),
-			  err == -ENOENT ? " (record one with 'tally stat record')" : "", "");
-		return 1;
-	}
-	if (!tally_data__has_feature(d, TALLY_FEAT_STAT) && !tally_data__is_pipe(d)) {
-		cli_error("'%s' was not written by stat record (no STAT feature); use 'tally report'",
-			  path);
-		tally_data__delete(d);
-		return 1;
-	}
-	memset(&rp, 0, sizeof(rp));
-	rp.nr_ev = (int)tally_data__nr_events(d);
-	rp.ev = calloc((size_t)rp.nr_ev + 1, sizeof(*rp.ev));
-	if (!rp.ev) {
-		tally_data__delete(d);
-		return 1;
-	}
-	for (int e = 0; e < rp.nr_ev; e++) {
+/* The file's events, as stat_evsel (EVENT_UPDATE says which have units). 0 or -ENOMEM. */
+static int load_events(struct report *rp, struct tally_data *d)
+{
+	rp->nr_ev = (int)tally_data__nr_events(d);
+	rp->ev = calloc((size_t)rp->nr_ev + 1, sizeof(*rp->ev));
+	if (!rp->ev)
+		return -ENOMEM;
+	for (int e = 0; e < rp->nr_ev; e++) {
 		const struct tally_data_event *de = tally_data__event(d, (size_t)e);
 
-		rp.ev[e].attr = de->attr;
-		rp.ev[e].name = strdup(de->name ? de->name : "?");
-		rp.ev[e].leader = de->leader;
-		stat_evsel_classify(&rp.ev[e]);
-		rp.ev[e].unit = "";	/* EVENT_UPDATE says which have units */
-		rp.ev[e].scale = 1.0;
-		if (!rp.ev[e].name) {
-			free_report(&rp);
-			tally_data__delete(d);
-			return 1;
-		}
+		rp->ev[e].attr = de->attr;
+		rp->ev[e].name = strdup(de->name ? de->name : "?");
+		rp->ev[e].leader = de->leader;
+		stat_evsel_classify(&rp->ev[e]);
+		rp->ev[e].unit = "";
+		rp->ev[e].scale = 1.0;
+		if (!rp->ev[e].name)
+			return -ENOMEM;
 	}
-	wk.rp = &rp;
-	wk.d = d;
-	err = tally_data__for_each(d, 0, on_walk, &wk, &derr);
-	if (err < 0) {
-		cli_error("reading '%s' failed at offset %#llx: %s", path,
-			  (unsigned long long)derr.offset, derr.msg[0] ? derr.msg : strerror(-err));
-		ret = 1;
-		goto out;
-	}
-	if (build_rows(&rp, aggr, &ids, &nr_ids, &rows)) {
-		cli_error("out of memory");
-		ret = 1;
-		goto out;
-	}
+	return 0;
+}
+
+static void print_counts(const struct stat_report_opts *o, struct report *rp,
+			 struct tally_data *d, const struct stat_aggr_id *ids, int nr_ids,
+			 const struct stat_row *rows)
+{
+	struct stat_out out;
+
 	memset(&out, 0, sizeof(out));
 	out.f = stderr;
-	out.fmt = json ? FMT_JSON : sep ? FMT_CSV : FMT_STD;
-	out.aggr = aggr;
-	out.sep = sep ? sep : " ";
+	out.fmt = o->json ? FMT_JSON : o->sep ? FMT_CSV : FMT_STD;
+	out.aggr = o->aggr;
+	out.sep = o->sep ? o->sep : " ";
 	out.big_num = true;
 	out.unit_width = 4;
 	out.run_count = 1;
-	out.walltime_ns = rp.wall_ns;
+	out.walltime_ns = rp->wall_ns;
 	if (out.fmt == FMT_STD) {
 		char cmd[4096];
 
@@ -395,11 +332,66 @@ int cmd_stat_report(int argc, char **argv)
 			cmdline_text(d, cmd, sizeof(cmd));
 		fprintf(out.f, "\n Performance counter stats for '%s':\n\n", cmd);
 	}
-	stat_print_rows(&out, rp.ev, rp.nr_ev, ids, nr_ids, rows);
+	stat_print_rows(&out, rp->ev, rp->nr_ev, ids, nr_ids, rows);
 	if (out.fmt == FMT_STD)
-		fprintf(out.f, "\n %17.9f seconds time elapsed\n\n", rp.wall_ns / 1e9);
-	if (cli_finish_output(stderr, "standard error"))
-		ret = 1;
+		fprintf(out.f, "\n %17.9f seconds time elapsed\n\n", rp->wall_ns / 1e9);
+}
+
+/* Open the file; it must hold stat counts. 0 or 1 (message printed). */
+static int open_stat_data(struct tally_data **d, const char *path)
+{
+	struct tally_data_error derr;
+	int err;
+
+	memset(&derr, 0, sizeof(derr));
+	err = tally_data__open(d, path, NULL, &derr);
+	if (err) {
+		cli_error("cannot read '%s': %s%s", path, derr.msg[0] ? derr.msg : strerror(-err),
+			  err == -ENOENT ? " (record one with 'tally stat record')" : "");
+		return 1;
+	}
+	if (!tally_data__has_feature(*d, TALLY_FEAT_STAT) && !tally_data__is_pipe(*d)) {
+		cli_error("'%s' was not written by stat record (no STAT feature); use 'tally report'",
+			  path);
+		tally_data__delete(*d);
+		return 1;
+	}
+	return 0;
+}
+
+static int stat_report_exec(void *opts, const struct cli_args *args)
+{
+	struct stat_report_opts *o = opts;
+	struct stat_aggr_id *ids = NULL;
+	struct stat_row *rows = NULL;
+	int nr_ids = 0, err, ret = 1;
+	struct tally_data *d = NULL;
+	struct tally_data_error derr;
+	struct report rp;
+	struct walk wk;
+
+	(void)args;
+	if (open_stat_data(&d, o->input))
+		return 1;
+	memset(&rp, 0, sizeof(rp));
+	memset(&derr, 0, sizeof(derr));
+	if (load_events(&rp, d))
+		goto oom;
+	wk.rp = &rp;
+	wk.d = d;
+	err = tally_data__for_each(d, 0, on_walk, &wk, &derr);
+	if (err < 0) {
+		cli_error("reading '%s' failed at offset %#llx: %s", o->input,
+			  (unsigned long long)derr.offset, derr.msg[0] ? derr.msg : strerror(-err));
+		goto out;
+	}
+	if (build_rows(&rp, o->aggr, &ids, &nr_ids, &rows))
+		goto oom;
+	print_counts(o, &rp, d, ids, nr_ids, rows);
+	ret = cli_finish_output(stderr, "standard error") ? 1 : 0;
+	goto out;
+oom:
+	cli_error("out of memory");
 out:
 	free(ids);
 	free(rows);
@@ -407,3 +399,31 @@ out:
 	tally_data__delete(d);
 	return ret;
 }
+
+#define CLI_OPTS struct stat_report_opts
+static const struct cli_opt stat_report_options[] = {
+	OPT_STRING('i', "input", input, "file", "input file name (default perf.data; - = stdin)"),
+	OPT_SET_ENUM('A', "no-aggr", aggr, enum stat_aggr, AGGR_NONE, "disable CPU count aggregation"),
+	OPT_SET_ENUM(0, "per-thread", aggr, enum stat_aggr, AGGR_THREAD, "aggregate counts per thread"),
+	OPT_STRING('x', "field-separator", sep, "separator", "print counts with custom separator"),
+	OPT_BOOL('j', "json-output", json, "print counts in JSON format"),
+	OPT_END(),
+};
+
+static const char *const stat_report_usage[] = { "stat report [<options>]", NULL };
+
+static int stat_report_init(void *opts)
+{
+	((struct stat_report_opts *)opts)->input = "perf.data";
+	return 0;
+}
+
+const struct cli_command cmd_stat_report = {
+	.name = "stat report",
+	.summary = "Print the counts of a perf.data written by stat record",
+	.usage = stat_report_usage,
+	.opts = stat_report_options,
+	.size = sizeof(struct stat_report_opts),
+	.init = stat_report_init,
+	.exec = stat_report_exec,
+};

@@ -13,8 +13,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 #include <time.h>
 #include <linux/perf_event.h>
+
+#include "workload.h"
+
+struct cli_command;
 
 enum stat_aggr { AGGR_GLOBAL, AGGR_NONE, AGGR_THREAD, AGGR_CORE, AGGR_DIE, AGGR_SOCKET,
 		 AGGR_NODE };
@@ -98,12 +104,114 @@ struct stat_metric stat_metric(const struct stat_out *o, const struct stat_evsel
 			       int nr_ids, const struct stat_row *rows, int e, int a);
 
 /* tally stat report (cli/stat-report.c). */
-int cmd_stat_report(int argc, char **argv);
+extern const struct cli_command cmd_stat_report;
 
 /* Fill attr/unit/scale/kind for a known event name (legacy hardware, software and
  * cache names perf accepts). 0, or -ENOENT for an unknown name. */
 int stat_event_lookup(const char *name, struct perf_event_attr *attr);
 /* kind/unit/scale for an attr. */
 void stat_evsel_classify(struct stat_evsel *ev);
+
+/* ---- the stat command's state, shared by its files ---------------------------------- */
+
+struct stat_opts {
+	char **event_specs;
+	int nr_event_specs;
+	int detail;
+	bool system_wide;
+	bool no_inherit;
+	enum stat_aggr aggr;
+	const char *cpu_list, *pid_list, *tid_list;
+	int repeat;
+	long interval_ms;
+	long interval_count;
+	bool summary, no_csv_summary;
+	long timeout_ms, delay_ms;
+	const char *csv_sep;
+	bool json, strict_json;
+	const char *output;
+	bool append;
+	int log_fd;
+	int big_num;		/* -1: default (on) */
+	bool null_run;
+	bool no_merge;		/* --no-merge: one line per PMU of a merged name */
+	const char *sysfs;	/* --sysfs: PMUs and tracepoints under this root (tests) */
+	char **argv;		/* the workload */
+	int argc;
+	const char *record_path;	/* tally stat record -o PATH ("-": stdout) */
+	bool record_path_set;
+	char **cmdline;			/* the whole command line, for CMDLINE */
+	int cmdline_argc;
+};
+
+/* State of one counting session. */
+struct stat_run {
+	struct stat_opts *opts;
+	struct stat_evsel *ev;
+	int nr_ev;
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *threads;
+	struct tally_topology *topo;
+	struct tally_counters *set;
+	int *set_idx;		/* ev index → counters index */
+	struct stat_aggr_id *ids;
+	int nr_ids;
+	int *pair_id;		/* pair → bucket */
+	struct stat_row *rows;	/* nr_ev x nr_ids */
+	struct tally_count *prev;	/* -I: last reading per (event, pair) */
+	struct tally_count *cur;	/* -I: this interval's readings per (event, pair) */
+	struct stat_out out;
+	/* -r accumulators per row */
+	double *acc_mean, *acc_m2, *acc_ena, *acc_run;
+	int *acc_counted;
+	double wall_mean, wall_m2;
+	int nr_runs_done;
+	struct timespec start;
+	double last_wall_ns;
+	double span_ns;		/* what the rows cover: the run or the interval (duration_time) */
+	bool stopped_workload;	/* --timeout / --interval-count ended the command */
+	struct rusage ru;	/* the workload's, from wait4 */
+	bool have_ru;
+	double ru_user_mean, ru_sys_mean;	/* user_time / system_time (ns), mean over runs */
+	int nr_ru;
+	int exit_status;
+	bool workload_ran;
+};
+
+/* Events (stat-events.c): -e specs, or the defaults with -d levels, with perf stat's attr
+ * policy; then which events show on one line (--no-merge: each its own). 0, a positive
+ * exit status (message printed) or -errno. */
+int stat_run__build_events(struct stat_run *r);
+int stat_run__plan_merges(struct stat_run *r);
+/* Targets and buckets (stat-aggr.c): the CPUs and threads counted, and the buckets the
+ * aggregation mode makes of them. 0 or an exit status (message printed). */
+int stat_run__build_targets(struct stat_run *r, pid_t workload_pid);
+int stat_run__build_buckets(struct stat_run *r);
+/* /proc/TID/comm, or "" */
+void stat_read_comm(pid_t tid, char *buf, size_t len);
+/* The readings (the change since the last interval with delta) into r->rows. */
+void stat_run__reduce(struct stat_run *r, bool delta);
+/* Counting (stat-run.c). */
+void stat_install_signals(void);
+/* The signal that stopped the run, or 0. */
+int stat_got_signal(void);
+int stat_run__open_counters(struct stat_run *r);
+/* One run: fork (when there is a command), open, count, read. 0 or an exit code. */
+int stat_run__once(struct stat_run *r, int *child_status);
+double stat_ts_ns(const struct timespec *t);
+struct timespec stat_now(void);
+struct timespec stat_ts_sub(struct timespec a, struct timespec b);
+/* -r (stat-repeat.c): fold this run into the running mean; the averaged rows. */
+void stat_run__accumulate(struct stat_run *r);
+void stat_run__averaged_rows(struct stat_run *r);
+/* stat record (stat-record.c): the run as perf's STAT records. 0 or an exit status. */
+int stat_run__write_data(struct stat_run *r);
+/* Output framing (stat-output.c). */
+FILE *stat_open_output(struct stat_opts *o, bool *owned);
+void stat_target_text(struct stat_opts *o, char *buf, size_t len);
+void stat_run__print_report(struct stat_run *r);
+void stat_run__print_interval(struct stat_run *r, struct timespec t);
+/* A JSON string literal of s (stat-print.c). */
+void stat_json_string(FILE *f, const char *s);
 
 #endif

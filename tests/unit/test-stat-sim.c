@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "open-error.h"
 #include "simkernel.h"
 #include "tally/topology.h"
@@ -54,11 +55,6 @@ int cli_finish_output(FILE *f, const char *what)
 	if (f != stdout && f != stderr)
 		bad |= fclose(f) != 0;
 	return bad;
-}
-
-void cli_usage(FILE *f, const char *usage)
-{
-	fputs(usage, f);
 }
 
 /* Counts the simulated kernel hands out: per (type, config). */
@@ -117,7 +113,7 @@ static int run_stat(const char *out, const char **args, int nargs)
 		argv[argc++] = (char *)args[i];
 	argv[argc] = NULL;
 	exiting = 0;
-	return cmd_stat(argc, argv);
+	return cli_run(&cmd_stat, argc, argv);
 }
 
 /* stat run over a fresh simulated kernel that gives counts with @give; its output. */
@@ -438,7 +434,7 @@ static void per_socket_scaling_not_counted(void **state)
 		k->on_open = give_uneven;
 		exiting = 0;
 		/* the -o before the stat options names the data file; the later one is stat's */
-		assert_int_equal(cmd_stat(14, argv), 0);
+		assert_int_equal(cli_run(&cmd_stat, 14, argv), 0);
 		sim_uninstall();
 	}
 	snprintf(cmd, sizeof(cmd), "perf stat report -i %s >%s 2>&1", data, path);

@@ -1,0 +1,48 @@
+/*
+ * Option values several commands share, as callbacks for the options table: a
+ * comma-separated list (--comms, --dsos, --symbols, --pid, --tid) into a
+ * NULL-terminated strlist, and a CPU list (-C) into a tally_cpumap. The field each
+ * fills is the option's (OPT_STRLIST / OPT_CPUMAP in options.h); the command's
+ * release frees it (strlist_free, tally_cpumap__delete).
+ */
+#include <stdlib.h>
+
+#include <tally/cpumap.h>
+
+#include "cmd.h"
+#include "options.h"
+#include "report-common.h"
+
+int cli_opt_strlist(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	char ***l = CLI_FIELD_PTR(opts, opt, char **);
+
+	strlist_free(*l);
+	*l = NULL;
+	if (unset)
+		return 0;
+	*l = strlist_parse(arg, NULL);
+	if (!*l) {
+		cli_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int cli_opt_cpumap(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct tally_cpumap **m = CLI_FIELD_PTR(opts, opt, struct tally_cpumap *);
+	char name[64];
+	size_t bad = 0;
+
+	tally_cpumap__delete(*m);
+	*m = NULL;
+	if (unset)
+		return 0;
+	if (tally_cpumap__parse(arg, m, &bad)) {
+		cli_error("%s: bad cpu list '%s' at character %zu",
+			  cli_opt_name(opt, name, sizeof(name)), arg, bad + 1);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,111 @@
+/*
+ * tally report -D and --stats: every record as perf report -D dumps it (offset, size,
+ * type, a hex dump, the decoded sample or side-band fields), and the record counts per
+ * type and per event.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tally/data.h>
+#include <tally/format.h>
+#include <tally/record.h>
+#include <tally/session.h>
+
+#include "cmd.h"
+#include "report.h"
+#include "script-trace.h"
+
+static void hexdump(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	printf(".\n. ... raw event: size %zu bytes\n", len);
+	for (size_t i = 0; i < len; i += 16) {
+		printf(".  %04zx: ", i);
+		for (size_t j = 0; j < 16; j++) {
+			if (i + j < len)
+				printf(" %02x", p[i + j]);
+			else
+				printf("   ");
+		}
+		printf("  ");
+		for (size_t j = 0; j < 16; j++) {
+			if (i + j < len)
+				putchar(p[i + j] >= 32 && p[i + j] < 127 ? p[i + j] : '.');
+			else
+				putchar(' ');
+		}
+		putchar('\n');
+	}
+}
+
+void report__dump_record(struct report *r, const struct perf_event_header *hdr,
+			const struct tally_record_ctx *ctx)
+{
+	const char *name = tally_record__type_name(hdr->type);
+	const struct tally_data_event *ev = ctx->evidx >= 0 ?
+		tally_data__event(r->data, (size_t)ctx->evidx) : NULL;
+	struct tally_sample_id sid = { 0 };
+	uint64_t t = 0;
+
+	printf("\n%#" PRIx64 "@%s [%#x]: event: %u\n", ctx->file_offset, r->o->input,
+	       hdr->size, hdr->type);
+	hexdump(hdr, hdr->size);
+	if (ev && hdr->type != PERF_RECORD_SAMPLE && hdr->type < 64 &&
+	    !tally_sample_id__parse(&ev->layout, hdr, &sid) && sid.has_time)
+		t = sid.time;
+	if (hdr->type == PERF_RECORD_SAMPLE && ev) {
+		struct tally_sample s;
+
+		if (tally_sample__parse(&ev->layout, hdr, &s) == 0) {
+			printf("\n%" PRIu64 " %#" PRIx64 " [%#x]: PERF_RECORD_SAMPLE(IP, %#x): "
+			       "%u/%u: %#" PRIx64 " period: %" PRIu64 " addr: %#" PRIx64 "\n",
+			       s.time, ctx->file_offset, hdr->size, hdr->misc, s.pid, s.tid,
+			       s.ip, s.period, s.addr);
+			if (s.type & PERF_SAMPLE_CALLCHAIN) {
+				printf("... FP chain: nr:%" PRIu64 "\n", s.callchain_nr);
+				for (uint64_t i = 0; i < s.callchain_nr; i++)
+					printf(".....  %2" PRIu64 ": %016" PRIx64 "\n", i,
+					       s.callchain[i]);
+			}
+			return;
+		}
+	}
+	printf("\n%" PRIu64 " %#" PRIx64 " [%#x]: PERF_RECORD_%s", t, ctx->file_offset,
+	       hdr->size, name ? name : "UNKNOWN");
+	if (hdr->type == PERF_RECORD_COMM && hdr->size >= 16) {
+		const uint32_t *pt = (const void *)(hdr + 1);
+
+		printf("%s: %.*s:%u/%u", hdr->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
+		       (int)(hdr->size - 16), (const char *)(pt + 2), pt[0], pt[1]);
+	} else if ((hdr->type == PERF_RECORD_FORK || hdr->type == PERF_RECORD_EXIT) &&
+		   hdr->size >= 32) {
+		const uint32_t *pt = (const void *)(hdr + 1);
+
+		printf("(%u:%u):(%u:%u)", pt[0], pt[2], pt[1], pt[3]);
+	}
+	putchar('\n');
+}
+
+void report__print_stats(struct report *r)
+{
+	printf("\nAggregated stats:\n");
+	printf("%16s events: %10" PRIu64 "\n", "TOTAL", r->nr_records);
+	for (unsigned t = 0; t < 128; t++) {
+		const char *name = tally_record__type_name(t);
+
+		if (!r->type_counts[t])
+			continue;
+		printf("%16s events: %10" PRIu64 "  (%4.1f%%)\n", name ? name : "UNKNOWN",
+		       r->type_counts[t], 100.0 * (double)r->type_counts[t] / (double)r->nr_records);
+	}
+	for (size_t i = 0; i < r->nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(r->data, i);
+
+		printf("%s stats:\n", ev->name ? ev->name : "unknown");
+		printf("%16s events: %10" PRIu64 "\n", "SAMPLE", r->nr_samples_seen[i]);
+	}
+}

@@ -1,0 +1,91 @@
+/*
+ * tally report's parts: the options and the flow (cmd-report.c), the pass over the
+ * records into the library's histograms (report-sample.c), the perf.data header
+ * (report-header.c), -D and --stats (report-dump.c), the columns and the printed
+ * report (report-print.c).
+ */
+#ifndef TALLY_CLI_REPORT_H
+#define TALLY_CLI_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tally/cpumap.h>
+#include <tally/data.h>
+#include <tally/record.h>
+#include <tally/hist.h>
+#include <tally/session.h>
+
+#include "callchain.h"
+#include "hist.h"
+#include "report-common.h"
+
+struct report_opts {
+	const char *input;
+	const char *sort;
+	const char *fields;
+	int children;		/* -1 default, 0 no, 1 yes */
+	enum cc_mode cc_mode;
+	bool cc_set;
+	int cc_order;		/* -1 default, 0 callee, 1 caller */
+	double cc_min_percent;
+	unsigned cc_print_limit;
+	double percent_limit;
+	bool show_nr_samples;
+	bool show_total_period;
+	bool quiet;
+	bool header;
+	bool header_only;
+	bool stats;
+	bool dump_raw;
+	bool relative;
+	bool force;
+	bool stdio, tui;
+	int group;		/* -1 default (on when the file has groups), 0, 1 */
+	unsigned max_stack;
+	char **comms, **dsos, **syms;
+	char **pids, **tids;
+	struct tally_cpumap *cpus;
+	const char *kallsyms, *symfs;
+};
+
+struct report {
+	struct report_opts *o;
+	struct tally_data *data;
+	struct tally_session *session;
+	struct tally_hists *hists;	/* one histogram per event */
+	uint64_t *nr_samples_seen;	/* per event (--stats) */
+	size_t nr_ev;
+	bool children;
+	bool use_chains;	/* resolve call chains (children, trees) */
+	bool build_trees;	/* keep call-chain trees (not with -g none) */
+	bool caller;		/* chain order */
+	bool group_view;	/* event groups print as one section */
+	bool children_cols;	/* Children column and order (children, unless -F says not) */
+	enum tally_hist_col order[TALLY_HIST_NR_COLS];	/* -F: value columns sort in their order */
+	size_t nr_order;
+	struct script_trace *trace;	/* the file's tracepoint formats, for the trace key */
+	uint64_t lost_samples;
+	uint64_t type_counts[128];
+	uint64_t nr_records;
+};
+
+/* One record of the pass (report-sample.c): side-band to the session, samples to the
+ * histograms; -D dumps it first, --stats only counts. */
+int report__on_record(void *arg, const struct perf_event_header *hdr,
+		      const struct tally_record_ctx *ctx);
+/* -D: one record as perf report -D prints it (report-dump.c). */
+void report__dump_record(struct report *r, const struct perf_event_header *hdr,
+			 const struct tally_record_ctx *ctx);
+/* -D and --stats: the record counts after the pass. */
+void report__print_stats(struct report *r);
+/* --header, --header-only: the perf.data header as perf's "# key : value" lines. */
+void report__print_header(struct report *r);
+/* Columns and sort keys from -s / -F / -n and the children mode (report-print.c). */
+int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *nr_keys,
+			  enum tally_hist_col *cols, size_t *nr_cols);
+/* Every event's section: header, rows and call graphs. 0 or -ENOMEM. */
+int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_cols);
+
+#endif
