@@ -5,6 +5,7 @@
  *   -g        groups as {leader,member,…}
  *   -F        the sample frequency or period of each event
  *   -f        read files not owned by the current user
+ *   --trace-fields  the field names of each tracepoint (from the file's formats)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include "attr-names.h"
 #include "cmd.h"
 #include "options.h"
+#include "script-trace.h"
 
 struct evlist_opts {
 	const char *input;
@@ -31,29 +33,46 @@ static const struct cli_opt evlist_options[] = {
 	OPT_BOOL('g', "group", group, "Show event group information"),
 	OPT_BOOL('F', "freq", freq, "Show the sample frequency"),
 	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_BOOL(0, "trace-fields", trace_fields, "Show tracepoint fields"),
 	OPT_END(),
 };
 
 static const char *const evlist_usage[] = { "evlist [<options>]", NULL };
 
-/* One "name: value" item of the -v line, comma separated. */
+/* One line of evlist's output: items after the event name, perf's comma_fprintf
+ * (":" before the first, "," before the others). */
 struct line {
 	FILE *f;
 	bool first;
 };
 
+/* One more item of the line; fmt starts with its own space. */
+static void lprintf(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void lprintf(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(l->first ? ":" : ",", l->f);
+	va_start(ap, fmt);
+	vfprintf(l->f, fmt, ap);
+	va_end(ap);
+	l->first = false;
+}
+
+/* One " name: value" item of the -v line. */
 static void item(struct line *l, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void item(struct line *l, const char *name, const char *fmt, ...)
 {
+	char buf[1024];
 	va_list ap;
 
-	fprintf(l->f, "%s%s: ", l->first ? "" : ", ", name);
 	va_start(ap, fmt);
-	vfprintf(l->f, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	l->first = false;
+	lprintf(l, " %s: %s", name, buf);
 }
 
 static void bits(struct line *l, const char *name, uint64_t v, enum attr_bits_field field)
@@ -68,10 +87,10 @@ static void bits(struct line *l, const char *name, uint64_t v, enum attr_bits_fi
 #define X(name, field) do { if (a->field) item(&l, name, "%#" PRIx64, (uint64_t)a->field); } while (0)
 
 /* perf's attr dump: only non-zero fields, in struct order. */
-static void print_attr(FILE *f, const struct tally_data_event *ev)
+static void print_attr(struct line *lp, const struct tally_data_event *ev)
 {
 	const struct perf_event_attr *a = &ev->attr;
-	struct line l = { f, true };
+	struct line l = *lp;
 
 	item(&l, "type", "%u", a->type);
 	item(&l, "size", "%u", ev->disk_attr_size);
@@ -104,12 +123,30 @@ static void print_attr(FILE *f, const struct tally_data_event *ev)
 	U(sample_max_stack);
 	U(aux_sample_size);
 	U(sig_data);
+	*lp = l;
+}
+
+/* --trace-fields: a tracepoint's field names from the file's formats. */
+static void print_trace_fields(struct line *l, const struct tally_data_event *ev,
+			       struct script_trace *trace)
+{
+	char buf[4096];
+
+	if (ev->attr.type != PERF_TYPE_TRACEPOINT) {
+		lprintf(l, " (not a tracepoint)");
+		return;
+	}
+	if (script_trace__field_names(trace, ev->attr.config, buf, sizeof(buf)))
+		lprintf(l, " (no trace field)");
+	else
+		lprintf(l, " trace_fields: %s", buf);
 }
 
 static void print_event(FILE *f, const struct tally_data *d, size_t i,
-			const struct evlist_opts *o)
+			const struct evlist_opts *o, struct script_trace *trace)
 {
 	const struct tally_data_event *ev = tally_data__event(d, i);
+	struct line l = { f, true };
 
 	if (o->group) {
 		if (ev->leader != (int)i)
@@ -124,13 +161,13 @@ static void print_event(FILE *f, const struct tally_data *d, size_t i,
 		}
 	}
 	fputs(ev->name, f);
-	if (o->verbose) {
-		fputs(": ", f);
-		print_attr(f, ev);
-	} else if (o->freq) {
-		fprintf(f, ": sample_%s=%" PRIu64, ev->attr.freq ? "freq" : "period",
+	if (o->verbose)
+		print_attr(&l, ev);
+	else if (o->freq)
+		lprintf(&l, " sample_%s=%" PRIu64, ev->attr.freq ? "freq" : "period",
 			(uint64_t)ev->attr.sample_period);
-	}
+	if (o->trace_fields && !o->group)	/* perf: -g prints names only */
+		print_trace_fields(&l, ev, trace);
 	fputc('\n', f);
 }
 
@@ -139,10 +176,14 @@ static int evlist_exec(void *opts, const struct cli_args *args)
 	struct evlist_opts *o = opts;
 	struct tally_data_open_opts oo = { 0 };
 	struct tally_data_error err;
+	struct script_trace *trace = NULL;
 	struct tally_data *d;
 	int ret;
 
 	(void)args;
+	if (o->group && (o->verbose || o->freq))
+		return cli_usage_error(&cmd_evlist, "--group option is not compatible with other "
+				       "options");
 	if (!o->input)
 		o->input = "perf.data";
 	oo.force = o->force;
@@ -160,8 +201,14 @@ static int evlist_exec(void *opts, const struct cli_args *args)
 		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; its features "
 			 "(event names, groups) went with them: listed the events of its header, "
 			 "named from their attrs", o->input, tally_data__truncated(d));
+	if (o->trace_fields && script_trace__new(&trace, d) == -ENOMEM) {
+		cli_error("out of memory");
+		tally_data__delete(d);
+		return 1;
+	}
 	for (size_t i = 0; i < tally_data__nr_events(d); i++)
-		print_event(stdout, d, i, o);
+		print_event(stdout, d, i, o, trace);
+	script_trace__delete(trace);
 	tally_data__delete(d);
 	return cli_finish_output(stdout, "standard output") ? 1 : 0;
 }

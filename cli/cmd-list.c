@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tally/cpumap.h>
 #include <tally/event.h>
@@ -48,7 +49,11 @@ struct entries {
 struct list_opts {
 	const char *sysfs;
 	bool raw_dump, pmu_info;
-	bool desc;		/* -d: perf's default; tally's lists have no descriptions */
+	/* -d (perf's default), -v, --details, --deprecated: perf's JSON events and metrics
+	 * are where these show; tally's sections (hw, sw, cache, sysfs PMU events,
+	 * tracepoints) print the same with or without them, as perf's do */
+	bool desc, long_desc, details, deprecated;
+	const char *cputype;	/* hybrid machines only: elsewhere perf's warning */
 	const char *raw_cat;
 	char **filters;
 	int nr_filters;
@@ -437,6 +442,23 @@ static void print_entries(const struct entries *es, const struct list_opts *o, c
 	}
 }
 
+/* --cputype: perf warns on a machine without hybrid PMUs and lists everything. */
+static int cputype_check(const struct list_opts *o)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/cpu_core",
+		 o->sysfs ? o->sysfs : "/sys");
+	if (access(path, F_OK)) {
+		fflush(stdout);
+		fprintf(stderr, "WARNING: hybrid cputype is not supported!\n");
+		return 0;
+	}
+	cli_error("list: --cputype on a hybrid machine: tally lists the events of every PMU "
+		  "(cpu_core and cpu_atom); give the PMU as a glob instead, e.g. 'cpu_atom/*'");
+	return 1;
+}
+
 static int list_exec(void *opts, const struct cli_args *a)
 {
 	struct list_opts *o = opts;
@@ -449,6 +471,8 @@ static int list_exec(void *opts, const struct cli_args *a)
 		print_pmu_info(o->sysfs);
 		return 0;
 	}
+	if (o->cputype && cputype_check(o))
+		return 1;
 	o->filters = a->argv;
 	o->nr_filters = a->argc;
 	if (o->raw_dump && o->nr_filters > 1)
@@ -478,6 +502,13 @@ static int list_exec(void *opts, const struct cli_args *a)
 #define CLI_OPTS struct list_opts
 static const struct cli_opt list_options[] = {
 	OPT_BOOL('d', "desc", desc, "Print extra event descriptions. --no-desc to not print."),
+	OPT_BOOL('v', "long-desc", long_desc, "Print longer event descriptions."),
+	OPT_BOOL(0, "details", details,
+		 "Print information on the perf event names and expressions used internally by events."),
+	OPT_BOOL(0, "deprecated", deprecated, "Print deprecated events."),
+	OPT_STRING(0, "cputype", cputype, "hybrid cpu type",
+		   "Print events applying cpu with this type for hybrid platform (e.g. core or atom)"),
+	OPT_VERBOSE_AS(0, "debug", "Enable debugging output"),
 	OPT_BOOL(0, "raw-dump", raw_dump, "Dump raw events (the names on one line, for completion)"),
 	OPT_BOOL(0, "pmu", pmu_info, "describe the PMUs: sysfs and what the CPU reports (CPUID)"),
 	OPT_STRING(0, "sysfs", sysfs, "dir", "read PMUs and tracepoints under <dir> instead of /sys"),

@@ -131,8 +131,9 @@ struct cli_opt {
 	OPT_CALLBACK_ARG(s, l, a, h, fn, CLI_ARG_REQUIRED, NULL, __VA_ARGS__)
 #define OPT_CALLBACK_NOARG(s, l, h, fn, ...) \
 	OPT_CALLBACK_ARG(s, l, NULL, h, fn, CLI_ARG_NONE, NULL, __VA_ARGS__)
-#define OPT_VERBOSE(h) \
-	{ .type = CLI_OPT_VERBOSE, .short_name = 'v', .long_name = "verbose", .help = (h) }
+#define OPT_VERBOSE_AS(s, l, h) \
+	{ .type = CLI_OPT_VERBOSE, .short_name = (s), .long_name = (l), .help = (h) }
+#define OPT_VERBOSE(h)	OPT_VERBOSE_AS('v', "verbose", h)
 /* Recognized, never silently ignored: using it prints `why` and exits 1. */
 #define OPT_REFUSED(s, l, a, k, h, why, ...) \
 	{ .type = CLI_OPT_REFUSED, .short_name = (s), .long_name = (l), .argh = (a), \

@@ -286,3 +286,17 @@ int script_trace__field(struct script_trace *t, const void *raw, uint32_t size,
 	*val = v;
 	return 0;
 }
+
+int script_trace__field_names(struct script_trace *t, uint64_t id, char *buf, size_t len)
+{
+	struct tep_event *ev = t && id <= INT32_MAX ? tep_find_event(t->tep, (int)id) : NULL;
+	struct tep_format_field *f = ev ? ev->format.fields : NULL;
+	size_t n = 0;
+
+	if (!f || !len)
+		return -ENOENT;
+	buf[0] = 0;
+	for (; f && n < len; f = f->next)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", f->name);
+	return 0;
+}

@@ -31,4 +31,8 @@ char *script_trace__format(struct script_trace *t, int cpu, const void *raw, uin
 int script_trace__field(struct script_trace *t, const void *raw, uint32_t size,
 			const char *name, uint64_t *val);
 
+/* The field names of the tracepoint with this id (attr.config), comma-separated, as perf
+ * evlist --trace-fields prints them. 0, or -ENOENT (t NULL, no such format, no fields). */
+int script_trace__field_names(struct script_trace *t, uint64_t id, char *buf, size_t len);
+
 #endif

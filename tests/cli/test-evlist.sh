@@ -48,6 +48,20 @@ for f in "$FIX"/*.data; do
 	done
 done
 check "evlist matches perf evlist on the fixtures (plain, -v, -g, -F)" test $same = 1
+same=1
+for f in "$FIX"/*.data; do
+	for o in "" -v -g -F; do
+		if ! diff <(perf evlist $o --trace-fields -i "$f" 2>/dev/null | grep -v '^# Tip') \
+			  <("$TALLY" evlist $o --trace-fields -i "$f") >diff.out; then
+			same=0; echo "# $(basename "$f") $o --trace-fields"; sed 's/^/# /' diff.out
+		fi
+	done
+done
+check "evlist --trace-fields (alone, -v, -g, -F) matches perf on the fixtures" test $same = 1
+perf evlist -F -g -i "$FIX/group.data" >/dev/null 2>&1; p=$?
+"$TALLY" evlist -F -g -i "$FIX/group.data" 2>err; t=$?
+check "evlist -g with -F: refused as perf refuses it ($p)" \
+	eval 'test $t -eq $p && grep -q "group option is not compatible" err'
 
 # Fresh recordings with attrs the fixtures lack: modifiers, periods, breakpoints, -a.
 rec() { local n=$1; shift; perf record -q -o "$n.data" "$@" -- "$HOT" 0.05 >/dev/null 2>&1; }

@@ -115,3 +115,18 @@ check "list --raw-dump pmu equals perf" cmp -s raw.out <(perf list --raw-dump pm
 "$TALLY" list --raw-dump > rawall.out
 check "list --raw-dump is a prefix of perf's" \
 	cmp -s rawall.out <(perf list --raw-dump 2>/dev/null | head -c "$(wc -c < rawall.out)")
+# perf's description options change only its JSON events and metrics, which tally does
+# not list: on every section tally lists, the same text as perf's with them
+bad=""
+for a in --details --long-desc -v --deprecated -d --no-desc "--cputype core" --debug; do
+	for cat in sw hw cache tracepoint pmu; do
+		# shellcheck disable=SC2086
+		cmp -s <("$TALLY" list $a $cat 2>/dev/null) <(perf list $a $cat 2>/dev/null) ||
+			bad="$bad '$a $cat'"
+	done
+done
+check "list --details/--long-desc/--deprecated/-d/--cputype/--debug equal perf${bad:+ (differ:$bad)}" \
+	test -z "$bad"
+"$TALLY" list --cputype core sw >/dev/null 2>err
+perf list --cputype core sw >/dev/null 2>perr
+check "list --cputype on a machine without hybrid PMUs: perf's warning" cmp -s err perr
