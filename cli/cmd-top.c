@@ -166,8 +166,11 @@ static const struct cli_opt top_options[] = {
 	OPT_STRING('C', "cpu", cpu_list, "cpu", "list of cpus to monitor"),
 	OPT_STRING('p', "pid", pid, "pid", "profile events on existing process id"),
 	OPT_STRING('t', "tid", tid, "tid", "profile events on existing thread id"),
-	OPT_CALLBACK_ARG('g', "call-graph", "fp", "enables call-graph recording and display",
-			 opt_call_graph, CLI_ARG_OPTIONAL, NULL, .flags = CLI_NEG),
+	OPT_CALLBACK_NOARG('g', NULL, "enables call-graph recording and display", opt_call_graph),
+	OPT_CALLBACK(0, "call-graph",
+		     "record_mode[,record_size],print_type,threshold[,print_limit],order,sort_key[,branch]",
+		     "setup and enables call-graph (stack chain/backtrace): tally top unwinds with "
+		     "frame pointers (fp)", opt_call_graph, .flags = CLI_NEG),
 	OPT_SET(0, "children", children, 1,
 		"Accumulate callchains of children and show total overhead as well"),
 	OPT_UINT(0, "max-stack", max_stack, "n",

@@ -24,7 +24,7 @@ static const struct cli_command *const commands[] = {
 };
 
 static const char usage_text[] =
-	"\n usage: tally [--version] [--help] [-v] [--buildid-dir DIR] COMMAND [ARGS]\n\n"
+	"\n Usage: tally [--version] [--help] [-v] [--buildid-dir DIR] COMMAND [ARGS]\n\n"
 	" The most commonly used tally commands are:\n";
 
 static void print_usage(FILE *f)
@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 			}
 			setenv("PERF_BUILDID_DIR", dir, 1);
 		} else {
-			cli_error("unknown option: %s", a);
+			fprintf(stderr, "Unknown option: %s\n", a);	/* perf's words */
 			print_usage(stderr);
 			return 129;
 		}

@@ -8,7 +8,9 @@
  * an optional argument only when attached (--opt=val, -xval); "--" ends the options;
  * -h lists the options sorted within each group as perf sorts them (by short letter
  * ignoring case, the long name breaking ties, long-only options last). Usage errors
- * print one line and make the command exit 129, as perf's do.
+ * print perf's message and usage and make the command exit 129, as perf's do:
+ * "  Error: unknown option `foo'" with the whole usage after it, " Error: option `input'
+ * requires a value" with the usage lines and that option's help line after it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,6 +27,8 @@
  * -h or --list-opts printed what was asked (exit 0). */
 #define HELP_DONE (-2)
 
+static void help_line(const struct cli_opt *o, FILE *f);
+
 struct parser {
 	const struct cli_command *c;
 	void *opts;
@@ -32,14 +36,24 @@ struct parser {
 	char **argv;
 	int i;			/* the word being read */
 	struct cli_args *args;
+	const struct spelled *sp;	/* the option being applied */
 };
 
-static void verror(const struct cli_command *c, const char *fmt, va_list ap)
+static void usage_lines(const struct cli_command *c, FILE *f)
 {
-	char msg[1024];
+	for (size_t i = 0; c->usage && c->usage[i]; i++)
+		fprintf(f, "%s tally %s\n", i ? "    or:" : "\n Usage:", c->usage[i]);
+}
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	cli_error("%s: %s", c->name, msg);
+/* perf's usage_with_options_msg: "  Error: MSG", then the whole usage. */
+static int usage_full(const struct cli_command *c, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("  Error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	cli_help(c, stderr);
+	return 129;
 }
 
 int cli_usage_error(const struct cli_command *c, const char *fmt, ...)
@@ -47,9 +61,75 @@ int cli_usage_error(const struct cli_command *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	verror(c, fmt, ap);
+	usage_full(c, fmt, ap);
 	va_end(ap);
 	return 129;
+}
+
+static int unknown(const struct cli_command *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int unknown(const struct cli_command *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	usage_full(c, fmt, ap);
+	va_end(ap);
+	return 129;
+}
+
+/* How the user named an option: a short letter, or a long name (with "no-" when unset). */
+struct spelled {
+	int ch;
+	const char *word;	/* long: what followed "--" (perf lists the options it starts) */
+	const struct cli_opt *o;
+	bool unset;
+};
+
+/* perf's parse_options_usage after an option's error: " Error: ..." (the caller's
+ * text), the usage lines, then the help line of each option the word names. */
+static int opt_usage(const struct cli_command *c, const struct spelled *sp)
+{
+	usage_lines(c, stderr);
+	fputc('\n', stderr);
+	for (const struct cli_opt *o = c->opts; o->type != CLI_OPT_END; o++) {
+		if (o->type == CLI_OPT_GROUP || (o->flags & CLI_HIDDEN))
+			continue;
+		if (sp->ch) {
+			if (o->short_name == sp->ch) {
+				help_line(o, stderr);
+				break;
+			}
+		} else if (o->long_name && (!strncmp(o->long_name, sp->word, strlen(sp->word)) ||
+					    (!strncmp(sp->word, "no-", 3) &&
+					     !strncmp(o->long_name, sp->word + 3,
+						      strlen(sp->word + 3))))) {
+			help_line(o, stderr);
+		}
+	}
+	return 129;
+}
+
+/* " Error: switch `x' REASON" / " Error: option `[no-]name' REASON", then the usage. */
+static int opt_error(const struct cli_command *c, const struct spelled *sp, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int opt_error(const struct cli_command *c, const struct spelled *sp, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	if (sp->ch)
+		fprintf(stderr, " Error: switch `%c' ", sp->ch);
+	else if (sp->unset && !strncmp(sp->o->long_name, "no-", 3))
+		fprintf(stderr, " Error: option `%s' ", sp->o->long_name + 3);	/* --X of no-X */
+	else
+		fprintf(stderr, " Error: option `%s%s' ", sp->unset ? "no-" : "", sp->o->long_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	return opt_usage(c, sp);
 }
 
 const char *cli_opt_name(const struct cli_opt *opt, char *buf, size_t len)
@@ -65,20 +145,21 @@ const char *cli_opt_name(const struct cli_opt *opt, char *buf, size_t len)
 
 /* ---- values ----------------------------------------------------------------------- */
 
-static int bad_number(struct parser *p, const struct cli_opt *o, const char *arg)
+/* perf's message for a word that is not a number; tally's range for one out of it */
+static int bad_number(struct parser *p, const struct cli_opt *o, const char *arg, bool number)
 {
-	char name[96];
+	const struct spelled *sp = p->sp;
 
-	cli_opt_name(o, name, sizeof(name));
+	if (!number)
+		return opt_error(p->c, sp, "expects a%s numerical value",
+				 o->type == CLI_OPT_UINT || o->type == CLI_OPT_U64 ? "n unsigned" : "");
 	if (o->ranged && o->max >= 1e12)
-		return cli_usage_error(p->c, "%s expects a number of at least %.15g, not '%s'",
-				       name, o->min, arg);
+		return opt_error(p->c, sp, "expects a number of at least %.15g, not '%s'",
+				 o->min, arg);
 	if (o->ranged)
-		return cli_usage_error(p->c, "%s expects a number from %.15g to %.15g, not '%s'",
-				       name, o->min, o->max, arg);
-	return cli_usage_error(p->c, "%s expects a%s number, not '%s'", name,
-			       o->type == CLI_OPT_UINT || o->type == CLI_OPT_U64 ?
-			       "n unsigned" : "", arg);
+		return opt_error(p->c, sp, "expects a number from %.15g to %.15g, not '%s'",
+				 o->min, o->max, arg);
+	return opt_error(p->c, sp, "expects a number that fits, not '%s'", arg);
 }
 
 /* A number as perf reads one (strtol base 0: 0x.. hex, 0.. octal), whole word only. */
@@ -97,21 +178,21 @@ static int set_number(struct parser *p, const struct cli_opt *o, const char *arg
 			while (isspace((unsigned char)*arg))
 				arg++;
 			if (*arg == '-')
-				return bad_number(p, o, arg);
+				return bad_number(p, o, arg, false);
 			u = strtoull(arg, &end, 0);
 			d = (double)u;
 		} else {
 			v = strtoll(arg, &end, 0);
 			d = (double)v;
 		}
-		if (errno || end == arg || *end || isnan(d))
-			return bad_number(p, o, arg);
-		if (o->ranged && (d < o->min || d > o->max))
-			return bad_number(p, o, arg);
+		if (end == arg || *end || isnan(d))
+			return bad_number(p, o, arg, false);
+		if (errno || (o->ranged && (d < o->min || d > o->max)))
+			return bad_number(p, o, arg, true);
 		if ((o->type == CLI_OPT_INT && (v < INT_MIN || v > INT_MAX)) ||
 		    (o->type == CLI_OPT_UINT && u > UINT_MAX) ||
 		    (o->type == CLI_OPT_LONG && (v < LONG_MIN || v > LONG_MAX)))
-			return bad_number(p, o, arg);
+			return bad_number(p, o, arg, true);
 	}
 	switch (o->type) {
 	case CLI_OPT_INT: *(int *)field = (int)v; break;
@@ -145,7 +226,9 @@ static int set_value(struct parser *p, const struct cli_opt *o, const char *arg,
 		verbose = unset ? 0 : verbose + 1;
 		return 0;
 	case CLI_OPT_CALLBACK:
-		return o->cb(p->opts, o, arg, unset) ? 129 : 0;
+		if (!o->cb(p->opts, o, arg, unset))
+			return 0;
+		return p->sp ? opt_usage(p->c, p->sp) : 129;
 	case CLI_OPT_REFUSED:
 		if (unset)
 			return 0;	/* --no-X of what tally never does: what it does anyway */
@@ -166,23 +249,24 @@ static bool negatable(const struct cli_opt *o)
 }
 
 /* Find the argument (attached: after '=' or the rest of a short bundle) and apply. */
-static int apply(struct parser *p, const struct cli_opt *o, const char *spelled,
-		 const char *attached, bool unset)
+static int apply(struct parser *p, const struct spelled *sp, const char *attached)
 {
+	const struct cli_opt *o = sp->o;
 	const char *arg = NULL;
 	char *next = p->i + 1 < p->argc ? p->argv[p->i + 1] : NULL;
 
-	if (unset) {
+	p->sp = sp;
+	if (sp->unset) {
 		if (!negatable(o))
-			return cli_usage_error(p->c, "option '%s' cannot be negated", spelled);
+			return opt_error(p->c, sp, "isn't available");
 		if (attached)
-			return cli_usage_error(p->c, "option '%s' takes no value", spelled);
+			return opt_error(p->c, sp, "takes no value");
 		return set_value(p, o, NULL, true);
 	}
 	switch (o->arg) {
 	case CLI_ARG_NONE:
 		if (attached)
-			return cli_usage_error(p->c, "option '%s' takes no value", spelled);
+			return opt_error(p->c, sp, "takes no value");
 		break;
 	case CLI_ARG_REQUIRED:
 		if (attached)
@@ -190,7 +274,7 @@ static int apply(struct parser *p, const struct cli_opt *o, const char *spelled,
 		else if (next)
 			arg = p->argv[++p->i];
 		else
-			return cli_usage_error(p->c, "option '%s' needs a value", spelled);
+			return opt_error(p->c, sp, "requires a value");
 		break;
 	case CLI_ARG_OPTIONAL:
 		arg = attached ? attached : o->defarg;
@@ -224,7 +308,7 @@ static bool exact(const char *name, const char *word, size_t n)
  * unique prefixes. Returns the option, or NULL with *ambiguous set when two matched. */
 static const struct cli_opt *match_long(const struct cli_opt *opts, const char *word, size_t n,
 					bool *unset, const struct cli_opt **other,
-					const struct cli_opt **last)
+					const struct cli_opt **last, bool *other_unset)
 {
 	const struct cli_opt *abbrev = NULL;
 	bool abbrev_unset = false;
@@ -259,14 +343,18 @@ static const struct cli_opt *match_long(const struct cli_opt *opts, const char *
 			hit = neg = true;	/* --n, --no: perf reads them as negations */
 		if (!hit)
 			continue;
-		if (abbrev)
+		if (abbrev) {
 			*other = abbrev;
+			*other_unset = abbrev_unset;
+		}
 		abbrev = o;
 		abbrev_unset = neg;
 	}
 	*last = abbrev;
-	if (*other)
+	if (*other) {
+		*unset = abbrev_unset;
 		return NULL;
+	}
 	*unset = abbrev_unset;
 	return abbrev;
 }
@@ -276,21 +364,22 @@ static int parse_long(struct parser *p, const char *a)
 	const char *word = a + 2, *eq = strchr(word, '=');
 	size_t n = eq ? (size_t)(eq - word) : strlen(word);
 	const struct cli_opt *o, *other, *last;
-	char spelled[256];
-	bool unset;
+	bool unset = false, other_unset = false;
+	struct spelled sp = { .word = word };
 
-	o = match_long(p->c->opts, word, n, &unset, &other, &last);
-	if (!o && other)
-		return cli_usage_error(p->c, "option '--%.*s' is ambiguous: it could be --%s or --%s",
-				       (int)n, word, other->long_name, last->long_name);
+	o = match_long(p->c->opts, word, n, &unset, &other, &last, &other_unset);
+	if (!o && other) {
+		fflush(stdout);
+		fprintf(stderr, " Error: Ambiguous option: %s (could be --%s%s or --%s%s)\n", word,
+			other_unset ? "no-" : "", other->long_name, unset ? "no-" : "",
+			last->long_name);
+		return opt_usage(p->c, &sp);
+	}
 	if (!o)
-		return cli_usage_error(p->c, "unknown option '--%.*s' (see 'tally %s -h')",
-				       (int)n, word, p->c->name);
-	if (unset && !strncmp(o->long_name, "no-", 3))
-		snprintf(spelled, sizeof(spelled), "--%s", o->long_name + 3);
-	else
-		snprintf(spelled, sizeof(spelled), "--%s%s", unset ? "no-" : "", o->long_name);
-	return apply(p, o, spelled, eq ? eq + 1 : NULL, unset);
+		return unknown(p->c, "unknown option `%s'", word);
+	sp.o = o;
+	sp.unset = unset;
+	return apply(p, &sp, eq ? eq + 1 : NULL);
 }
 
 /* ---- short options ------------------------------------------------------------------- */
@@ -308,19 +397,20 @@ static int parse_shorts(struct parser *p, const char *a)
 {
 	for (const char *s = a + 1; *s; s++) {
 		const struct cli_opt *o = find_short(p->c->opts, *s);
-		char spelled[3] = { '-', *s, 0 };
+		struct spelled sp = { .ch = (unsigned char)*s, .o = o };
+		int ret;
 
 		if (!o && *s == 'h') {
 			cli_help(p->c, stdout);
 			return HELP_DONE;
 		}
 		if (!o)
-			return cli_usage_error(p->c, "unknown option '-%c' (see 'tally %s -h')",
-					       *s, p->c->name);
+			return unknown(p->c, "unknown switch `%c'", *s);
 		if (o->arg != CLI_ARG_NONE)
-			return apply(p, o, spelled, s[1] ? s + 1 : NULL, false);
-		if (apply(p, o, spelled, NULL, false))
-			return 1;
+			return apply(p, &sp, s[1] ? s + 1 : NULL);
+		ret = apply(p, &sp, NULL);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -465,8 +555,7 @@ void cli_help(const struct cli_command *c, FILE *f)
 		cli_error("out of memory");
 		return;
 	}
-	for (size_t i = 0; c->usage && c->usage[i]; i++)
-		fprintf(f, "%s%s tally %s\n", i ? "" : "\n", i ? "    or:" : " usage:", c->usage[i]);
+	usage_lines(c, f);
 	fputc('\n', f);
 	for (const struct cli_opt *o = c->opts; o->type != CLI_OPT_END; o++) {
 		if (o->type == CLI_OPT_GROUP) {

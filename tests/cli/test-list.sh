@@ -64,7 +64,7 @@ check "list sched: sched:sched_switch (tracefs mounted if need be)" grep -q '^  
 check "list --raw-dump pmu" grep -q 'msr/tsc/ ' raw.out
 check "list --raw-dump has no newline" [ "$(wc -l < raw.out)" -eq 0 ]
 "$TALLY" list --help > help.out
-check "list --help prints usage" grep -q 'usage: tally list' help.out
+check "list --help prints usage" grep -q 'Usage: tally list' help.out
 "$TALLY" list --bogus > /dev/null 2>&1
 check "list with a bad option exits 129" [ $? -eq 129 ]
 

@@ -8,7 +8,7 @@ HOT="$TALLY_BUILD/workloads/hot"
 
 "$TALLY" top -h >out; rc=$?
 check "top -h exits 0" test $rc -eq 0
-check "top -h shows usage" grep -q 'usage: tally top' out
+check "top -h shows usage" grep -q 'Usage: tally top' out
 
 bad() {	# NAME EXPECTED-MESSAGE ARGS...
 	local name=$1 msg=$2; shift 2
