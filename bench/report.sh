@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# tally report / tally script against perf report / perf script on the same files, in one
-# run: a ~200k-sample single-process -g file and a system-wide -a -g file with many dsos
-# and kernel samples, both recorded by perf. Prints a Markdown section: median wall time
-# of N runs, the speedup (perf / tally) and peak RSS of each side.
-# Usage: bench/report.sh BUILD_DIR [RUNS]
+# tally report / tally script against perf report / perf script on every file of the
+# bench corpus (bench/corpus.sh: perf 6.1 recordings the way users make them: a small
+# and a large -g profile of one process, C++ in libstdc++, system-wide -a -g, a million
+# samples, --call-graph dwarf). Prints a Markdown section: per file and command, the
+# median wall time and CPU time of RUNS alternating runs, the speedup (perf / tally), the
+# peak RSS of each side and their ratio, and the floor no reader can go under: the time
+# to read the file once (cat FILE > /dev/null, page cache warm).
+# Usage: bench/report.sh BUILD_DIR [RUNS]   (files whose perf run takes over 15 s: 3 runs)
 set -u
 B=$(cd "${1:-build}" && pwd)
-RUNS=${2:-7}
+RUNS=${2:-5}
 TALLY=$B/tally
-HOT=$B/workloads/hot
+here=$(cd "$(dirname "$0")" && pwd)
 
 echo "## report and script (bench/report.sh)"
 echo
@@ -16,47 +19,54 @@ if ! command -v perf >/dev/null 2>&1; then
 	echo "perf is absent: nothing to compare against."
 	exit 0
 fi
+C=$(bash "$here/corpus.sh" "$B") || { echo "bench corpus: cannot make it"; exit 1; }
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+. "$here/lib.sh"
 
-# 1. single process, call graphs: cpu-clock every 50 us for 16 s = ~200k samples
-perf record -q -e cpu-clock -c 50000 -g -o "$W/proc.data" "$HOT" 16 >/dev/null 2>&1
-# 2. system-wide with call graphs while a mix of programs runs (many dsos, kernel time)
-perf record -q -a -g -e cpu-clock -c 250000 -o "$W/sys.data" -- sh -c '
-	for i in 1 2 3; do
-		find /usr/lib -name "*.so*" >/dev/null 2>&1
-		python3 -c "import json, zlib; [zlib.compress(json.dumps(list(range(20000))).encode()) for _ in range(40)]" 2>/dev/null
-		gzip -c /usr/bin/perf >/dev/null 2>&1
-		ls -lR /usr/share >/dev/null 2>&1
-		perl -e "my \$s = 0; \$s += \$_ for 1..2000000" 2>/dev/null
-	done' >/dev/null 2>&1
+nsamples() { "$TALLY" report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}'; }
 
-nsamples() { perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}'; }
-
-. "$(dirname "$0")/lib.sh"
-
-echo "Median of $RUNS runs, perf's and tally's alternating, output to /dev/null. Wall seconds, CPU seconds (user+sys, less"
-echo "sensitive to a busy machine), peak RSS in KiB."
+echo "Corpus: bench/corpus.sh (recorded once by perf $(perf --version | awk '{print $3}'), cached in the build directory)."
+echo "Median of $RUNS runs (3 for a file whose perf run takes over 15 s), perf's and tally's alternating,"
+echo "output to /dev/null. Wall and CPU (user+sys) seconds, peak RSS in KiB. Floor: wall seconds to"
+echo "read the file once (cat, page cache warm), the least any reader of it takes."
 echo
-echo "| file | samples | command | perf wall | tally wall | speedup | perf CPU | tally CPU | CPU speedup | perf RSS | tally RSS | RSS ratio |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| file | samples | MB | command | perf wall | tally wall | speedup | perf CPU | tally CPU | CPU speedup | perf RSS | tally RSS | RSS ratio | floor |"
+echo "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 fail=0
-for f in proc sys; do
-	d=$W/$f.data
-	[ -s "$d" ] || { echo "| $f | recording failed | | | | | | | | | | |"; fail=1; continue; }
+: >"$W/summary"
+for f in small large cxx sys million dwarf; do
+	d=$C/$f.data
+	[ -s "$d" ] || { echo "| $f | not recorded (see $C/$f.log) | | | | | | | | | | | | |"; fail=1; continue; }
 	n=$(nsamples "$d")
+	mb=$(awk -v b="$(stat -c %s "$d")" 'BEGIN { printf "%.1f", b / 1048576 }')
+	# the floor: reading the file, median of RUNS
+	: >"$W/cat.runs"
+	for _ in $(seq "$RUNS"); do one cat "$d" >>"$W/cat.runs"; done
+	floor=$(median_of "$W/cat.runs" 1)
 	for c in report script; do
 		if [ $c = report ]; then
 			pa=(perf report --stdio -i "$d"); ta=("$TALLY" report --stdio -i "$d")
 		else
 			pa=(perf script -i "$d"); ta=("$TALLY" script -i "$d")
 		fi
-		read -r pt pc pm tt tc tm < <(pair)
+		runs=$RUNS
+		read -r w _ _ < <(one "${pa[@]}")
+		awk -v w="$w" 'BEGIN { exit !(w > 15) }' && runs=3
+		read -r pt pc pm tt tc tm < <(RUNS=$runs pair)
 		rr=$(awk -v p="$pm" -v t="$tm" 'BEGIN { if (p > 0) printf "%.2f", t / p; else print "-" }')
-		echo "| $f | $n | $c --stdio | $pt | $tt | $(ratio "$pt" "$tt") | $pc | $tc | $(ratio "$pc" "$tc") | $pm | $tm | $rr |" |
-			sed 's/script --stdio/script/'
+		[ $c = report ] && c="report --stdio"
+		echo "| $f | $n | $mb | $c | $pt | $tt | $(ratio "$pt" "$tt") | $pc | $tc | $(ratio "$pc" "$tc") | $pm | $tm | $rr | $floor |"
+		echo "$f|$c|$(ratio "$pt" "$tt")|$rr|$tt|$floor" >>"$W/summary"
 	done
 done
 echo
-echo "Targets: speedup >= 5x (aim 10x), tally RSS <= 0.5 x perf RSS."
+echo "Targets: speedup >= 10x and RSS ratio <= 0.25 on every file."
+echo
+# the worst file of each measure, for the README
+sort -t'|' -k3 -g "$W/summary" | head -1 |
+	awk -F'|' '{ printf "Slowest against perf: %s, %s: %s (tally %s s, reading the file alone %s s).\n", $1, $2, $3, $5, $6 }'
+echo
+sort -t'|' -k4 -gr "$W/summary" | head -1 |
+	awk -F'|' '{ printf "Largest RSS against perf: %s, %s: %s of perf'"'"'s.\n", $1, $2, $4 }'
 exit $fail
