@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,29 @@ int tly_write_all(int fd, const void *buf, size_t len)
 			return -errno;
 		p += w;
 		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int tly_mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; ; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char save = *p;
+
+		*p = 0;
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		if (!save)
+			break;
+		*p = save;
 	}
 	return 0;
 }

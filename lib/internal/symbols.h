@@ -21,6 +21,9 @@ struct tly_symtab {
 	/* per-symbol binding used while choosing among aliases (freed after sorting) */
 	uint8_t *bind;
 	size_t last;	/* index of the last symbol found: samples repeat addresses */
+	/* kallsyms only (tly_kload): the highest address of a symbol of the kernel image
+	 * (no "[module]" tag) and the lowest of a tagged one (UINT64_MAX: none) */
+	uint64_t core_max, tagged_min;
 };
 
 void tly_symtab__release(struct tly_symtab *t);

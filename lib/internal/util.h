@@ -29,6 +29,9 @@ void tly_strv_free(char **v, size_t n);
  * The fd, or -1 with errno set. */
 int tly_open_regular(const char *path);
 
+/* mkdir -p PATH (each missing directory with MODE). 0 or -errno. */
+int tly_mkdir_p(const char *path, mode_t mode);
+
 /* write(2) all LEN bytes (short writes and EINTR retried). 0 or -errno. */
 int tly_write_all(int fd, const void *buf, size_t len);
 

@@ -154,30 +154,6 @@ static bool target_inside(const char *t)
 
 /* ---- files ----------------------------------------------------------------- */
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; ; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char save = *p;
-
-		*p = 0;
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		if (!save)
-			break;
-		*p = save;
-	}
-	return 0;
-}
-
-
 /* A temporary file beside DST, for writing DST atomically. */
 static int temp_beside(const char *dst, char *tmp, size_t len, mode_t mode)
 {
@@ -381,7 +357,7 @@ static int make_link(const struct tally_buildid_cache *c, const char *hex, const
 	if (link_path(c, hex, link, sizeof(link)) || pathf(target, sizeof(target), "../..%s", entry + dl) ||
 	    pathf(dir, sizeof(dir), "%s/.build-id/%.2s", c->dir, hex))
 		return -ENAMETOOLONG;
-	err = mkdir_p(dir, 0755);
+	err = tly_mkdir_p(dir, 0755);
 	if (err)
 		return err;
 	if (!symlink(target, link))
@@ -420,7 +396,7 @@ int tally_buildid_cache__add_file(struct tally_buildid_cache *c, const char *pat
 	if (pathf(dir, sizeof(dir), "%s%s/%s", c->dir, real, hex) ||
 	    pathf(dst, sizeof(dst), "%s/elf", dir))
 		return -ENAMETOOLONG;
-	err = mkdir_p(dir, 0755);
+	err = tly_mkdir_p(dir, 0755);
 	if (!err)
 		err = store_file(real, dst, st.st_mode & 0777);
 	if (err)
@@ -451,7 +427,7 @@ int tally_buildid_cache__add_kallsyms(struct tally_buildid_cache *c,
 	if (entry_dir(c, hex, KALLSYMS_DIR, TALLY_BUILDID_KALLSYMS, dir, sizeof(dir)) ||
 	    pathf(dst, sizeof(dst), "%s/kallsyms", dir))
 		return -ENAMETOOLONG;
-	err = mkdir_p(dir, 0755);
+	err = tly_mkdir_p(dir, 0755);
 	if (!err)
 		err = copy_file(src ? src : "/proc/kallsyms", dst, 0644, SRC_KALLSYMS);
 	if (err) {
@@ -473,7 +449,7 @@ int tally_buildid_cache__add_vdso(struct tally_buildid_cache *c,
 	if (entry_dir(c, hex, VDSO_DIR, TALLY_BUILDID_VDSO, dir, sizeof(dir)) ||
 	    pathf(dst, sizeof(dst), "%s/vdso", dir))
 		return -ENAMETOOLONG;
-	err = mkdir_p(dir, 0755);
+	err = tly_mkdir_p(dir, 0755);
 	if (!err)
 		err = write_file(dst, image, len, 0644);
 	if (err)
@@ -1237,7 +1213,7 @@ int tally_buildid_cache__add_kcore(struct tally_buildid_cache *c, const char *kc
 	strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", &tm);
 	if (pathf(dir, sizeof(dir), "%s/%s%02u", top, stamp, (unsigned)(ts.tv_nsec / 10000000)))
 		return -ENAMETOOLONG;
-	err = mkdir_p(dir, 0755);
+	err = tly_mkdir_p(dir, 0755);
 	for (size_t i = 0; !err && i < 2; i++) {
 		const char *f = i ? "modules" : "kallsyms";
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <tally/format.h>
 #include <tally/session.h>
 #include "internal/session.h"
+#include "internal/kcache.h"
 #include "internal/symbols.h"
 
 struct tally_dso {
@@ -91,6 +93,12 @@ struct tally_session {
 	char kallsyms_note[8448];	/* a damaged cache copy passed over ("": none) */
 	pthread_t kallsyms_tid;
 	struct tly_symtab ksyms;	/* kallsyms, shared by the kernel and modules */
+	/* the kallsyms cache: read when it matches (kcache), else written after loading
+	 * (kkey, kcache_path; whole: it covers every address) */
+	struct tly_kcache *kcache;
+	struct tly_kcache_key *kkey;
+	char *kcache_path;
+	bool kcache_whole;
 	struct tly_resolve_cache rcache;	/* resolved addresses of the recent past */
 	const void *notes_owner;	/* who uses the cache's notes (NULL: nobody) */
 	struct tally_thread *last_thread;	/* tally_session__thread's last answer */
@@ -114,6 +122,54 @@ static void *kallsyms_thread_fn(void *arg)
 {
 	tly_kload__work(arg);
 	return NULL;
+}
+
+/* The load of s->kallsyms starts: on a thread of its own (THREAD), else the first
+ * kernel address does it all. */
+static void kallsyms_start(struct tally_session *s, bool thread)
+{
+	s->kallsyms_err = tly_kload__new(&s->kload, &s->ksyms, s->kallsyms, 0);
+	if (thread && s->kload &&
+	    pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread_fn, s->kload) == 0)
+		s->kallsyms_thread = true;
+}
+
+/*
+ * The kallsyms cache of s->kallsyms (internal/kcache.h): /proc/kallsyms's is kept in
+ * the build-id cache's entry of the running kernel, keyed by this boot; a build-id
+ * cache copy's beside it, keyed by the copy's identity. A file the user named
+ * (--kallsyms) is read as it is. True when a cache matches (s->kcache); else the key
+ * stays for writing one once the text is loaded.
+ */
+static bool kcache_open(struct tally_session *s)
+{
+	char path[PATH_MAX], hex[TALLY_BUILD_ID_HEX_SIZE], boot[64];
+	struct tally_build_id run;
+	bool proc = !strcmp(s->kallsyms, "/proc/kallsyms");
+	const char *dir = tally_buildid_cache__dir(s->cache);
+	int n;
+
+	if (s->opts.kallsyms || !dir || !(s->kkey = malloc(sizeof(*s->kkey))))
+		return false;
+	if (proc) {
+		if (tally_build_id__running_kernel(&run) || tly_kcache__boot_id(boot, sizeof(boot)) ||
+		    tly_kcache__key_proc(s->kkey, s->kallsyms, tally_build_id__hex(&run, hex), boot))
+			goto none;
+		n = snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/tally-kallsyms.proc", dir,
+			     hex);
+	} else {
+		if (tly_kcache__key_file(s->kkey, s->kallsyms))
+			goto none;
+		n = snprintf(path, sizeof(path), "%s.tally", s->kallsyms);
+	}
+	if (n < 0 || (size_t)n >= sizeof(path) || !(s->kcache_path = strdup(path)))
+		goto none;
+	s->kcache_whole = !proc;
+	return tly_kcache__open(&s->kcache, path, s->kkey) == 0;
+none:
+	free(s->kkey);
+	s->kkey = NULL;
+	return false;
 }
 
 /*
@@ -178,10 +234,10 @@ static void kallsyms_choose(struct tally_session *s)
 		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem), "out of memory");
 		return;
 	}
+	if (kcache_open(s))
+		return;	/* the text is read only for an address the cache does not cover */
 	/* the load starts now, in the background; the first kernel address joins in */
-	s->kallsyms_err = tly_kload__new(&s->kload, &s->ksyms, s->kallsyms, 0);
-	if (s->kload && pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread_fn, s->kload) == 0)
-		s->kallsyms_thread = true;
+	kallsyms_start(s, true);
 }
 
 int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts)
@@ -248,6 +304,9 @@ void tally_session__delete(struct tally_session *s)
 	free(s->kmaps.v);
 	tly_resolve_cache__exit(&s->rcache);
 	tly_symtab__release(&s->ksyms);
+	tly_kcache__delete(s->kcache);
+	free(s->kkey);
+	free(s->kcache_path);
 	free(s->kallsyms);
 	free(s->symfs);
 	tally_buildid_cache__delete(s->cache);
@@ -978,6 +1037,8 @@ static void kallsyms_load(struct tally_session *s)
 		return;
 	kallsyms_choose(s);
 	s->kallsyms_loaded = true;
+	if (s->kcache && s->kallsyms)
+		kallsyms_start(s, false);	/* an address the cache does not cover */
 	if (s->kload) {
 		tly_kload__work(s->kload);	/* help with what is left */
 		if (s->kallsyms_thread)
@@ -985,6 +1046,9 @@ static void kallsyms_load(struct tally_session *s)
 		s->kallsyms_thread = false;
 		s->kallsyms_err = tly_kload__end(s->kload, true);
 		s->kload = NULL;
+		/* for the next report: best effort (a read-only cache is no error) */
+		if (!s->kallsyms_err && s->kkey && !s->kcache)
+			tly_kcache__write(s->kcache_path, s->kkey, &s->ksyms, s->kcache_whole);
 	}
 	if (s->kallsyms && s->kallsyms_err == -EPERM)
 		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem),
@@ -996,6 +1060,28 @@ static void kallsyms_load(struct tally_session *s)
 	else if (s->kallsyms && s->kallsyms_err)
 		snprintf(s->kallsyms_problem, sizeof(s->kallsyms_problem), "%s: %s", s->kallsyms,
 			 strerror(-s->kallsyms_err));
+}
+
+/* Kernel symbol at ADDR: from the cache when it covers ADDR, else from the text. */
+static const struct tally_symbol *ksym_find(struct tally_session *s, uint64_t addr)
+{
+	if (!s->kallsyms_loaded && tly_kcache__covers(s->kcache, addr)) {
+		s->kallsyms_needed = true;
+		return tly_kcache__find(s->kcache, addr);
+	}
+	kallsyms_load(s);
+	return tly_symtab__find(&s->ksyms, addr);
+}
+
+/* Are there kernel symbols at all? */
+static bool ksyms_exist(struct tally_session *s)
+{
+	if (!s->kallsyms_loaded && tly_kcache__nr(s->kcache)) {
+		s->kallsyms_needed = true;
+		return true;
+	}
+	kallsyms_load(s);
+	return s->ksyms.nr != 0;
 }
 
 /* The lookup itself: thread, map, dso, symbol. */
@@ -1031,8 +1117,7 @@ static int resolve_addr(struct tally_session *s, pid_t pid, pid_t tid, uint8_t c
 	if (m && ip >= m->rec_end && m->dso == s->kernel_dso && !s->opts.no_symbols) {
 		/* past what the kernel's MMAP covered: the kernel's only if its symbols are
 		 * there to cover it (perf widens the map with them, not without) */
-		kallsyms_load(s);
-		if (!s->ksyms.nr)
+		if (!ksyms_exist(s))
 			m = NULL;
 	}
 	if (m) {
@@ -1048,8 +1133,7 @@ static int resolve_addr(struct tally_session *s, pid_t pid, pid_t tid, uint8_t c
 			loc->sym = tly_symtab__find(&loc->dso->syms, ip);
 			return 0;
 		}
-		kallsyms_load(s);
-		loc->sym = tly_symtab__find(&s->ksyms, ip);
+		loc->sym = ksym_find(s, ip);
 		return 0;
 	}
 	if (!loc->dso->loaded)
@@ -1093,8 +1177,7 @@ const struct tally_symbol *tally_session__dso_symbol(struct tally_session *s,
 	if (d->kernel) {
 		if (d->syms.nr)
 			return tly_symtab__find(&d->syms, dso_addr);
-		kallsyms_load(s);
-		return tly_symtab__find(&s->ksyms, dso_addr);
+		return ksym_find(s, dso_addr);
 	}
 	if (!d->loaded)
 		dso_load(s, d, 0);

@@ -610,12 +610,34 @@ static const uint8_t hex1[256] = {
 };
 
 /* The lines in [p, end), the last one ending at end, into t (tly_symtab__add, bind 3:
- * kallsyms lists aliases in order and perf shows the last one of an address). *seen
+ * kallsyms lists aliases in order and perf shows the last one of an address). st->seen
  * gets KSEEN_ZERO for a symbol line at address 0 and KSEEN_ADDR for one at another
- * address (kptr_restrict zeroes them all). 0 or -ENOMEM. */
+ * address (kptr_restrict zeroes them all); st->core_max and st->tagged_min grow and
+ * shrink to the highest address of a symbol taken without a "\t[module]" tag (the
+ * kernel image's) and the lowest of one with a tag (modules, BPF, trampolines: what
+ * comes and goes while the kernel runs). 0 or -ENOMEM. */
 #define KSEEN_ZERO 1
 #define KSEEN_ADDR 2
-static int kallsyms_lines(struct tly_symtab *t, unsigned *seen, const char *p, const char *end)
+struct kstats {
+	unsigned seen;
+	uint64_t core_max, tagged_min;
+};
+
+static void kstats_init(struct kstats *st)
+{
+	*st = (struct kstats){ .tagged_min = UINT64_MAX };
+}
+
+static void kstats_merge(struct kstats *to, const struct kstats *st)
+{
+	to->seen |= st->seen;
+	if (st->core_max > to->core_max)
+		to->core_max = st->core_max;
+	if (st->tagged_min < to->tagged_min)
+		to->tagged_min = st->tagged_min;
+}
+
+static int kallsyms_lines(struct tly_symtab *t, struct kstats *st, const char *p, const char *end)
 {
 	while (p < end) {
 		const char *name, *ne, *nl;
@@ -629,7 +651,7 @@ static int kallsyms_lines(struct tly_symtab *t, unsigned *seen, const char *p, c
 		/* " T name" with a name of at least one byte, on this line */
 		if (end - p < 4 || p[0] != ' ' || p[1] == '\n' || p[2] != ' ' || p[3] == '\n')
 			goto next;
-		*seen |= addr ? KSEEN_ADDR : KSEEN_ZERO;
+		st->seen |= addr ? KSEEN_ADDR : KSEEN_ZERO;
 		if (p[1] != 't' && p[1] != 'T' && p[1] != 'w' && p[1] != 'W') {
 			p += 3;
 			goto next;
@@ -641,6 +663,12 @@ static int kallsyms_lines(struct tly_symtab *t, unsigned *seen, const char *p, c
 			;
 		if (tly_symtab__add(t, addr, 0, name, (size_t)(ne - name), 3))
 			return -ENOMEM;
+		if (ne < end && *ne == '\t') {
+			if (addr < st->tagged_min)
+				st->tagged_min = addr;
+		} else if (addr > st->core_max) {
+			st->core_max = addr;
+		}
 		p = ne;
 next:
 		if (p < end && *p == '\n') {
@@ -693,13 +721,13 @@ struct tly_kload {
 	bool *parsed;
 	struct tly_symtab spare[KSPARES];	/* emptied parts, their memory kept */
 	size_t nspare;
-	unsigned seen;
+	struct kstats st;
 	int err;
 	pthread_mutex_t mu;
 };
 
 /* The lines of fd that start in [from, to) into t; buf holds KREAD_BUF bytes. */
-static int kallsyms_chunk(struct tly_symtab *t, unsigned *seen, int fd, bool seq, uint64_t from,
+static int kallsyms_chunk(struct tly_symtab *t, struct kstats *st, int fd, bool seq, uint64_t from,
 			  uint64_t to, char *buf)
 {
 	uint64_t base = from ? from - 1 : 0;	/* file offset of buf[0] */
@@ -754,7 +782,7 @@ static int kallsyms_chunk(struct tly_symtab *t, unsigned *seen, int fd, bool seq
 
 			end = nl ? nl + 1 : lim;
 		}
-		ret = kallsyms_lines(t, seen, buf, end);
+		ret = kallsyms_lines(t, st, buf, end);
 		if (ret || eof || end != lim)
 			return ret;
 		have -= (size_t)(lim - buf);
@@ -777,6 +805,7 @@ int tly_kload__new(struct tly_kload **out, struct tly_symtab *t, const char *pat
 	if (!k)
 		goto nomem;
 	k->t = t;
+	kstats_init(&k->st);
 	k->fd = fd;
 	k->chunk = chunk ? chunk : KCHUNK_DEFAULT;
 	k->seq = fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0;
@@ -836,7 +865,7 @@ void tly_kload__work(struct tly_kload *k)
 	struct tly_symtab part = { 0 };
 
 	for (;;) {
-		unsigned seen = 0;
+		struct kstats st;
 		size_t i, first, last;
 		int ret;
 
@@ -853,13 +882,14 @@ void tly_kload__work(struct tly_kload *k)
 		pthread_mutex_unlock(&k->mu);
 
 		/* chunk 0 goes straight into the table: its place is the start */
-		ret = kallsyms_chunk(i ? &part : k->t, &seen, k->fd, k->seq, i * k->chunk,
+		kstats_init(&st);
+		ret = kallsyms_chunk(i ? &part : k->t, &st, k->fd, k->seq, i * k->chunk,
 				     i + 1 == k->nchunks ? UINT64_MAX : (i + 1) * k->chunk, buf);
 
 		pthread_mutex_lock(&k->mu);
 		if (ret && !k->err)
 			k->err = ret;
-		k->seen |= seen;
+		kstats_merge(&k->st, &st);
 		if (i) {
 			k->parts[i] = part;
 			memset(&part, 0, sizeof(part));
@@ -900,12 +930,15 @@ int tly_kload__end(struct tly_kload *k, bool keep)
 	err = k->err;
 	if (!err && k->placed != k->nchunks)
 		err = -EINVAL;	/* ended before the work was done: a caller's bug */
-	else if (!err && !(k->seen & KSEEN_ADDR))
-		err = k->seen ? -EPERM : -ENODATA;	/* all addresses 0: kptr_restrict */
-	if (err || !keep)
+	else if (!err && !(k->st.seen & KSEEN_ADDR))
+		err = k->st.seen ? -EPERM : -ENODATA;	/* all addresses 0: kptr_restrict */
+	if (err || !keep) {
 		tly_symtab__release(k->t);
-	else
+	} else {
 		tly_symtab__finish(k->t);
+		k->t->core_max = k->st.core_max;
+		k->t->tagged_min = k->st.tagged_min;
+	}
 	for (size_t i = 0; i < k->nchunks; i++)
 		tly_symtab__release(&k->parts[i]);	/* left by an error */
 	for (size_t i = 0; i < k->nspare; i++)

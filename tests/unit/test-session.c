@@ -477,6 +477,44 @@ static bool kernel_beyond_etext(const struct tally_session_opts *o, const uint8_
 	return in_kernel;
 }
 
+/* /proc/kallsyms's cache (when this machine's kallsyms shows addresses): written on
+ * the first report, then giving the same names as the text for this kernel, and never
+ * used for a file of another kernel (perf's rule stays: no symbols, and why). */
+static void proc_cache_checks(struct tally_session_opts *o, const uint8_t *id,
+			      const uint8_t *other)
+{
+	char first[256], cached[256], text[256], problem[4608], path[4400], hex[41];
+	struct tally_session_opts direct = *o;
+	const char *n;
+	uint8_t third[20];
+
+	for (int i = 0; i < 20; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	n = kernel_sym(o, id, 0xffffffff81000010ull, problem, sizeof(problem));
+	if (!n) {
+		fprintf(stderr, "# kallsyms hides addresses here: no /proc/kallsyms cache checks\n");
+		return;
+	}
+	snprintf(first, sizeof(first), "%s", n);
+	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/tally-kallsyms.proc",
+		 o->buildid_dir, hex);
+	assert_int_equal(access(path, F_OK), 0);
+	n = kernel_sym(o, id, 0xffffffff81000010ull, problem, sizeof(problem));
+	assert_non_null(n);
+	snprintf(cached, sizeof(cached), "%s", n);
+	direct.kallsyms = "/proc/kallsyms";	/* named: read as it is, no cache */
+	n = kernel_sym(&direct, id, 0xffffffff81000010ull, problem, sizeof(problem));
+	assert_non_null(n);
+	snprintf(text, sizeof(text), "%s", n);
+	assert_string_equal(first, text);
+	assert_string_equal(cached, text);
+	/* a file of another kernel with no copy of its kallsyms */
+	memcpy(third, other, 20);
+	third[19] ^= 0x5a;
+	assert_null(kernel_sym(o, third, 0xffffffff81000010ull, problem, sizeof(problem)));
+	assert_non_null(strstr(problem, "recorded on kernel build-id"));
+}
+
 /* Where kernel symbols come from: perf's rules (the recording kernel's build-id decides
  * between perf's build-id cache, /proc/kallsyms and nothing), and why, when none. */
 static void kernel_symbols_source(void **state)
@@ -529,6 +567,20 @@ static void kernel_symbols_source(void **state)
 				       sizeof(problem)), "next_fn");
 	assert_true(kernel_beyond_etext(&o, other));
 
+	/* the copy's kallsyms cache is written beside it and read while the copy stays the
+	 * same; a changed copy (another size or time) is read again, never the old cache */
+	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms.tally", dir, hexid);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_string_equal(kernel_sym(&o, other, 0xffffffff81000110ull, problem,
+				       sizeof(problem)), "next_fn");
+	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", dir, hexid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T renamed_fn\nffffffff81000100 t next_fn\t[mod]\n", f);
+	fclose(f);
+	assert_string_equal(kernel_sym(&o, other, 0xffffffff81000010ull, problem,
+				       sizeof(problem)), "renamed_fn");
+
 	/* --kallsyms wins, and its troubles are told */
 	o.kallsyms = "/nonexistent/kallsyms";
 	assert_null(kernel_sym(&o, other, 0xffffffff81000010ull, problem, sizeof(problem)));
@@ -550,6 +602,7 @@ static void kernel_symbols_source(void **state)
 		memcpy(id, running, (size_t)nrun);
 		kernel_sym(&o, id, 0xffffffff81000010ull, problem, sizeof(problem));
 		assert_null(strstr(problem, "recorded on kernel build-id"));
+		proc_cache_checks(&o, id, other);
 	}
 	/* no build-id at all: /proc/kallsyms as well */
 	kernel_sym(&o, NULL, 0xffffffff81000010ull, problem, sizeof(problem));

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The kallsyms cache, end to end: the first report of a file recorded on this kernel
+# writes /proc/kallsyms's cache in the build-id cache (keyed by the kernel, the boot and
+# the text's first page); later reports read it and print what reading the text prints;
+# a cache whose key matches is really what names kernel symbols (a doctored one shows
+# its names); a cache of another boot is never read.
+. "$TALLY_TOP/tests/cli/lib.sh"
+
+# -N: no build-id cache copy of kallsyms, so that kernel symbols come from /proc/kallsyms
+if ! "$TALLY" record -N -q -o k.data -- dd if=/dev/zero of=/dev/null bs=4k count=150000 \
+	>/dev/null 2>rec.err; then
+	skip "kallsyms cache: cannot record ($(head -1 rec.err))"
+	exit 0
+fi
+rep() { "$TALLY" report -i k.data --stdio -q --sort sym "$@" 2>/dev/null; }
+rep >a.txt
+grep -q '\[k\] [a-z_]' a.txt || {
+	skip "kallsyms cache: no named kernel samples (kallsyms hides addresses?)"
+	exit 0
+}
+cache=$(ls "$HOME"/.debug/'[kernel.kallsyms]'/*/tally-kallsyms.proc 2>/dev/null | head -1)
+check "kallsyms cache: the first report writes /proc/kallsyms's cache" test -s "$cache"
+check "kallsyms cache: it is the user's alone" test "$(stat -c %a "$cache")" = 600
+rep >b.txt
+check "kallsyms cache: a report reading it prints what reading the text prints" cmp -s a.txt b.txt
+rep --kallsyms /proc/kallsyms >c.txt
+check "kallsyms cache: the same as --kallsyms /proc/kallsyms (never cached)" cmp -s a.txt c.txt
+
+# a kernel symbol of the report that is not on the text's first page (the key)
+head -c 4096 /proc/kallsyms >head.txt
+sym=$(awk '$2 == "[k]" && $3 ~ /^[a-z_][a-z_0-9]+$/ && length($3) > 6 {print $3}' a.txt |
+	while read -r s; do grep -qw "$s" head.txt || { echo "$s"; break; }; done)
+if [ -z "$sym" ]; then
+	skip "kallsyms cache: no kernel symbol to rename in the cache"
+	exit 0
+fi
+SYM=$(echo "$sym" | tr a-z A-Z)
+cp "$cache" orig.cache
+LC_ALL=C sed -i "s/$sym/$SYM/g" "$cache"
+rep >d.txt
+check "kallsyms cache: a cache of this boot names the symbols (a doctored one: $SYM)" \
+	grep -qw "$SYM" d.txt
+# the same doctored names under another boot's key: never read, the text names them
+LC_ALL=C sed -i 's/ boot / bOOt /' "$cache"
+rep >e.txt
+if ! grep -qw "$SYM" e.txt && cmp -s a.txt e.txt; then
+	ok "kallsyms cache: another boot's cache is not read"
+else
+	fail "kallsyms cache: another boot's cache is not read"
+	diff a.txt e.txt | head -5
+fi
+check "kallsyms cache: and this boot's is written again" cmp -s orig.cache "$cache"
+# damaged: cut short, or writable by others: not read, and no wrong names either
+LC_ALL=C sed -i "s/$sym/$SYM/g" "$cache" && truncate -s -1 "$cache"
+rep >f.txt
+check "kallsyms cache: a cut cache is not read" cmp -s a.txt f.txt
+LC_ALL=C sed -i "s/$sym/$SYM/g" "$cache" && chmod 666 "$cache"
+rep >g.txt
+check "kallsyms cache: a cache others may write is not read" cmp -s a.txt g.txt
