@@ -95,7 +95,8 @@ struct tally_insn {
 };
 
 /* A decoder for e_machine (EM_X86_64, EM_386, EM_AARCH64) in the given syntax (Intel
- * and AT&T matter on x86 only). 0, -ENOTSUP for another machine, -ENOMEM. */
+ * and AT&T matter on x86 only). 0, -ENOTSUP for another machine, -ELIBACC when the
+ * capstone library (opened on the first call) cannot be loaded, -ENOMEM. */
 int tally_disasm__new(struct tally_disasm **out, unsigned e_machine, bool is_64bit,
 		      enum tally_disasm_syntax syntax);
 void tally_disasm__delete(struct tally_disasm *d);

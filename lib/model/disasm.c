@@ -6,9 +6,11 @@
  * table kept here names branch targets and data the way objdump does (nearest symbol
  * at or below the address, in the same section).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -564,6 +566,44 @@ unsigned tally_code__machine(const struct tally_code *c)
 
 /* ---- capstone ------------------------------------------------------------------ */
 
+/*
+ * capstone is opened on the first disassembler, not linked: its tables are megabytes
+ * of relocated pointers, and mapping them cost every tally command (report, script,
+ * stat) about 3 MiB of resident memory and the time to relocate them, for the few
+ * that disassemble. The soname is the one of the headers built against.
+ */
+#define CS_STR2(x) #x
+#define CS_STR(x) CS_STR2(x)
+#define CAPSTONE_SONAME "libcapstone.so." CS_STR(CS_API_MAJOR)
+
+static struct {
+	cs_err (*open)(cs_arch, cs_mode, csh *);
+	cs_err (*option)(csh, cs_opt_type, size_t);
+	cs_insn *(*malloc)(csh);
+	cs_err (*close)(csh *);
+	void (*free)(cs_insn *, size_t);
+	bool (*disasm_iter)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *);
+	bool ok;
+} cs;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+
+static void cs_load(void)
+{
+	void *h = dlopen(CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	*(void **)&cs.open = dlsym(h, "cs_open");
+	*(void **)&cs.option = dlsym(h, "cs_option");
+	*(void **)&cs.malloc = dlsym(h, "cs_malloc");
+	*(void **)&cs.close = dlsym(h, "cs_close");
+	*(void **)&cs.free = dlsym(h, "cs_free");
+	*(void **)&cs.disasm_iter = dlsym(h, "cs_disasm_iter");
+	cs.ok = cs.open && cs.option && cs.malloc && cs.close && cs.free && cs.disasm_iter;
+	if (!cs.ok)
+		dlclose(h);	/* kept open otherwise: its code is in use until exit */
+}
+
 struct tally_disasm {
 	csh cs;
 	cs_insn *insn;
@@ -591,21 +631,24 @@ int tally_disasm__new(struct tally_disasm **out, unsigned e_machine, bool is_64b
 	default:
 		return -ENOTSUP;
 	}
+	pthread_once(&cs_once, cs_load);
+	if (!cs.ok)
+		return -ELIBACC;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->machine = e_machine;
-	if (cs_open(arch, mode, &d->cs) != CS_ERR_OK) {
+	if (cs.open(arch, mode, &d->cs) != CS_ERR_OK) {
 		free(d);
 		return -ENOTSUP;
 	}
-	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	cs.option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	if (arch == CS_ARCH_X86)
-		cs_option(d->cs, CS_OPT_SYNTAX,
+		cs.option(d->cs, CS_OPT_SYNTAX,
 			  syntax == TALLY_DISASM_INTEL ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT);
-	d->insn = cs_malloc(d->cs);
+	d->insn = cs.malloc(d->cs);
 	if (!d->insn) {
-		cs_close(&d->cs);
+		cs.close(&d->cs);
 		free(d);
 		return -ENOMEM;
 	}
@@ -618,8 +661,8 @@ void tally_disasm__delete(struct tally_disasm *d)
 	if (!d)
 		return;
 	if (d->insn)
-		cs_free(d->insn, 1);
-	cs_close(&d->cs);
+		cs.free(d->insn, 1);
+	cs.close(&d->cs);
 	free(d);
 }
 
@@ -742,7 +785,7 @@ size_t tally_disasm__one(struct tally_disasm *d, const uint8_t *code, size_t len
 	out->addr = addr;
 	if (!len)
 		return 0;
-	if (!cs_disasm_iter(d->cs, &p, &left, &a, i)) {
+	if (!cs.disasm_iter(d->cs, &p, &left, &a, i)) {
 		size_t n = d->machine == EM_X86_64 ? vex_length(code, len) : 0, o = 0;
 
 		out->size = n ? (uint32_t)n : 1;

@@ -247,7 +247,10 @@ static struct dso_slot *slot(struct tally_lister *l, struct tally_dso *dso)
 	if (!d->err) {
 		d->err = tally_disasm__new(&d->dis, tally_code__machine(d->code),
 					   tally_code__is_64bit(d->code), l->o.syntax);
-		if (d->err)
+		if (d->err == -ELIBACC)
+			snprintf(d->why, sizeof(d->why), "%s: cannot disassemble: the capstone "
+				 "library cannot be loaded", d->path);
+		else if (d->err)
 			snprintf(d->why, sizeof(d->why), "%s: no disassembler for ELF machine %u",
 				 d->path, tally_code__machine(d->code));
 	}
