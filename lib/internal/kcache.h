@@ -26,6 +26,15 @@
 
 #define TLY_KCACHE_HEAD 4096
 
+/* Where the session keeps them in the build-id cache: /proc/kallsyms's in the running
+ * kernel's entry, an ELF file's in the file's entry, a kallsyms copy's beside it. An
+ * archive of an entry (perf archive, tally archive: the whole directory) carries them
+ * along; elsewhere their keys (this boot, these inodes) never match, so they are
+ * never read there. */
+#define TLY_KCACHE_PROC "tally-kallsyms.proc"
+#define TLY_KCACHE_ELF "tally-symtab"
+#define TLY_KCACHE_SUFFIX ".tally"
+
 struct tly_kcache_key {
 	char id[256];		/* what the table was made from */
 	uint32_t head_len;	/* the first whole lines of /proc/kallsyms (0: none) */
@@ -36,8 +45,9 @@ struct tly_kcache_key {
  * running kernel of build-id hex BID and boot BOOT_ID. 0 or -errno. */
 int tly_kcache__key_proc(struct tly_kcache_key *key, const char *path, const char *bid,
 			 const char *boot_id);
-/* The key of a regular file at PATH. 0 or -errno. */
-int tly_kcache__key_file(struct tly_kcache_key *key, const char *path);
+/* The key of a regular file at PATH (and of its separate debug file DEBUG, or NULL).
+ * 0 or -errno. */
+int tly_kcache__key_file(struct tly_kcache_key *key, const char *path, const char *debug);
 /* This boot's id (/proc/sys/kernel/random/boot_id) into BUF (at least 64 bytes). */
 int tly_kcache__boot_id(char *buf, size_t len);
 
@@ -58,5 +68,10 @@ bool tly_kcache__covers(const struct tly_kcache *c, uint64_t addr);
  * the pointer lives as long as the cache. */
 const struct tally_symbol *tly_kcache__find(struct tly_kcache *c, uint64_t addr);
 size_t tly_kcache__nr(const struct tly_kcache *c);
+
+/* A whole table written by tly_kcache__write(whole) read into T (empty before) as the
+ * loader made it: symbols and ELF segments; names stay in the mapping, which T keeps
+ * until released. 0, or as tly_kcache__open. */
+int tly_kcache__load(struct tly_symtab *t, const char *path, const struct tly_kcache_key *key);
 
 #endif

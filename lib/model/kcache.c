@@ -20,19 +20,23 @@
 #include "internal/util.h"
 
 #define KC_MAGIC "TLYKSYM\0"
-#define KC_VERSION 1
+#define KC_VERSION 2
 
 struct kc_header {
 	char magic[8];
 	uint32_t version, head_len;
 	char id[256];
-	uint64_t nr, pool_len;
+	uint64_t nr, pool_len, nr_segs;
 	uint64_t lo, hi;		/* covered addresses: [lo, hi) */
 	char head[TLY_KCACHE_HEAD];
 };
 
 struct kc_rec {
 	uint64_t start, size, name;	/* name: offset in the names */
+};
+
+struct kc_seg {
+	uint64_t offset, vaddr, filesz;	/* an ELF file's PT_LOAD segment */
 };
 
 _Static_assert(sizeof(struct kc_header) % 8 == 0, "records follow the header aligned");
@@ -49,6 +53,7 @@ struct tly_kcache {
 	size_t len;
 	const struct kc_header *h;
 	const struct kc_rec *recs;
+	const struct kc_seg *segs;
 	const char *pool;
 	struct tally_symbol **made;	/* per record, made on first find */
 	struct kc_slab *slabs;
@@ -98,19 +103,35 @@ int tly_kcache__key_proc(struct tly_kcache_key *key, const char *path, const cha
 	return 0;
 }
 
-int tly_kcache__key_file(struct tly_kcache_key *key, const char *path)
+/* " dev D ino I size S mtime T" of the regular file at PATH appended to key->id. */
+static int key_add_file(struct tly_kcache_key *key, const char *path)
 {
+	size_t at = strlen(key->id);
 	struct stat st;
+	int n;
 
-	memset(key, 0, sizeof(*key));
 	if (stat(path, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	snprintf(key->id, sizeof(key->id), "file dev %llu ino %llu size %lld mtime %lld.%09ld",
-		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-		 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	return 0;
+	n = snprintf(key->id + at, sizeof(key->id) - at, " dev %llu ino %llu size %lld mtime %lld.%09ld",
+		     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		     (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	return n < 0 || (size_t)n >= sizeof(key->id) - at ? -ENAMETOOLONG : 0;
+}
+
+int tly_kcache__key_file(struct tly_kcache_key *key, const char *path, const char *debug)
+{
+	int err;
+
+	memset(key, 0, sizeof(*key));
+	strcpy(key->id, "file");
+	err = key_add_file(key, path);
+	if (!err && debug) {
+		strcat(key->id, " debug");
+		err = key_add_file(key, debug);
+	}
+	return err;
 }
 
 static bool key_equal(const struct kc_header *h, const struct tly_kcache_key *key)
@@ -175,6 +196,8 @@ int tly_kcache__write(const char *path, const struct tly_kcache_key *key,
 	}
 	h.nr = nr;
 	h.pool_len = pool;
+	h.nr_segs = t->nr_segs;
+	_Static_assert(sizeof(*t->segs) == sizeof(struct kc_seg), "segments as they are");
 
 	if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
@@ -196,6 +219,8 @@ int tly_kcache__write(const char *path, const struct tly_kcache_key *key,
 	err = tly_write_all(fd, &h, sizeof(h));
 	if (!err)
 		err = tly_write_all(fd, recs, nr * sizeof(*recs));
+	if (!err && t->nr_segs)
+		err = tly_write_all(fd, t->segs, t->nr_segs * sizeof(struct kc_seg));
 	if (!err)
 		err = tly_write_all(fd, names, pool);
 	if (!err && fchmod(fd, 0600))
@@ -215,16 +240,16 @@ out:
 
 /* ---- reading ----------------------------------------------------------------- */
 
-int tly_kcache__open(struct tly_kcache **out, const char *path, const struct tly_kcache_key *key)
+/* The cache at PATH mapped (*base, *len) once checked: 0, or as tly_kcache__open. */
+static int map_cache(const char *path, const struct tly_kcache_key *key, void **basep,
+		     size_t *lenp)
 {
-	struct tly_kcache *c;
 	struct stat st;
 	const struct kc_header *h;
-	uint64_t need;
+	uint64_t need, recs;
 	void *base;
 	int fd;
 
-	*out = NULL;
 	fd = tly_open_regular(path);
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : -EBADF;
@@ -249,26 +274,47 @@ int tly_kcache__open(struct tly_kcache **out, const char *path, const struct tly
 	}
 	/* the size the header promises, and names that end inside the file */
 	need = sizeof(*h);
-	if (h->nr > (UINT64_MAX - need) / sizeof(struct kc_rec) || !h->nr || !h->pool_len ||
-	    h->pool_len > UINT64_MAX - need - h->nr * sizeof(struct kc_rec) ||
-	    need + h->nr * sizeof(struct kc_rec) + h->pool_len != (uint64_t)st.st_size ||
+	recs = (uint64_t)st.st_size;	/* no more records or segments than bytes */
+	if (h->nr > recs || h->nr_segs > recs || !h->nr || !h->pool_len ||
+	    h->pool_len > recs ||
+	    need + h->nr * sizeof(struct kc_rec) + h->nr_segs * sizeof(struct kc_seg) +
+			    h->pool_len != (uint64_t)st.st_size ||
 	    ((const char *)base)[st.st_size - 1] || h->lo > h->hi) {
 		munmap(base, (size_t)st.st_size);
 		return -EBADF;
 	}
+	*basep = base;
+	*lenp = (size_t)st.st_size;
+	return 0;
+}
+
+int tly_kcache__open(struct tly_kcache **out, const char *path, const struct tly_kcache_key *key)
+{
+	struct tly_kcache *c;
+	const struct kc_header *h;
+	size_t len;
+	void *base;
+	int err;
+
+	*out = NULL;
+	err = map_cache(path, key, &base, &len);
+	if (err)
+		return err;
+	h = base;
 	c = calloc(1, sizeof(*c));
 	if (c)
 		c->made = calloc((size_t)h->nr, sizeof(*c->made));
 	if (!c || !c->made) {
 		free(c);
-		munmap(base, (size_t)st.st_size);
+		munmap(base, len);
 		return -ENOMEM;
 	}
 	c->base = base;
-	c->len = (size_t)st.st_size;
+	c->len = len;
 	c->h = h;
 	c->recs = (const struct kc_rec *)((const char *)base + sizeof(*h));
-	c->pool = (const char *)(c->recs + h->nr);
+	c->segs = (const struct kc_seg *)(c->recs + h->nr);
+	c->pool = (const char *)(c->segs + h->nr_segs);
 	c->slab_used = SLAB;
 	*out = c;
 	return 0;
@@ -348,4 +394,52 @@ const struct tally_symbol *tly_kcache__find(struct tly_kcache *c, uint64_t addr)
 		return NULL;
 	c->last = lo - 1;
 	return made(c, lo - 1);
+}
+
+int tly_kcache__load(struct tly_symtab *t, const char *path, const struct tly_kcache_key *key)
+{
+	const struct kc_header *h;
+	const struct kc_rec *r;
+	const char *pool;
+	size_t len;
+	void *base;
+	int err = map_cache(path, key, &base, &len);
+
+	if (err)
+		return err;
+	h = base;
+	r = (const struct kc_rec *)((const char *)base + sizeof(*h));
+	pool = (const char *)(r + h->nr) + h->nr_segs * sizeof(struct kc_seg);
+	if (h->lo || h->hi != UINT64_MAX) {
+		munmap(base, len);
+		return -EBADF;	/* a table of the kernel image only is no file's whole table */
+	}
+	memset(t, 0, sizeof(*t));
+	t->syms = malloc((size_t)h->nr * sizeof(*t->syms));
+	t->segs = calloc(h->nr_segs ? (size_t)h->nr_segs : 1, sizeof(*t->segs));
+	if (!t->syms || !t->segs) {
+		free(t->syms);
+		free(t->segs);
+		memset(t, 0, sizeof(*t));
+		munmap(base, len);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->nr; i++) {
+		if (r[i].name >= h->pool_len) {
+			free(t->syms);
+			free(t->segs);
+			memset(t, 0, sizeof(*t));
+			munmap(base, len);
+			return -EBADF;
+		}
+		t->syms[i] = (struct tally_symbol){ .start = r[i].start, .size = r[i].size,
+						    .name = pool + r[i].name };
+	}
+	memcpy(t->segs, r + h->nr, (size_t)h->nr_segs * sizeof(struct kc_seg));
+	t->nr = t->cap = (size_t)h->nr;
+	t->nr_segs = (size_t)h->nr_segs;
+	t->map = base;
+	t->map_len = len;
+	t->tagged_min = UINT64_MAX;
+	return 0;
 }

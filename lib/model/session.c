@@ -155,12 +155,12 @@ static bool kcache_open(struct tally_session *s)
 		if (tally_build_id__running_kernel(&run) || tly_kcache__boot_id(boot, sizeof(boot)) ||
 		    tly_kcache__key_proc(s->kkey, s->kallsyms, tally_build_id__hex(&run, hex), boot))
 			goto none;
-		n = snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/tally-kallsyms.proc", dir,
+		n = snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/" TLY_KCACHE_PROC, dir,
 			     hex);
 	} else {
-		if (tly_kcache__key_file(s->kkey, s->kallsyms))
+		if (tly_kcache__key_file(s->kkey, s->kallsyms, NULL))
 			goto none;
-		n = snprintf(path, sizeof(path), "%s.tally", s->kallsyms);
+		n = snprintf(path, sizeof(path), "%s" TLY_KCACHE_SUFFIX, s->kallsyms);
 	}
 	if (n < 0 || (size_t)n >= sizeof(path) || !(s->kcache_path = strdup(path)))
 		goto none;
@@ -512,6 +512,37 @@ static void load_vdso(struct tally_session *s, struct tally_dso *d)
 			    tally_buildid_cache__dir(s->cache));
 }
 
+/*
+ * The symbols of ELF file PATH (DEBUG: its separate debug file, or NULL) for dso D.
+ * Reading a symbol table means demangling, sorting and choosing among aliases: the
+ * finished table is kept in the build-id cache's entry of D (DIR/REALPATH/BUILD-ID/
+ * tally-symtab, beside perf's copy of the file), keyed by the identity of both files,
+ * and read back from there while neither changes.
+ */
+static void load_elf_cached(struct tally_session *s, struct tally_dso *d, const char *path,
+			    const char *debug)
+{
+	char cpath[PATH_MAX], real[PATH_MAX], hex[TALLY_BUILD_ID_HEX_SIZE];
+	const char *dir = tally_buildid_cache__dir(s->cache);
+	struct tly_kcache_key *key = NULL;
+	int n;
+
+	if (!d->bid.size || !dir || !realpath(path, real) ||
+	    (n = snprintf(cpath, sizeof(cpath), "%s%s/%s/" TLY_KCACHE_ELF, dir, real,
+			  tally_build_id__hex(&d->bid, hex))) < 0 || (size_t)n >= sizeof(cpath) ||
+	    !(key = malloc(sizeof(*key))) || tly_kcache__key_file(key, path, debug)) {
+		free(key);
+		tly_symtab__load_elf(&d->syms, path, debug);
+		return;
+	}
+	if (tly_kcache__load(&d->syms, cpath, key)) {
+		tly_symtab__load_elf(&d->syms, path, debug);
+		if (d->syms.nr)	/* best effort: a read-only cache is no error */
+			tly_kcache__write(cpath, key, &d->syms, true);
+	}
+	free(key);
+}
+
 static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 {
 	char path[4096], debug[4096];
@@ -530,7 +561,7 @@ static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 		return;
 	}
 	if (find_binary(s, d, pid, path, sizeof(path), debug, sizeof(debug)))
-		tly_symtab__load_elf(&d->syms, path, debug[0] ? debug : NULL);
+		load_elf_cached(s, d, path, debug[0] ? debug : NULL);
 }
 
 /* ---- maps ------------------------------------------------------------------ */

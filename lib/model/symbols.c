@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +26,8 @@ void tly_symtab__release(struct tly_symtab *t)
 	free(t->pool);
 	free(t->segs);
 	free(t->bind);
+	if (t->map)
+		munmap(t->map, t->map_len);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -2,8 +2,9 @@
  * The kallsyms cache (lib/model/kcache.c): a cache answers every address it covers
  * exactly as the table parsed from the text does; it never covers what may change while
  * the kernel runs (module, BPF and trampoline symbols, and the kernel image's last
- * symbol, which reaches up to them); and a cache of another key (boot, kernel, first
- * page of the text, identity of a copy), a damaged one or another user's is never used.
+ * symbol, which reaches up to them); an ELF file's table comes back as the loader made
+ * it; and a cache of another key (boot, kernel, first page of the text, identity of a
+ * file and its debug file), a damaged one or another user's is never used.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,7 +172,7 @@ static void file_cache(void **state)
 	struct timespec later[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
 
 	assert_int_equal(tly_symtab__load_kallsyms(&t, fx->text), 0);
-	assert_int_equal(tly_kcache__key_file(&key, fx->text), 0);
+	assert_int_equal(tly_kcache__key_file(&key, fx->text, NULL), 0);
 	assert_int_equal(tly_kcache__write(fx->cache, &key, &t, true), 0);
 	assert_int_equal(tly_kcache__open(&c, fx->cache, &key), 0);
 	assert_int_equal(same_as_text(c, &t), sizeof(ADDRS) / sizeof(ADDRS[0]));
@@ -180,8 +181,68 @@ static void file_cache(void **state)
 
 	/* the same size, another time: another key */
 	assert_int_equal(utimensat(AT_FDCWD, fx->text, later, 0), 0);
-	assert_int_equal(tly_kcache__key_file(&other, fx->text), 0);
+	assert_int_equal(tly_kcache__key_file(&other, fx->text, NULL), 0);
 	assert_int_equal(tly_kcache__open(&c, fx->cache, &other), -ESTALE);
+	tly_symtab__release(&t);
+}
+
+/* An ELF file's table (whole, with its segments) read back as the loader made it, and
+ * only under its key: the file's and its debug file's identity. */
+static void elf_table(void **state)
+{
+	struct fixture *fx = *state;
+	struct tly_symtab t = { 0 }, u = { 0 };
+	struct tly_kcache_key key, other;
+	char debug[160];
+
+	assert_int_equal(tly_symtab__add(&t, 0x2000, 0x40, "main", 4, 2), 0);
+	assert_int_equal(tly_symtab__add(&t, 0x1000, 0x800, "outer", 5, 2), 0);
+	assert_int_equal(tly_symtab__add(&t, 0x1100, 0x10, "inner", 5, 0), 0);
+	assert_int_equal(tly_symtab__add(&t, 0x1100, 0x10, "inner_alias", 11, 1), 0);
+	tly_symtab__finish(&t);
+	t.segs = calloc(2, sizeof(*t.segs));
+	assert_non_null(t.segs);
+	t.segs[0].offset = 0;
+	t.segs[0].vaddr = 0x400000;
+	t.segs[0].filesz = 0x1000;
+	t.segs[1].offset = 0x1000;
+	t.segs[1].vaddr = 0x401000;
+	t.segs[1].filesz = 0x2000;
+	t.nr_segs = 2;
+	snprintf(debug, sizeof(debug), "%s/debug", fx->dir);
+	write_text(debug, "not really ELF");
+	assert_int_equal(tly_kcache__key_file(&key, fx->text, debug), 0);
+	assert_int_equal(tly_kcache__write(fx->cache, &key, &t, true), 0);
+	assert_int_equal(tly_kcache__load(&u, fx->cache, &key), 0);
+	assert_int_equal(u.nr, t.nr);
+	for (size_t i = 0; i < t.nr; i++) {
+		assert_true(u.syms[i].start == t.syms[i].start);
+		assert_true(u.syms[i].size == t.syms[i].size);
+		assert_string_equal(u.syms[i].name, t.syms[i].name);
+	}
+	assert_int_equal(u.nr_segs, 2);
+	assert_true(tly_symtab__offset_to_addr(&u, 0x1010) == 0x401010);
+	/* nested symbols are found as in the table made by the loader */
+	for (uint64_t a = 0xff0; a < 0x2050; a += 8) {
+		const struct tally_symbol *x = tly_symtab__find(&t, a), *y = tly_symtab__find(&u, a);
+
+		assert_true(!x == !y);
+		if (x)
+			assert_string_equal(x->name, y->name);
+	}
+	tly_symtab__release(&u);
+	/* without the debug file, or with another one: another key */
+	assert_int_equal(tly_kcache__key_file(&other, fx->text, NULL), 0);
+	assert_int_equal(tly_kcache__load(&u, fx->cache, &other), -ESTALE);
+	write_text(debug, "another debug file");
+	assert_int_equal(tly_kcache__key_file(&other, fx->text, debug), 0);
+	assert_int_equal(tly_kcache__load(&u, fx->cache, &other), -ESTALE);
+	assert_int_equal(u.nr, 0);
+	/* a kernel image table is no file's whole table */
+	tly_symtab__release(&t);
+	assert_int_equal(tly_symtab__load_kallsyms(&t, fx->text), 0);
+	assert_int_equal(tly_kcache__write(fx->cache, &key, &t, false), 0);
+	assert_int_equal(tly_kcache__load(&u, fx->cache, &key), -EBADF);
 	tly_symtab__release(&t);
 }
 
@@ -196,7 +257,7 @@ static void damaged(void **state)
 	char cmd[512];
 
 	assert_int_equal(tly_symtab__load_kallsyms(&t, fx->text), 0);
-	assert_int_equal(tly_kcache__key_file(&key, fx->text), 0);
+	assert_int_equal(tly_kcache__key_file(&key, fx->text, NULL), 0);
 	assert_int_equal(tly_kcache__write(fx->cache, &key, &t, true), 0);
 	assert_int_equal(stat(fx->cache, &st), 0);
 	assert_int_equal(st.st_mode & 077, 0);
@@ -232,6 +293,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(proc_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(file_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(elf_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(damaged, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,50 @@
 #!/usr/bin/env bash
-# The kallsyms cache, end to end: the first report of a file recorded on this kernel
-# writes /proc/kallsyms's cache in the build-id cache (keyed by the kernel, the boot and
-# the text's first page); later reports read it and print what reading the text prints;
-# a cache whose key matches is really what names kernel symbols (a doctored one shows
-# its names); a cache of another boot is never read.
+# The symbol caches, end to end. kallsyms: the first report of a file recorded on this
+# kernel writes /proc/kallsyms's cache in the build-id cache (keyed by the kernel, the
+# boot and the text's first page); later reports read it and print what reading the
+# text prints; a cache whose key matches is really what names kernel symbols (a
+# doctored one shows its names); a cache of another boot, a damaged one or one others
+# may write is never read. ELF files: the same for a binary's symbol table, keyed by the
+# file's identity: a changed binary is read again.
 . "$TALLY_TOP/tests/cli/lib.sh"
+
+# ---- an ELF file's symbol table (a build-id cache of its own: the kallsyms part wants
+# one without a kallsyms copy)
+KHOME=$HOME
+export HOME=$TMP/home-elf
+mkdir -p "$HOME"
+cp "$TALLY_BUILD/workloads/hot" ./hot
+if "$TALLY" record -q -o u.data -- ./hot 0.3 >/dev/null 2>rec.err; then
+	urep() { "$TALLY" report -i u.data --stdio -q --sort dso,sym 2>/dev/null; }
+	urep >ua.txt
+	ucache=$(find "$HOME/.debug$TMP/hot" -name tally-symtab 2>/dev/null | head -1)
+	check "symbol cache: the first report keeps hot's symbol table" test -s "$ucache"
+	urep >ub.txt
+	check "symbol cache: a report reading it prints what reading the ELF file prints" \
+		cmp -s ua.txt ub.txt
+	usym=$(awk '$2 == "hot" && $4 ~ /^[a-z_]+$/ && length($4) >= 4 {print $4; exit}' ua.txt)
+	if [ -n "$usym" ]; then
+		USYM=$(echo "$usym" | tr a-z A-Z)
+		LC_ALL=C sed -i "s/$usym/$USYM/g" "$ucache"
+		urep >uc.txt
+		check "symbol cache: it names the symbols while hot stays the same (doctored: $USYM)" \
+			grep -qw "$USYM" uc.txt
+		touch -d '1 hour ago' ./hot
+		urep >ud.txt
+		if ! grep -qw "$USYM" ud.txt && cmp -s ua.txt ud.txt; then
+			ok "symbol cache: a changed binary is read again"
+		else
+			fail "symbol cache: a changed binary is read again"
+		fi
+	else
+		skip "symbol cache: no symbol of hot in the report"
+	fi
+else
+	skip "symbol cache: cannot record ($(head -1 rec.err))"
+fi
+
+# ---- kallsyms
+export HOME=$KHOME
 
 # -N: no build-id cache copy of kallsyms, so that kernel symbols come from /proc/kallsyms
 if ! "$TALLY" record -N -q -o k.data -- dd if=/dev/zero of=/dev/null bs=4k count=150000 \
