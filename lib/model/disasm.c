@@ -121,8 +121,9 @@ static int load_sections(struct tally_code *c, Elf *e)
 	return 0;
 }
 
-/* objdump's order: by address; at one address functions and objects before labels,
- * global before weak before local, larger before smaller, then by name. */
+/* objdump's order: by address; at one address functions (STT_FUNC, not IFUNCs) before
+ * objects before the rest, global before weak before local, larger before smaller,
+ * then by name. */
 static int sym_cmp(const void *a, const void *b, void *pool)
 {
 	const struct code_sym *x = a, *y = b;
@@ -256,8 +257,9 @@ static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_S
 			.idx = (uint32_t)i,
 			.name = (uint32_t)c->pool_len,
 			.sec = s.st_shndx < c->nr_secs ? (uint16_t)(s.st_shndx + 1) : 0,
-			/* functions and objects over labels; global over weak over local */
-			.rank = (uint8_t)((type == STT_NOTYPE ? 0 : 4) +
+			/* functions over objects over the rest (IFUNCs, labels); global
+			 * over weak over local */
+			.rank = (uint8_t)((type == STT_FUNC ? 8 : type == STT_OBJECT ? 4 : 0) +
 					  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0)),
 		};
 		c->pool_len += len;

@@ -17,6 +17,7 @@
 #include <gelf.h>
 
 #include <tally/srcline.h>
+#include "internal/lineprog.h"
 #include "internal/symbols.h"
 
 /* A function or inlined instance with its address ranges, innermost last. */
@@ -36,6 +37,9 @@ struct tally_lines {
 	uint64_t cu_lo, cu_hi;		/* an address range known to be in it */
 	Dwarf_Lines *lines;
 	size_t nlines;
+	/* per row of lines: binutils names it after file entry 0 (see row_file); NULL
+	 * when no row of the unit is one */
+	bool *file0;
 	/* the function of the last lookup: its ranges and inlined instances */
 	struct scope *scopes;
 	size_t nr_scopes, cap_scopes;
@@ -45,12 +49,16 @@ struct tally_lines {
 	struct elf_func {
 		uint64_t addr, size;
 		uint32_t idx;
-		bool typed, func;
+		bool typed;		/* not STT_NOTYPE */
+		bool func;		/* STT_FUNC: bfd's BSF_FUNCTION (not an IFUNC) */
 		uint8_t bind;		/* 0 local, 1 weak, 2 global */
 		const char *name;	/* in the ELF's string table (lives with dw) */
 	} *funcs;
 	size_t nr_funcs;
 	bool funcs_loaded;
+	/* the file's allocated sections: a symbol names only code of its own section */
+	struct { uint64_t lo, hi; } *secs;
+	size_t nr_secs;
 };
 
 static int open_dwarf(struct tally_lines *l, const char *path)
@@ -126,11 +134,84 @@ void tally_lines__delete(struct tally_lines *l)
 		free(l->paths[i]);
 	free(l->paths);
 	free(l->funcs);
+	free(l->secs);
+	free(l->file0);
 	if (l->dw)
 		dwarf_end(l->dw);
 	if (l->fd >= 0)
 		close(l->fd);
 	free(l);
+}
+
+/* The .debug_line section of the file the DWARF came from (libdw has decompressed it). */
+static const Elf_Data *debug_line(struct tally_lines *l)
+{
+	Elf *e = dwarf_getelf(l->dw);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (!e || elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".debug_line"))
+			return sh.sh_flags & SHF_COMPRESSED ? NULL : elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/* Which rows of the unit (l->cu, l->lines) binutils 2.40 names after file entry 0: in
+ * a DWARF 5 table whose entries 0 and 1 differ, the rows a sequence emits before its
+ * first DW_LNS_set_file (the file register's default, 1, is read as entry 0 there).
+ * NULL: none, or the program could not be walked (every row then keeps its file). */
+static bool *file0_rows(struct tally_lines *l)
+{
+	Dwarf_Files *files;
+	size_t nfiles;
+	Dwarf_Half version;
+	Dwarf_Die cudie;
+	Dwarf_Attribute attr;
+	Dwarf_Word off;
+	const Elf_Data *data;
+	const char *f0, *f1;
+	struct tly_seq_defaults d;
+	const struct tly_seq_default *seq = NULL;
+	bool *v, any = false;
+	Dwarf_Addr prev = 0;
+
+	if (!dwarf_cu_die(l->cu.cu, &cudie, &version, NULL, NULL, NULL, NULL, NULL) ||
+	    version < 5 || dwarf_getsrcfiles(&l->cu, &files, &nfiles) || nfiles < 2 ||
+	    !(f0 = dwarf_filesrc(files, 0, NULL, NULL)) ||
+	    !(f1 = dwarf_filesrc(files, 1, NULL, NULL)) || !strcmp(f0, f1) ||
+	    !dwarf_attr(&l->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) ||
+	    !(data = debug_line(l)) || !data->d_buf ||
+	    tly_lineprog__defaults(data->d_buf, data->d_size, off, &d))
+		return NULL;
+	v = calloc(l->nlines, sizeof(*v));
+	for (size_t i = 0, nth = 0; v && i < l->nlines; i++) {
+		Dwarf_Line *row = dwarf_onesrcline(l->lines, i);
+		Dwarf_Addr a;
+		bool end = false;
+
+		if (!row || dwarf_lineaddr(row, &a) || dwarf_lineendsequence(row, &end))
+			break;
+		if (end)
+			continue;
+		/* libdw keeps the table's order among the rows of one address */
+		nth = i && a == prev ? nth + 1 : 0;
+		prev = a;
+		if ((seq = tly_seq_defaults__find(&d, a)) && tly_seq_default__is_default(seq, a, nth))
+			any = v[i] = true;
+	}
+	tly_seq_defaults__release(&d);
+	if (!any) {
+		free(v);
+		v = NULL;
+	}
+	return v;
 }
 
 /* The unit holding addr, with its line table. */
@@ -146,6 +227,8 @@ static int find_cu(struct tally_lines *l, uint64_t addr)
 		return -ENOENT;
 	l->cu = cu;
 	l->have_cu = true;
+	free(l->file0);
+	l->file0 = file0_rows(l);
 	/* the unit's range around addr, so the next lookups skip dwarf_addrdie */
 	l->cu_lo = l->cu_hi = addr;
 	{
@@ -168,7 +251,7 @@ static int find_cu(struct tally_lines *l, uint64_t addr)
 /* The last row at the greatest address <= addr; NULL in a gap between sequences.
  * libdw sorts rows by address, keeping the table's order among equal addresses and
  * putting an end of sequence before the rows that start there. */
-static Dwarf_Line *find_row(struct tally_lines *l, uint64_t addr)
+static Dwarf_Line *find_row(struct tally_lines *l, uint64_t addr, size_t *idx)
 {
 	size_t lo = 0, hi = l->nlines;
 	Dwarf_Line *row;
@@ -189,6 +272,7 @@ static Dwarf_Line *find_row(struct tally_lines *l, uint64_t addr)
 	row = dwarf_onesrcline(l->lines, lo - 1);
 	if (!row || dwarf_lineendsequence(row, &end) || end)
 		return NULL;
+	*idx = lo - 1;
 	return row;
 }
 
@@ -228,6 +312,21 @@ static const char *full_path(struct tally_lines *l, const char *name)
 	return p;
 }
 
+/* The file of row i as binutils 2.40 names it (see file0_rows). */
+static const char *row_file(struct tally_lines *l, Dwarf_Line *row, size_t i)
+{
+	Dwarf_Files *files;
+	size_t idx;
+
+	if (l->file0 && l->file0[i] && dwarf_line_file(row, &files, &idx) == 0 && idx == 1) {
+		const char *f0 = dwarf_filesrc(files, 0, NULL, NULL);
+
+		if (f0)
+			return f0;
+	}
+	return dwarf_linesrc(row, NULL, NULL);
+}
+
 static int func_cmp(const void *x, const void *y)
 {
 	const struct elf_func *a = x, *b = y;
@@ -245,6 +344,20 @@ static void load_funcs(struct tally_lines *l)
 	GElf_Shdr sh;
 
 	l->funcs_loaded = true;
+	while (e && (scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size)
+			continue;
+		if (l->nr_secs % 16 == 0) {
+			void *v = realloc(l->secs, (l->nr_secs + 16) * sizeof(*l->secs));
+
+			if (!v)
+				break;
+			l->secs = v;
+		}
+		l->secs[l->nr_secs].lo = sh.sh_addr;
+		l->secs[l->nr_secs++].hi = sh.sh_addr + sh.sh_size;
+	}
+	scn = NULL;
 	while (e && (scn = elf_nextscn(e, scn))) {
 		Elf_Data *data;
 		size_t n;
@@ -264,15 +377,19 @@ static void load_funcs(struct tally_lines *l)
 			if (!gelf_getsym(data, (int)i, &sym))
 				break;
 			type = GELF_ST_TYPE(sym.st_info);
+			/* (bfd leaves out size-0 hidden local labels: annobin's markers) */
 			if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
-			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE || !sym.st_size)
+			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+			    (!sym.st_size && type == STT_NOTYPE &&
+			     GELF_ST_BIND(sym.st_info) == STB_LOCAL &&
+			     GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN))
 				continue;
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
 			l->funcs[l->nr_funcs++] = (struct elf_func){
 				.addr = sym.st_value, .size = sym.st_size, .idx = (uint32_t)i,
-				.typed = type != STT_NOTYPE, .func = type != STT_NOTYPE, .name = name,
+				.typed = type != STT_NOTYPE, .func = type == STT_FUNC, .name = name,
 				.bind = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 2 :
 					GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 0,
 			};
@@ -314,18 +431,49 @@ static const struct elf_func *funcs_at(struct tally_lines *l, uint64_t addr, siz
 	return n ? &l->funcs[lo] : NULL;
 }
 
-/* binutils names a function without a linkage name after the ELF symbol that starts
- * where it starts: of several, a function over a label, then the smallest, then (as
- * seen on glibc's aliases) the first by name. */
-static const char *elf_name_at(struct tally_lines *l, uint64_t addr)
+/* The ELF symbol binutils (bfd's _bfd_elf_find_function) takes for offset: of the
+ * symbols starting nearest below or at it, in symbol-table order, a later one replaces
+ * the one kept when the kept one ends before offset and the later is larger, or when
+ * both reach offset and the later is a function (STT_FUNC) where the kept one is not,
+ * or is typed where the kept one is a label, or is smaller. (glibc's
+ * pthread_mutex_lock: ___pthread_mutex_lock, the first of its aliases.) NULL when no
+ * symbol starts at or below offset. */
+static const char *elf_name_for(struct tally_lines *l, uint64_t offset)
 {
-	size_t n;
-	const struct elf_func *f = funcs_at(l, addr, &n), *best = NULL;
+	size_t lo = 0, hi, n;
+	const struct elf_func *f, *best = NULL;
 
+	if (!l->funcs_loaded)
+		load_funcs(l);
+	hi = l->nr_funcs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->funcs[mid].addr <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	for (size_t i = 0; i < l->nr_secs; i++) {
+		if (offset >= l->secs[i].lo && offset < l->secs[i].hi &&
+		    l->funcs[lo - 1].addr < l->secs[i].lo)
+			return NULL;	/* the nearest symbol is another section's */
+	}
+	f = funcs_at(l, l->funcs[lo - 1].addr, &n);
 	for (size_t i = 0; i < n; i++) {
-		if (!best || (f[i].func != best->func ? f[i].func :
-			      f[i].size != best->size ? f[i].size < best->size :
-			      strcmp(f[i].name, best->name) < 0))
+		uint64_t size = f[i].size ? f[i].size : 1, best_size;	/* bfd: at least 1 */
+		bool reaches = offset - f[i].addr < size;
+
+		if (!best) {
+			best = &f[i];
+			continue;
+		}
+		best_size = best->size ? best->size : 1;
+		if (offset - best->addr >= best_size ? size > best_size :
+		    reaches && (f[i].func != best->func ? f[i].func :
+				f[i].typed != best->typed ? f[i].typed : size < best_size))
 			best = &f[i];
 	}
 	return best ? best->name : NULL;
@@ -336,9 +484,12 @@ const char *tally_lines__symbol_name(struct tally_lines *l, uint64_t addr)
 	size_t n;
 	const struct elf_func *f = funcs_at(l, addr, &n), *best = NULL;
 
-	/* objdump's order of symbols at one address: functions, then global before weak
-	 * before local, larger before smaller, then by name */
+	/* objdump's order of symbols at one address: functions (STT_FUNC; an IFUNC is
+	 * none: glibc's strcspn_ifunc before strcspn), then global before weak before
+	 * local, larger before smaller, then by name */
 	for (size_t i = 0; i < n; i++) {
+		if (!f[i].size)
+			continue;
 		if (!best || (f[i].func != best->func ? f[i].func :
 			      f[i].bind != best->bind ? f[i].bind > best->bind :
 			      f[i].size != best->size ? f[i].size > best->size :
@@ -348,9 +499,26 @@ const char *tally_lines__symbol_name(struct tally_lines *l, uint64_t addr)
 	return best ? best->name : NULL;
 }
 
+/* Whether binutils reads the unit's DW_AT_names as linkage names (bfd's mangle_style
+ * is none for these languages). */
+static bool plain_names(struct tally_lines *l)
+{
+	switch (dwarf_srclang(&l->cu)) {
+	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Cobol74: case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77: case DW_LANG_Pascal83: case DW_LANG_PLI: case DW_LANG_C99:
+	case DW_LANG_UPC: case DW_LANG_C11: case DW_LANG_Mips_Assembler:
+	case 0x8765 /* DW_LANG_Upc */: case 0x8101 /* DW_LANG_HP_Basic91 */:
+	case 0x8106 /* DW_LANG_HP_IMacro */: case 0x8107 /* DW_LANG_HP_Assembler */:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* objdump's name for a function DIE: the demangled linkage name when it has one (with
- * its parameters), else its name (which gets "()"). Inlined instances name their
- * abstract origin. */
+ * its parameters), a linkage name that is no C++ name as it is, else the name of the
+ * ELF symbol at its start or its DW_AT_name (which get "()"). Inlined instances name
+ * their abstract origin. */
 static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full)
 {
 	Dwarf_Attribute attr;
@@ -368,12 +536,19 @@ static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full)
 				*full = true;
 				return d;
 			}
+			/* a C function renamed in assembly (glibc's __GI_ aliases): binutils
+			 * takes the linkage name as it is, and looks for no symbol */
+			return strdup(name);
 		}
 	}
-	/* (not for an out-of-line copy of an inlined function, a clone: binutils keeps
-	 * the abstract function's name, "update_active" for update_active.constprop.0) */
-	if (dwarf_tag(die) == DW_TAG_subprogram && !dwarf_hasattr(die, DW_AT_abstract_origin) &&
-	    first_low(die, &low) == 0 && (name = elf_name_at(l, low)))
+	/* binutils takes the DW_AT_name of a language without mangling (C, assembler, ...)
+	 * as it is; of another (C++'s main, extern "C" functions) it takes the name of the
+	 * ELF symbol starting where the function starts, if one does. (Not for an
+	 * out-of-line copy of an inlined function, a clone: that keeps the abstract
+	 * function's name, "update_active" for update_active.constprop.0.) */
+	if (!plain_names(l) && dwarf_tag(die) == DW_TAG_subprogram &&
+	    !dwarf_hasattr(die, DW_AT_abstract_origin) && first_low(die, &low) == 0 &&
+	    (name = elf_name_for(l, low)))
 		return strdup(name);
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
 		name = dwarf_formstring(&attr);
@@ -442,6 +617,25 @@ static void load_function(struct tally_lines *l, uint64_t addr)
 		if (l->scopes[i].depth == 0 && addr >= l->scopes[i].lo && addr < l->scopes[i].hi)
 			return;
 	clear_scopes(l);
+	/* assembler units may have several subprograms over the same code (glibc's
+	 * memmove and memcpy entry points): all of them, binutils names the last */
+	if (dwarf_srclang(&l->cu) == DW_LANG_Mips_Assembler) {
+		Dwarf_Die child;
+		Dwarf_Addr lo, hi;
+
+		if (dwarf_child(&l->cu, &child) == 0) {
+			do {
+				if (dwarf_tag(&child) == DW_TAG_subprogram &&
+				    dwarf_lowpc(&child, &lo) == 0 && dwarf_highpc(&child, &hi) == 0 &&
+				    addr >= lo && addr < hi && add_scope(l, &child, 0)) {
+					clear_scopes(l);
+					break;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		if (l->nr_scopes)
+			return;
+	}
 	/* the outermost function around addr: its subprogram, or an inlined instance
 	 * when the subprogram's ranges leave addr out (code gcc moved ahead of it) */
 	n = dwarf_getscopes(&l->cu, addr, &scopes);
@@ -460,6 +654,7 @@ static void load_function(struct tally_lines *l, uint64_t addr)
 int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out)
 {
 	Dwarf_Line *row;
+	size_t ri = 0;
 	int line = 0;
 	unsigned disc = 0;
 	const struct scope *best = NULL;
@@ -467,24 +662,30 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 	memset(out, 0, sizeof(*out));
 	if (find_cu(l, addr))
 		return -ENOENT;
-	row = find_row(l, addr);
+	row = find_row(l, addr, &ri);
 	if (!row)
 		return -ENOENT;
-	out->file = full_path(l, dwarf_linesrc(row, NULL, NULL));
+	out->file = full_path(l, row_file(l, row, ri));
 	dwarf_lineno(row, &line);
 	dwarf_linediscriminator(row, &disc);
 	out->line = line > 0 ? (unsigned)line : 0;
 	out->discriminator = disc;
 	load_function(l, addr);
+	/* binutils' choice: the function whose range around addr is the smallest, of
+	 * equal ones the later in the DWARF (scopes are in DIE order) */
 	for (size_t i = 0; i < l->nr_scopes; i++) {
 		const struct scope *s = &l->scopes[i];
 
-		if (addr >= s->lo && addr < s->hi && (!best || s->depth >= best->depth))
+		if (addr >= s->lo && addr < s->hi &&
+		    (!best || s->hi - s->lo <= best->hi - best->lo))
 			best = s;
 	}
 	if (best) {
 		out->function = best->name;
 		out->function_is_full = best->full;
+	} else {
+		/* no DWARF function here: binutils names the ELF symbol around it */
+		out->function = elf_name_for(l, addr);
 	}
 	return 0;
 }
