@@ -837,9 +837,15 @@ static int annotate_run(struct annotate *a)
 	int ret;
 
 	a->nr_ev = tally_data__nr_events(a->data);
-	for (size_t i = 0; i < a->nr_ev; i++)
+	for (size_t i = 0; i < a->nr_ev; i++) {
 		if (tally_data__event(a->data, i)->nr_members > 1)
 			a->group_view = a->o->group != 0;
+		if (a->o->cpus && !(tally_data__event(a->data, i)->attr.sample_type & PERF_SAMPLE_CPU)) {
+			cli_error("--cpu: %s records no cpu in its samples (record with -a, -C or "
+				  "--sample-cpu to select by cpu)", a->o->input);
+			return 1;
+		}
+	}
 	if (report_session_new(&a->session, a->data, &so) ||
 	    tally_annotate__new(&a->ann, a->nr_ev ? a->nr_ev : 1) ||
 	    tally_lister__new(&a->lister, a->session, &lo)) {
@@ -918,6 +924,9 @@ static int annotate_exec(void *opts, const struct cli_args *args)
 				       "most; use -i to name the input file)", args->argv[0]);
 	if (args->argc)
 		o->symbol = args->argv[0];	/* perf takes a lone argument as the symbol */
+	if (o->show_total_period && o->show_nr_samples)
+		return cli_usage_error(&cmd_annotate, "--show-total-period and -n/--show-nr-samples: "
+				       "one column at a time (as perf)");
 	if (report_open(&a.data, o->input, o->force))
 		goto out;
 	status = annotate_run(&a);

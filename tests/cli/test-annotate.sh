@@ -53,6 +53,10 @@ if [ -s own.data ]; then
 	check "annotate --objdump: refused with the reason" eval 'test $rc -ne 0 && grep -q capstone x.err'
 	"$TALLY" annotate -i own.data --percent-type bogus >x.out 2>x.err; rc=$?
 	check "annotate --percent-type bogus: refused" eval 'test $rc -ne 0 && grep -q "local-period" x.err'
+	"$TALLY" annotate -i own.data -n --show-total-period >x.out 2>x.err; rc=$?
+	check "annotate -n --show-total-period: refused, one column at a time (rc $rc)" eval 'test $rc -ne 0 && grep -q "one column" x.err'
+	"$TALLY" annotate -i own.data -C 0 >x.out 2>x.err; rc=$?
+	check "annotate -C of a file without cpus in its samples: refused with the reason (rc $rc)" eval 'test $rc -ne 0 && grep -q "no cpu" x.err'
 	"$TALLY" annotate -i own.data -M masm >x.out 2>x.err; rc=$?
 	check "annotate -M masm: refused" eval 'test $rc -ne 0 && grep -q intel x.err'
 	"$TALLY" annotate -i own.data --dsos '[kernel.kallsyms]' -k /nonexistent/vmlinux >x.out 2>x.err; rc=$?
@@ -115,6 +119,15 @@ if [ -s hot.data ]; then
 else
 	fail "perf record of the hot workload"
 fi
+
+# -C: samples of the cpus asked for (a recording with cpus in its samples)
+perf record -q -N -F 1000 --sample-cpu -o cpu.data "$HOT" 0.2 >/dev/null 2>&1
+for c in 0 1 0-1; do
+	perf annotate --stdio -d hot -i cpu.data -C $c -n >p.out 2>/dev/null
+	"$TALLY" annotate -d hot -i cpu.data -C $c -n >t.out 2>/dev/null
+	norm p.out >p.norm; norm t.out >t.norm
+	check "annotate -C $c -n: every line as perf's (perf: $(grep -c 'Source code' p.out) functions)" diff p.norm t.norm
+done
 
 perf record -q -N -F 1000 -e '{cpu-clock,task-clock}' -o group.data "$HOT" 0.2 >/dev/null 2>&1
 perf annotate --stdio -d hot -i group.data >p.out 2>/dev/null
