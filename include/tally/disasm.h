@@ -53,6 +53,20 @@ const char *tally_code__section(const struct tally_code *c, uint64_t addr);
  * then start > addr): its name and start. NULL when there is none. objdump names branch
  * targets and memory operands this way. */
 const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64_t *start);
+/* The name objdump gives a branch target or memory operand at addr, in code being
+ * disassembled at cur: the nearest symbol at or below it in any section (with none
+ * below, the first symbol: then start > addr), PLT entries named as objdump names them
+ * ("free@plt", "*ABS*+0x9f1c0@plt") included; an address no symbol starts at that a
+ * dynamic relocation names (a GOT slot) gets that relocation's symbol with its version
+ * ("__errno_location@GLIBC_2.2.5", start == addr for another file's symbol, else the
+ * symbol's value: "<_nl_msg_cat_cntr@@GLIBC_2.2.5-0x1e90>"). NULL when the file has no
+ * symbols. */
+const char *tally_code__target_symbol(const struct tally_code *c, uint64_t addr, uint64_t cur,
+				      uint64_t *start);
+/* Add the .symtab of another ELF file, a separate debuginfo file of this one (objdump -S
+ * reads its symbols too): they replace the dynamic symbols of a file without a .symtab.
+ * 0, -ENOENT (it has no .symtab), -ENOEXEC, -ENOMEM, or the open's -errno. */
+int tally_code__add_symbols(struct tally_code *c, const char *path);
 /* The address of the file's symbol called name (functions and objects; a dynamic
  * symbol's version, "@@VERSION", need not be given): 0, or -ENOENT.
  * A vmlinux is linked at other addresses than the running kernel's (KASLR): the same

@@ -26,7 +26,7 @@ struct code_seg {
 };
 
 struct code_sec {
-	uint64_t addr, size;
+	uint64_t addr, size, entsize;
 	char *name;
 };
 
@@ -36,6 +36,21 @@ struct code_sym {
 	uint32_t idx;		/* its place in the table: the last word on ties */
 	uint16_t sec;		/* index into secs + 1, 0: none */
 	uint8_t rank;		/* which of several symbols at one address wins */
+	bool synthetic;		/* a PLT entry named after its relocation (objdump's) */
+	uint16_t bfd_len;	/* the length of the name bfd knows: a dynamic symbol's
+				 * without the version appended here */
+};
+
+/* A dynamic relocation (.rela.dyn, .rela.plt): objdump names an address that no symbol
+ * starts at after the symbol of a relocation there. */
+struct code_rel {
+	uint64_t addr, addend;
+	uint64_t value;		/* its symbol's (0 for an undefined one) */
+	bool undef;		/* its symbol is another file's: objdump names no offset */
+	bool tls;		/* its symbol is thread-local */
+	uint32_t name;		/* its symbol's name with version, in the pool */
+	bool named;		/* false: no symbol, or an absolute one */
+	uint32_t plt_name;	/* the name a PLT entry through it gets ("free", "*ABS*") */
 };
 
 struct tally_code {
@@ -47,9 +62,12 @@ struct tally_code {
 	struct code_sec *secs;
 	size_t nr_secs;
 	struct code_sym *syms;
-	size_t nr_syms;
+	size_t nr_syms, sym_cap;
+	bool syms_dynamic;	/* syms are .dynsym's (the file has no .symtab) */
+	struct code_rel *rels;	/* by address */
+	size_t nr_rels;
 	char *pool;
-	size_t pool_len;
+	size_t pool_len, pool_cap;
 	uint8_t *buf;		/* what __bytes returns */
 	size_t buf_cap;
 	uint8_t *image;		/* an image in memory (open_mem), else read from fd */
@@ -69,6 +87,7 @@ void tally_code__delete(struct tally_code *c)
 	free(c->secs);
 	free(c->segs);
 	free(c->syms);
+	free(c->rels);
 	free(c->pool);
 	free(c->buf);
 	free(c->image);
@@ -114,11 +133,20 @@ static int load_sections(struct tally_code *c, Elf *e)
 		name = elf_strptr(e, shstrndx, sh.sh_name);
 		c->secs[i].addr = sh.sh_flags & SHF_ALLOC ? sh.sh_addr : 0;
 		c->secs[i].size = sh.sh_flags & SHF_ALLOC ? sh.sh_size : 0;
+		c->secs[i].entsize = sh.sh_entsize;
 		if (name && !(c->secs[i].name = strdup(name)))
 			return -ENOMEM;
 	}
 	c->nr_secs = n;
 	return 0;
+}
+
+static size_t section_of(const struct tally_code *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->nr_secs; i++)
+		if (c->secs[i].size && addr >= c->secs[i].addr && addr - c->secs[i].addr < c->secs[i].size)
+			return i;
+	return SIZE_MAX;
 }
 
 /* objdump's order: by address; at one address functions (STT_FUNC, not IFUNCs) before
@@ -134,10 +162,11 @@ static int sym_cmp(const void *a, const void *b, void *pool)
 		return (int)y->rank - (int)x->rank;
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
-	/* by name without its version ("readdir" before "readdir64") */
+	/* by name, a dynamic symbol's without its version ("readdir" before "readdir64"; a
+	 * .symtab's "pthread_sigmask@@GLIBC_2.32" before "pthread_sigmask@GLIBC_2.2.5") */
 	{
 		const char *na_s = (const char *)pool + x->name, *nb_s = (const char *)pool + y->name;
-		size_t na = strcspn(na_s, "@"), nb = strcspn(nb_s, "@");
+		size_t na = x->bfd_len, nb = y->bfd_len;
 		int c = strncmp(na_s, nb_s, na < nb ? na : nb);
 
 		if (c || na != nb)
@@ -147,12 +176,64 @@ static int sym_cmp(const void *a, const void *b, void *pool)
 }
 
 /* The symbol versions a dynamic symbol table's entries carry: objdump names a symbol
- * "name@@VERSION" (its default version) or "name@VERSION" (another). */
+ * "name@@VERSION" (its default version) or "name@VERSION" (another, or a reference to
+ * another file's symbol). */
 struct versions {
 	Elf_Data *versym;		/* per dynamic symbol */
 	bool has_verdef;		/* the file defines versions */
-	const char *names[512];		/* by version index (from .gnu.version_d) */
+	const char *names[512];		/* by version index (.gnu.version_d and _r) */
+	bool needed[512];		/* the index is another file's version (_r) */
 };
+
+static void load_verdef(Elf *e, const GElf_Shdr *sh, Elf_Data *data, struct versions *v)
+{
+	size_t off = 0;
+
+	v->has_verdef = true;
+	for (size_t k = 0; k < sh->sh_info; k++) {
+		GElf_Verdef vd;
+		GElf_Verdaux va;
+
+		if (!gelf_getverdef(data, (int)off, &vd) ||
+		    !gelf_getverdaux(data, (int)(off + vd.vd_aux), &va))
+			break;
+		if (vd.vd_ndx < 512 && !(vd.vd_flags & VER_FLG_BASE))
+			v->names[vd.vd_ndx] = elf_strptr(e, sh->sh_link, va.vda_name);
+		if (!vd.vd_next)
+			break;
+		off += vd.vd_next;
+	}
+}
+
+static void load_verneed(Elf *e, const GElf_Shdr *sh, Elf_Data *data, struct versions *v)
+{
+	size_t off = 0;
+
+	for (size_t k = 0; k < sh->sh_info; k++) {
+		GElf_Verneed vn;
+		size_t aoff;
+
+		if (!gelf_getverneed(data, (int)off, &vn))
+			break;
+		aoff = off + vn.vn_aux;
+		for (size_t j = 0; j < vn.vn_cnt; j++) {
+			GElf_Vernaux va;
+
+			if (!gelf_getvernaux(data, (int)aoff, &va))
+				break;
+			if (va.vna_other < 512) {
+				v->names[va.vna_other] = elf_strptr(e, sh->sh_link, va.vna_name);
+				v->needed[va.vna_other] = true;
+			}
+			if (!va.vna_next)
+				break;
+			aoff += va.vna_next;
+		}
+		if (!vn.vn_next)
+			break;
+		off += vn.vn_next;
+	}
+}
 
 static void load_versions(Elf *e, struct versions *v)
 {
@@ -162,37 +243,84 @@ static void load_versions(Elf *e, struct versions *v)
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
-		size_t off = 0;
 
 		if (!gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
 			continue;
-		if (sh.sh_type == SHT_GNU_versym) {
+		if (sh.sh_type == SHT_GNU_versym)
 			v->versym = data;
-			continue;
-		}
-		if (sh.sh_type != SHT_GNU_verdef)
-			continue;
-		v->has_verdef = true;
-		for (size_t k = 0; k < sh.sh_info; k++) {
-			GElf_Verdef vd;
-			GElf_Verdaux va;
-
-			if (!gelf_getverdef(data, (int)off, &vd) ||
-			    !gelf_getverdaux(data, (int)(off + vd.vd_aux), &va))
-				break;
-			if (vd.vd_ndx < 512 && !(vd.vd_flags & VER_FLG_BASE))
-				v->names[vd.vd_ndx] = elf_strptr(e, sh.sh_link, va.vda_name);
-			if (!vd.vd_next)
-				break;
-			off += vd.vd_next;
-		}
+		else if (sh.sh_type == SHT_GNU_verdef)
+			load_verdef(e, &sh, data, v);
+		else if (sh.sh_type == SHT_GNU_verneed)
+			load_verneed(e, &sh, data, v);
 	}
 }
 
-/* Functions and data objects of one symbol table (v: its versions, for .dynsym); returns
- * how many, or -ENOMEM. */
+/* Dynamic symbol i's name as objdump prints it: with its version, "@" for a hidden
+ * version or another file's (a reference, or a copy relocation's "stderr@GLIBC_2.2.5");
+ * a program's own exports are "@@Base". In buf, or name itself. */
+static const char *versioned(const struct versions *v, size_t i, const char *name, bool undef,
+			     char *buf, size_t len)
+{
+	GElf_Versym vs;
+
+	if (!v || !v->versym || !gelf_getversym(v->versym, (int)i, &vs))
+		return name;
+	if ((vs & 0x7fff) >= 2 && (vs & 0x7fff) < 512 && v->names[vs & 0x7fff]) {
+		snprintf(buf, len, "%s%s%s", name,
+			 (vs & 0x8000) || undef || v->needed[vs & 0x7fff] ? "@" : "@@",
+			 v->names[vs & 0x7fff]);
+		return buf;
+	}
+	if (!v->has_verdef && !undef && (vs & 0x7fff) == 1) {
+		snprintf(buf, len, "%s@@Base", name);
+		return buf;
+	}
+	return name;
+}
+
+/* s into the pool: its offset, or -ENOMEM. */
+static long pool_add(struct tally_code *c, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	long at = (long)c->pool_len;
+
+	if (c->pool_len + len > c->pool_cap) {
+		size_t ncap = c->pool_cap ? c->pool_cap * 2 : 16384;
+		char *p;
+
+		while (ncap < c->pool_len + len)
+			ncap *= 2;
+		p = realloc(c->pool, ncap);
+		if (!p)
+			return -ENOMEM;
+		c->pool = p;
+		c->pool_cap = ncap;
+	}
+	memcpy(c->pool + c->pool_len, s, len);
+	c->pool_len += len;
+	return at;
+}
+
+static int add_sym(struct tally_code *c, const struct code_sym *sym)
+{
+	if (c->nr_syms == c->sym_cap) {
+		size_t ncap = c->sym_cap ? c->sym_cap * 2 : 1024;
+		struct code_sym *grown = realloc(c->syms, ncap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		c->syms = grown;
+		c->sym_cap = ncap;
+	}
+	c->syms[c->nr_syms++] = *sym;
+	return 0;
+}
+
+/* Functions and data objects of one symbol table (v: its versions, for .dynsym; by_addr:
+ * another file's table, whose sections are found by address); returns how many, or
+ * -ENOMEM. */
 static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
-			const struct versions *v, size_t *cap, size_t *pool_cap)
+			const struct versions *v, bool by_addr)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n = data && sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
@@ -200,87 +328,206 @@ static long load_symtab(struct tally_code *c, Elf *e, Elf_Scn *scn, const GElf_S
 
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
-		GElf_Versym vs;
 		const char *name;
-		char versioned[1024];
+		char buf[1024];
 		int type, bind;
-		size_t len;
+		long at;
+		size_t sec, bfd_len;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			break;
 		type = GELF_ST_TYPE(s.st_info);
 		bind = GELF_ST_BIND(s.st_info);
+		/* (absolute symbols too, in no section, and thread-local ones, whose values
+		 * are offsets: objdump names addresses after them,
+		 * "LIBSELINUX_1.0@@LIBSELINUX_1.0+0x7020", "__h_errno@@GLIBC_PRIVATE+0x25f8c") */
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
-		     type != STT_NOTYPE) || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
-		    !s.st_name)
+		     type != STT_NOTYPE && type != STT_TLS) || s.st_shndx == SHN_UNDEF ||
+		    (s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_ABS) || !s.st_name)
 			continue;
 		name = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!name || !*name || (type == STT_NOTYPE && name[0] == '$'))
 			continue;
-		if (v && v->versym && gelf_getversym(v->versym, (int)i, &vs) &&
-		    (vs & 0x7fff) >= 2 && (vs & 0x7fff) < 512 && v->names[vs & 0x7fff]) {
-			snprintf(versioned, sizeof(versioned), "%s%s%s", name, vs & 0x8000 ? "@" : "@@",
-				 v->names[vs & 0x7fff]);
-			name = versioned;
-		} else if (v && v->versym && !v->has_verdef && gelf_getversym(v->versym, (int)i, &vs) &&
-			   (vs & 0x7fff) == 1) {
-			/* a program's own exports: objdump calls their version Base */
-			snprintf(versioned, sizeof(versioned), "%s@@Base", name);
-			name = versioned;
-		}
-		len = strlen(name) + 1;
-		if (c->nr_syms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 1024;
-			struct code_sym *grown = realloc(c->syms, ncap * sizeof(*grown));
-
-			if (!grown)
-				return -ENOMEM;
-			c->syms = grown;
-			*cap = ncap;
-		}
-		if (c->pool_len + len > *pool_cap) {
-			size_t ncap = *pool_cap ? *pool_cap * 2 : 16384;
-			char *p;
-
-			while (ncap < c->pool_len + len)
-				ncap *= 2;
-			p = realloc(c->pool, ncap);
-			if (!p)
-				return -ENOMEM;
-			c->pool = p;
-			*pool_cap = ncap;
-		}
-		memcpy(c->pool + c->pool_len, name, len);
-		c->syms[c->nr_syms++] = (struct code_sym){
+		bfd_len = strlen(name);
+		name = versioned(v, i, name, false, buf, sizeof(buf));
+		if ((at = pool_add(c, name)) < 0)
+			return -ENOMEM;
+		sec = s.st_shndx == SHN_ABS || (type == STT_TLS && by_addr) ? SIZE_MAX :
+		      by_addr ? section_of(c, s.st_value) :
+		      s.st_shndx < c->nr_secs ? s.st_shndx : SIZE_MAX;
+		if (add_sym(c, &(struct code_sym){
 			.addr = s.st_value,
 			.size = s.st_size,
 			.idx = (uint32_t)i,
-			.name = (uint32_t)c->pool_len,
-			.sec = s.st_shndx < c->nr_secs ? (uint16_t)(s.st_shndx + 1) : 0,
+			.name = (uint32_t)at,
+			.sec = sec < c->nr_secs ? (uint16_t)(sec + 1) : 0,
 			/* functions over objects over the rest (IFUNCs, labels); global
 			 * over weak over local */
 			.rank = (uint8_t)((type == STT_FUNC ? 8 : type == STT_OBJECT ? 4 : 0) +
 					  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0)),
-		};
-		c->pool_len += len;
+			.bfd_len = (uint16_t)(bfd_len < UINT16_MAX ? bfd_len : UINT16_MAX),
+		    }))
+			return -ENOMEM;
 		added++;
 	}
 	return added;
+}
+
+static int rel_cmp(const void *a, const void *b)
+{
+	const struct code_rel *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The relocation sections over the dynamic symbol table dyn (index dyn_idx). */
+static int load_dynrels(struct tally_code *c, Elf *e, Elf_Scn *dyn, size_t dyn_idx,
+			const struct versions *v)
+{
+	Elf_Data *syms = elf_getdata(dyn, NULL);
+	GElf_Shdr dsh;
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+	long none = pool_add(c, "*ABS*");
+
+	if (!syms || !gelf_getshdr(dyn, &dsh) || none < 0)
+		return none < 0 ? -ENOMEM : 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_link != dyn_idx ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			GElf_Sym s;
+			struct code_rel rel = { .plt_name = (uint32_t)none };
+			size_t si;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				break;
+			rel.addr = r.r_offset;
+			rel.addend = (uint64_t)r.r_addend;
+			si = GELF_R_SYM(r.r_info);
+			if (si && gelf_getsym(syms, (int)si, &s) && s.st_shndx != SHN_ABS) {
+				const char *name = elf_strptr(e, dsh.sh_link, s.st_name);
+				char buf[1024];
+				long at, bare;
+
+				if (name && *name) {
+					bare = pool_add(c, name);
+					at = pool_add(c, versioned(v, si, name, s.st_shndx == SHN_UNDEF,
+								   buf, sizeof(buf)));
+					if (at < 0 || bare < 0)
+						return -ENOMEM;
+					rel.name = (uint32_t)at;
+					rel.plt_name = (uint32_t)bare;
+					rel.named = true;
+					rel.value = s.st_value;
+					rel.undef = s.st_shndx == SHN_UNDEF;
+					rel.tls = GELF_ST_TYPE(s.st_info) == STT_TLS;
+				}
+			}
+			if (c->nr_rels == cap) {
+				size_t ncap = cap ? cap * 2 : 256;
+				struct code_rel *g = realloc(c->rels, ncap * sizeof(*g));
+
+				if (!g)
+					return -ENOMEM;
+				c->rels = g;
+				cap = ncap;
+			}
+			c->rels[c->nr_rels++] = rel;
+		}
+	}
+	if (c->nr_rels)
+		qsort(c->rels, c->nr_rels, sizeof(*c->rels), rel_cmp);
+	return 0;
+}
+
+/* The dynamic relocation at addr (the first, of several), NULL if none. */
+static const struct code_rel *rel_at(const struct tally_code *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nr_rels;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->rels[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nr_rels && c->rels[lo].addr == addr ? &c->rels[lo] : NULL;
+}
+
+/* objdump's synthetic symbols for x86-64 PLT entries: each entry's indirect jump goes
+ * through a GOT slot; the dynamic relocation of that slot names the entry "sym@plt",
+ * "*ABS*+0xADDEND@plt" for one without a symbol (an IRELATIVE slot). */
+static int load_plt_syms(struct tally_code *c)
+{
+	for (size_t k = 0; k < c->nr_secs; k++) {
+		const struct code_sec *sec = &c->secs[k];
+		uint64_t step = sec->entsize ? sec->entsize : 16;
+
+		if (!sec->name || !sec->size || (strcmp(sec->name, ".plt") && strcmp(sec->name, ".plt.sec") &&
+						 strcmp(sec->name, ".plt.got") && strcmp(sec->name, ".plt.bnd")))
+			continue;
+		for (uint64_t a = sec->addr; a + step <= sec->addr + sec->size; a += step) {
+			const uint8_t *b;
+			size_t got = tally_code__bytes(c, a, (size_t)step, &b), p = 0;
+			const struct code_rel *rel;
+			char name[1100];
+			long at;
+
+			if (got < 6)
+				break;
+			if (got >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+				p = 4;		/* endbr64 */
+			if (p < got && b[p] == 0xf2)
+				p++;		/* bnd */
+			if (p + 6 > got || b[p] != 0xff || b[p + 1] != 0x25)
+				continue;	/* no jmp *disp32(%rip): the lazy entries of IBT */
+			{
+				int32_t disp = (int32_t)((uint32_t)b[p + 2] | (uint32_t)b[p + 3] << 8 |
+							 (uint32_t)b[p + 4] << 16 | (uint32_t)b[p + 5] << 24);
+
+				rel = rel_at(c, a + p + 6 + (uint64_t)(int64_t)disp);
+			}
+			if (!rel)
+				continue;
+			if (rel->addend)
+				snprintf(name, sizeof(name), "%s+0x%llx@plt", c->pool + rel->plt_name,
+					 (unsigned long long)rel->addend);
+			else
+				snprintf(name, sizeof(name), "%s@plt", c->pool + rel->plt_name);
+			if ((at = pool_add(c, name)) < 0 ||
+			    add_sym(c, &(struct code_sym){ .addr = a, .size = step, .name = (uint32_t)at,
+							   .idx = UINT32_MAX, .sec = (uint16_t)(k + 1),
+							   .rank = 2, .synthetic = true,
+							   .bfd_len = (uint16_t)strlen(name) }))
+				return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 static int load_symbols(struct tally_code *c, Elf *e)
 {
 	Elf_Scn *scn = NULL, *dyn = NULL;
 	GElf_Shdr sh, dsh;
-	size_t cap = 0, pool_cap = 0;
-	struct versions *v;
+	struct versions *v = NULL;
 	long n = 0;
+	int err = 0;
 
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		if (sh.sh_type == SHT_SYMTAB) {
-			long r = load_symtab(c, e, scn, &sh, NULL, &cap, &pool_cap);
+			long r = load_symtab(c, e, scn, &sh, NULL, false);
 
 			if (r < 0)
 				return (int)r;
@@ -290,19 +537,26 @@ static int load_symbols(struct tally_code *c, Elf *e)
 			dsh = sh;
 		}
 	}
-	if (!n && dyn) {
+	if (dyn) {
 		v = malloc(sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		load_versions(e, v);
-		n = load_symtab(c, e, dyn, &dsh, v, &cap, &pool_cap);
-		free(v);
+		if (!n) {
+			n = load_symtab(c, e, dyn, &dsh, v, false);
+			c->syms_dynamic = true;
+		}
 		if (n < 0)
-			return -ENOMEM;
+			err = -ENOMEM;
+		if (!err)
+			err = load_dynrels(c, e, dyn, elf_ndxscn(dyn), v);
+		free(v);
 	}
+	if (!err && c->machine == EM_X86_64 && c->nr_rels)
+		err = load_plt_syms(c);
 	if (c->nr_syms)
 		qsort_r(c->syms, c->nr_syms, sizeof(*c->syms), sym_cmp, c->pool);
-	return 0;
+	return err;
 }
 
 /* The GNU build-id note, from a note section or (an image with no sections) segment. */
@@ -500,14 +754,6 @@ int tally_code__symbol_addr(const struct tally_code *c, const char *name, uint64
 	return -ENOENT;
 }
 
-static size_t section_of(const struct tally_code *c, uint64_t addr)
-{
-	for (size_t i = 0; i < c->nr_secs; i++)
-		if (c->secs[i].size && addr >= c->secs[i].addr && addr - c->secs[i].addr < c->secs[i].size)
-			return i;
-	return SIZE_MAX;
-}
-
 const char *tally_code__section(const struct tally_code *c, uint64_t addr)
 {
 	size_t i = section_of(c, addr);
@@ -515,11 +761,11 @@ const char *tally_code__section(const struct tally_code *c, uint64_t addr)
 	return i == SIZE_MAX ? NULL : c->secs[i].name;
 }
 
-const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64_t *start)
+/* How many symbols start at or below addr (the index of the first above it). */
+static size_t syms_upto(const struct tally_code *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nr_syms, sec = section_of(c, addr);
+	size_t lo = 0, hi = c->nr_syms;
 
-	/* the first symbol above addr; walk down to one in addr's section */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -528,6 +774,14 @@ const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64_t *start)
+{
+	size_t lo = syms_upto(c, addr), sec = section_of(c, addr);
+
+	/* from the first symbol above addr, walk down to one in addr's section */
 	while (lo > 0) {
 		const struct code_sym *s = &c->syms[--lo];
 		size_t first = lo;
@@ -831,4 +1085,89 @@ int tally_disasm_syntax_parse(const char *s, enum tally_disasm_syntax *syntax)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+const char *tally_code__target_symbol(const struct tally_code *c, uint64_t addr, uint64_t cur,
+				      uint64_t *start)
+{
+	size_t lo = syms_upto(c, addr), first, cur_sec = section_of(c, cur);
+	const struct code_sym *s;
+	const struct code_rel *rel;
+
+	if (!c->nr_syms)
+		return NULL;
+	/* the nearest symbol at or below (none: the first of all, a negative offset); of
+	 * several there, the first in objdump's order, or the first in the section being
+	 * disassembled */
+	first = lo ? lo - 1 : 0;
+	while (first > 0 && c->syms[first - 1].addr == c->syms[first].addr)
+		first--;
+	s = &c->syms[first];
+	for (size_t i = first; i < c->nr_syms && c->syms[i].addr == s->addr; i++) {
+		if (cur_sec != SIZE_MAX && c->syms[i].sec == cur_sec + 1) {
+			s = &c->syms[i];
+			break;
+		}
+	}
+	/* not a symbol's start, and no PLT entry: the symbol of a dynamic relocation there
+	 * (a GOT slot) */
+	if (s->addr != addr && !s->synthetic && c->nr_rels && c->rels[0].addr <= addr &&
+	    c->rels[c->nr_rels - 1].addr >= addr && (rel = rel_at(c, addr))) {
+		for (; rel < c->rels + c->nr_rels && rel->addr == addr; rel++) {
+			/* (seen: objdump names a GOT slot of a thread-local symbol, libm's
+			 * TPOFF64 slot of errno@GLIBC_PRIVATE, with the debuginfo's symbols
+			 * but not with the dynamic ones) */
+			if (rel->named && !(rel->tls && c->syms_dynamic)) {
+				/* (objdump: offset from the symbol's value, none from an
+				 * undefined one's) */
+				*start = rel->undef ? addr : rel->value;
+				return c->pool + rel->name;
+			}
+		}
+	}
+	*start = s->addr;
+	return c->pool + s->name;
+}
+
+int tally_code__add_symbols(struct tally_code *c, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), err = 0;
+	struct stat st;
+	Elf *e = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(e = elf_begin(fd, ELF_C_READ, NULL)) ||
+	    elf_kind(e) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	while (!found && (scn = elf_nextscn(e, scn)))
+		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	if (!found) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (c->syms_dynamic) {
+		/* objdump's table is .symtab's when there is one: the dynamic symbols go,
+		 * the PLT entries stay */
+		size_t kept = 0;
+
+		for (size_t i = 0; i < c->nr_syms; i++)
+			if (c->syms[i].synthetic)
+				c->syms[kept++] = c->syms[i];
+		c->nr_syms = kept;
+		c->syms_dynamic = false;
+	}
+	if (load_symtab(c, e, scn, &sh, NULL, true) < 0)
+		err = -ENOMEM;
+	qsort_r(c->syms, c->nr_syms, sizeof(*c->syms), sym_cmp, c->pool);
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return err;
 }

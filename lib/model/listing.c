@@ -225,6 +225,10 @@ static void open_user(struct tally_lister *l, struct dso_slot *d)
 	}
 	if (l->o.lines || l->o.source)
 		tally_lines__open(&d->lines, d->path, debug[0] ? debug : NULL);
+	/* objdump -S follows the link to the debuginfo and names code with its symbols
+	 * too (glibc's __GI_ aliases); without them it names what the file has */
+	if (l->o.source && debug[0] && strcmp(debug, d->path))
+		tally_code__add_symbols(d->code, debug);
 }
 
 static struct dso_slot *slot(struct tally_lister *l, struct tally_dso *dso)
@@ -384,8 +388,38 @@ static int line_rows(struct build *b, uint64_t addr)
 	return 0;
 }
 
-/* The name of a code address: the session's symbols (perf's names, PLT entries
- * included), else the file's own (data objects). */
+/* objdump -C's spelling of a symbol name: a C++ name in full, with its parameters, and
+ * what follows an '@' (a version, "@plt") kept. */
+static const char *demangled(struct tally_lister *l, const char *name)
+{
+	const char *at;
+	char *head, *full;
+	const char *r = name;
+
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return name;
+	at = strchr(name, '@');
+	head = at ? strndup(name, (size_t)(at - name)) : NULL;
+	full = tly_demangle_full(head ? head : name);
+	if (full) {
+		size_t n = strlen(full), tail = at ? strlen(at) : 0;
+		char *joined = malloc(n + tail + 1);
+
+		if (joined) {
+			memcpy(joined, full, n);
+			memcpy(joined + n, at ? at : "", tail + 1);
+			r = intern(l, joined) ? intern(l, joined) : name;
+			free(joined);
+		}
+	}
+	free(head);
+	free(full);
+	return r;
+}
+
+/* The name of a code address: objdump's for a file (its symbols and PLT entries, GOT
+ * slots by their relocations); for the kernel the session's (kallsyms), else the
+ * file's own (data objects). */
 static struct tally_row_name name_of(struct build *b, uint64_t addr)
 {
 	struct tally_row_name n = { NULL, 0 };
@@ -393,6 +427,12 @@ static struct tally_row_name name_of(struct build *b, uint64_t addr)
 	uint64_t dso_addr, start;
 	const char *name;
 
+	if (!tally_dso__is_kernel(b->d->dso) &&
+	    (name = tally_code__target_symbol(b->d->code, addr, b->x->start, &start))) {
+		n.sym = demangled(b->l, name);
+		n.off = (int64_t)(addr - start);
+		return n;
+	}
 	if (tally_dso__is_kernel(b->d->dso))
 		dso_addr = addr + (uint64_t)b->d->kaslr;
 	else
@@ -439,7 +479,7 @@ static int insn_rows(struct build *b, const uint8_t *code, size_t len)
 		at += tally_disasm__one(b->d->dis, code + at, len - at, addr, &r->insn);
 		r->offset = addr - x->start;
 		if (r->insn.has_target && r->insn.target >= x->start && r->insn.target < x->end &&
-		    (x->name || b->sym->name)) {
+		    (x->name || b->sym->name) && tally_dso__is_kernel(b->d->dso)) {
 			/* inside the function: objdump names it after the function */
 			r->target.sym = x->name ? x->name : b->sym->name;
 			r->target.off = (int64_t)(r->insn.target - x->start) + (x->name ? x->name_off : 0);
@@ -545,15 +585,7 @@ int tally_lister__list(struct tally_lister *l, struct tally_dso *dso, const stru
 			b.x->name_off = (int64_t)(start - at);
 		}
 	}
-	if (b.x->name && b.x->name[0] == '_' && b.x->name[1] == 'Z') {
-		/* objdump -C: a C++ name in full, with its parameters */
-		char *full = tly_demangle_full(b.x->name);
-
-		if (full) {
-			b.x->name = intern(l, full) ? intern(l, full) : b.x->name;
-			free(full);
-		}
-	}
+	b.x->name = demangled(l, b.x->name);	/* objdump -C */
 	b.x->section = tally_code__section(d->code, start);
 	if (!b.x->section)
 		b.x->section = ".text";

@@ -16,6 +16,21 @@ insns() {
 	     /^( +[0-9.]+)+ : +[0-9a-f]+:/ { line = $0; sub(/: *[0-9a-f]+:.*/, "", line); a = $0; sub(/^[^:]*: +/, "", a); sub(/:.*/, "", a);
 					     if (first == "") first = a; gsub(/ +/, " ", line); print dso "|" first "|" line " " a }' "$1"
 }
+# targets FILE: "dso|address|target <name>" for every instruction that names an address
+# (a branch or call target, a memory operand's "# addr <name>" comment): the names
+# objdump gives them, which perf shows
+targets() {
+	awk '/Source code & Disassembly of/ { dso = $0; sub(/.*Disassembly of /, "", dso); sub(/ .*/, "", dso); next }
+	     /^( +[0-9.]+)+ : +[0-9a-f]+:.* [0-9a-f]+ <.*>$/ { a = $0; sub(/^[^:]*: +/, "", a); sub(/:.*/, "", a);
+		t = $0; sub(/.* [0-9a-f]+ </, "", t); n = $0; sub(/ <.*/, "", n); sub(/.* /, "", n); print dso "|" a "|" n " <" t }' "$1" | sort -u
+}
+# same_targets PERF TALLY: every address perf names, tally names alike; prints what differs
+same_targets() {
+	targets "$1" >p.tgt
+	targets "$2" >t.tgt
+	comm -23 p.tgt t.tgt >missing
+	[ -s p.tgt ] && [ ! -s missing ] || { head -5 missing | sed 's/^/# perf only: /'; return 1; }
+}
 # same_insns PERF TALLY: every function perf annotated, tally annotated with the same
 # instructions (addresses) and the same values; prints what differs
 same_insns() {
@@ -115,6 +130,9 @@ if [ -s hot.data ]; then
 		else
 			fail "annotate ${opts:-(defaults)}: every line as perf's but the instructions' spelling"; head -10 d.out | sed 's/^/# /'
 		fi
+		case "$opts" in "" | "--no-source")
+			check "annotate ${opts:-(defaults)}: jump, call and memory targets named as perf" same_targets p.out t.out ;;
+		esac
 	done
 else
 	fail "perf record of the hot workload"
@@ -155,6 +173,22 @@ for o in "-n" "--percent-type local-hits"; do
 	perf annotate --stdio -i mix.data $o >p.out 2>/dev/null
 	"$TALLY" annotate -i mix.data $o >t.out 2>/dev/null
 	check "annotate $o of the mix: the same instructions and values" same_insns p.out t.out
+done
+# what perf shows of each instruction beyond capstone's spelling: the names of the
+# addresses it refers to (PLT entries, GOT slots by their relocations, versions, the
+# debuginfo's symbols with the source), and the source lines of every function
+for o in "" "--no-source"; do
+	perf annotate --stdio -i mix.data $o >p.out 2>/dev/null
+	"$TALLY" annotate -i mix.data $o >t.out 2>/dev/null
+	check "annotate ${o:-(defaults)} of the mix: jump, call and memory targets named as perf" same_targets p.out t.out
+	# ([vdso] aside: perf -N has no copy of it, tally reads this kernel's)
+	awk '/Source code & Disassembly of \[vdso\]/ {skip = 1; next} /Source code & Disassembly of/ {skip = 0} !skip' t.out >t.novdso
+	norm p.out >p.norm; norm t.novdso >t.norm
+	if [ -s p.norm ] && diff p.norm t.norm >d.out; then
+		ok "annotate ${o:-(defaults)} of the mix: every line as perf's but the instructions' spelling"
+	else
+		fail "annotate ${o:-(defaults)} of the mix: every line as perf's but the instructions' spelling"; head -10 d.out | sed 's/^/# /'
+	fi
 done
 
 # source lines and names where libdw and binutils 2.40 part ways, on a program of our
@@ -200,7 +234,7 @@ EOF_INC
 			perf annotate --stdio -d inc -i inc.data $a >p.out 2>/dev/null
 			"$TALLY" annotate -d inc -i inc.data $a >t.out 2>/dev/null
 			norm p.out >p.norm; norm t.out >t.norm
-			if [ -s p.norm ] && diff p.norm t.norm >d.out; then
+			if [ -s p.norm ] && diff p.norm t.norm >d.out && same_targets p.out t.out; then
 				ok "annotate $a of an #included function: every line as perf's"
 			else
 				fail "annotate $a of an #included function: every line as perf's"; head -10 d.out | sed 's/^/# /'
@@ -241,6 +275,7 @@ EOF_CXX
 		"$TALLY" annotate -i cxx.data >t.out 2>/dev/null
 		check "annotate of C++: the functions perf annotates, same instructions and shares" same_insns p.out t.out
 		check "annotate of C++: the listing names the method in full, as objdump -C" grep -q ' <ns::Acc<double>::add(double)>:$' t.out
+		check "annotate of C++: calls name their targets as objdump -C, parameters and @plt" same_targets p.out t.out
 	else
 		skip "annotate of C++ (g++ cannot build here)"
 	fi
