@@ -37,7 +37,9 @@ struct tally_line {
 				 * (objdump prints it as is, a C name gets "()") */
 };
 
-/* The row for ELF virtual address addr. 0, or -ENOENT when no line table covers it. */
+/* The row for ELF virtual address addr. 0, or -ENOENT when no line table covers it
+ * and no ELF symbol does. Code no compilation unit covers (crtstuff's, _init) gets the
+ * function binutils names from the symbol table, with no file and line 0. */
 int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out);
 
 /* The name objdump gives the function starting at addr, from the symbol table of the
