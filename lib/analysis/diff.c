@@ -18,7 +18,8 @@
 struct prow {
 	const char *comm, *dso, *sym;	/* interned; NULL: none */
 	const struct tally_thread *thread;	/* pid key: named after its last comm */
-	uint64_t ip;
+	uint64_t ip;			/* shown: in its dso */
+	uint64_t raw_ip;		/* the sample's, which picks the one shown */
 	char level;
 	int32_t pid, tid, cpu;
 	uint64_t period, nr_samples;
@@ -251,8 +252,13 @@ static int add_sample(struct tally_profile *p, int evidx, const struct perf_even
 	 * every sample of its keys (a filter on something else than a key leaks) */
 	if (!r->nr_samples)
 		r->filtered = !keep;
-	if (!r->nr_samples || tmpl.ip < r->ip) {	/* perf shows the lowest address */
+	/* perf shows the address of the sample whose own address is the lowest (as the
+	 * 64-bit difference taken as signed: its input tree's order), in its dso: of the
+	 * unresolved samples of ls and dash merged by -s sym, dash's when dash was loaded
+	 * lower */
+	if (!r->nr_samples || (int64_t)(smp.ip - r->raw_ip) < 0) {
 		r->ip = tmpl.ip;
+		r->raw_ip = smp.ip;
 		r->level = tmpl.level;
 	}
 	r->period += period;
