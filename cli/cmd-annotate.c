@@ -296,7 +296,7 @@ static void name_text(char *buf, size_t cap, const struct tally_row_name *n)
  * relative operand refers to as a "# addr <sym>" comment. */
 static void insn_text(const struct tally_row *r, char *buf, size_t cap)
 {
-	char name[512];
+	char name[4096];	/* (C++ template names run to kilobytes) */
 	int n;
 
 	if (r->insn.has_target) {
@@ -454,7 +454,7 @@ static void print_insn(struct sym_print *p, size_t i, uint64_t next_off)
 {
 	const struct tally_row *r = &p->x->rows[i];
 	const struct annotate_opts *o = p->a->o;
-	char insn[2048], raw[128], line[4096], out[8192];
+	char insn[9000], raw[128], line[9200], out[16384];
 	size_t nbytes = r->insn.size < sizeof(r->insn.bytes) ? r->insn.size : sizeof(r->insn.bytes);
 	size_t first = nbytes < RAW_PER_LINE ? nbytes : RAW_PER_LINE;
 	uint64_t end = o->asm_raw && nbytes > RAW_PER_LINE ? r->offset + RAW_PER_LINE : next_off;

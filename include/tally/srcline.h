@@ -42,6 +42,11 @@ struct tally_line {
  * function binutils names from the symbol table, with no file and line 0. */
 int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out);
 
+/* Start another listing: binutils names a C++ function without a linkage name after
+ * the ELF symbols the first time one run of objdump asks about it (one listing), which
+ * find emulates; this forgets what it was asked. */
+void tally_lines__forget(struct tally_lines *l);
+
 /* The name objdump gives the function starting at addr, from the symbol table of the
  * file the DWARF came from (a debuginfo file has the full one): of several symbols
  * there, a function before a label, global before weak before local, the larger, then

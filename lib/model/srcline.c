@@ -26,6 +26,17 @@ struct scope {
 	unsigned depth;
 	char *name;
 	bool full;
+	bool linkage;		/* bfd's is_linkage: the name is final (see bfd_name) */
+	uint64_t first_lo;	/* bfd's first arange's start */
+	uint64_t off;		/* its DIE */
+};
+
+/* What binutils decided for a function without a linkage name during one run of
+ * objdump (one listing): the name it printed the first time, and the one it keeps. */
+struct named {
+	uint64_t off;
+	char *first, *keep;	/* keep NULL: the DWARF name */
+	bool first_full, keep_full;	/* demangled C++ names with their parameters */
 };
 
 struct tally_lines {
@@ -59,6 +70,8 @@ struct tally_lines {
 	/* the file's allocated sections: a symbol names only code of its own section */
 	struct { uint64_t lo, hi; } *secs;
 	size_t nr_secs;
+	struct named *named;		/* this listing's (tally_lines__forget) */
+	size_t nr_named;
 };
 
 static int open_dwarf(struct tally_lines *l, const char *path)
@@ -136,6 +149,8 @@ void tally_lines__delete(struct tally_lines *l)
 	free(l->funcs);
 	free(l->secs);
 	free(l->file0);
+	tally_lines__forget(l);
+	free(l->named);
 	if (l->dw)
 		dwarf_end(l->dw);
 	if (l->fd >= 0)
@@ -399,16 +414,6 @@ static void load_funcs(struct tally_lines *l)
 	}
 }
 
-/* The start of a DIE's first address range. */
-static int first_low(Dwarf_Die *die, Dwarf_Addr *low)
-{
-	Dwarf_Addr base, hi;
-
-	if (dwarf_lowpc(die, low) == 0)
-		return 0;
-	return dwarf_ranges(die, 0, &base, low, &hi) > 0 ? 0 : -1;
-}
-
 /* The first of the ELF symbols at addr (NULL: none) and how many there are. */
 static const struct elf_func *funcs_at(struct tally_lines *l, uint64_t addr, size_t *nr)
 {
@@ -438,7 +443,7 @@ static const struct elf_func *funcs_at(struct tally_lines *l, uint64_t addr, siz
  * or is typed where the kept one is a label, or is smaller. (glibc's
  * pthread_mutex_lock: ___pthread_mutex_lock, the first of its aliases.) NULL when no
  * symbol starts at or below offset. */
-static const char *elf_name_for(struct tally_lines *l, uint64_t offset)
+static const struct elf_func *elf_func_for(struct tally_lines *l, uint64_t offset)
 {
 	size_t lo = 0, hi, n;
 	const struct elf_func *f, *best = NULL;
@@ -476,7 +481,14 @@ static const char *elf_name_for(struct tally_lines *l, uint64_t offset)
 				f[i].typed != best->typed ? f[i].typed : size < best_size))
 			best = &f[i];
 	}
-	return best ? best->name : NULL;
+	return best;
+}
+
+static const char *elf_name_for(struct tally_lines *l, uint64_t offset)
+{
+	const struct elf_func *f = elf_func_for(l, offset);
+
+	return f ? f->name : NULL;
 }
 
 const char *tally_lines__symbol_name(struct tally_lines *l, uint64_t addr)
@@ -516,16 +528,17 @@ static bool plain_names(struct tally_lines *l)
 }
 
 /* objdump's name for a function DIE: the demangled linkage name when it has one (with
- * its parameters), a linkage name that is no C++ name as it is, else the name of the
- * ELF symbol at its start or its DW_AT_name (which get "()"). Inlined instances name
- * their abstract origin. */
-static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full)
+ * its parameters), a linkage name that is no C++ name as it is, else its DW_AT_name
+ * (which gets "()"), final (*linkage) in a language without mangling; in another, bfd
+ * looks at the ELF symbols the first time (bfd_name). Inlined instances name their
+ * abstract origin. */
+static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full, bool *linkage)
 {
 	Dwarf_Attribute attr;
 	const char *name = NULL;
-	Dwarf_Addr low;
 
 	*full = false;
+	*linkage = true;
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) {
 		name = dwarf_formstring(&attr);
@@ -542,25 +555,43 @@ static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full)
 		}
 	}
 	/* binutils takes the DW_AT_name of a language without mangling (C, assembler, ...)
-	 * as it is; of another (C++'s main, extern "C" functions) it takes the name of the
-	 * ELF symbol starting where the function starts, if one does. (Not for an
-	 * out-of-line copy of an inlined function, a clone: that keeps the abstract
-	 * function's name, "update_active" for update_active.constprop.0.) */
-	if (!plain_names(l) && dwarf_tag(die) == DW_TAG_subprogram &&
-	    !dwarf_hasattr(die, DW_AT_abstract_origin) && first_low(die, &low) == 0 &&
-	    (name = elf_name_for(l, low)))
-		return strdup(name);
+	 * as it is (an out-of-line copy of an inlined function, a clone, keeps the abstract
+	 * function's name: "update_active" for update_active.constprop.0) */
+	*linkage = plain_names(l);
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
 		name = dwarf_formstring(&attr);
 	return name ? strdup(name) : NULL;
+}
+
+/* bfd's first arange of a DIE: its first non-empty range, grown by the later ranges
+ * that adjoin it. */
+static uint64_t bfd_first_low(Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi, flo = 0, fhi = 0;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (flo == fhi) {
+			flo = lo;
+			fhi = hi;
+		} else if (lo == fhi) {
+			fhi = hi;
+		} else if (hi == flo) {
+			flo = lo;
+		}
+	}
+	return flo;
 }
 
 static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
-	bool full;
-	char *name = scope_name(l, die, &full);
+	bool full, linkage;
+	char *name = scope_name(l, die, &full, &linkage);
+	uint64_t first_lo = linkage ? 0 : bfd_first_low(die), dieoff = dwarf_dieoffset(die);
 
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (l->nr_scopes == l->cap_scopes) {
@@ -576,7 +607,7 @@ static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 		}
 		l->scopes[l->nr_scopes++] = (struct scope){
 			.lo = lo, .hi = hi, .depth = depth, .name = name ? strdup(name) : NULL,
-			.full = full,
+			.full = full, .linkage = linkage, .first_lo = first_lo, .off = dieoff,
 		};
 	}
 	free(name);
@@ -651,6 +682,69 @@ static void load_function(struct tally_lines *l, uint64_t addr)
 	free(scopes);
 }
 
+void tally_lines__forget(struct tally_lines *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nr_named; i++) {
+		free(l->named[i].first);
+		free(l->named[i].keep);
+	}
+	l->nr_named = 0;
+}
+
+/* An ELF symbol's name as objdump -C prints it. */
+static char *symbol_text(const char *name, bool *full)
+{
+	char *d = name[0] == '_' && name[1] == 'Z' ? tly_demangle_full(name) : NULL;
+
+	*full = d != NULL;
+	return d ? d : strdup(name);
+}
+
+/* bfd's name for a function without a linkage name, in a language with mangling (C++'s
+ * main, a static function's inlined instance): the first time objdump asks about it,
+ * the ELF symbol around the address; the function keeps that name when the symbol
+ * starts where its first range does, else it is its DW_AT_name from then on. (So
+ * objdump prints "main()" on the first address of an inlined static function, and
+ * its name the next time.) */
+static void bfd_name(struct tally_lines *l, const struct scope *s, uint64_t addr,
+		     struct tally_line *out)
+{
+	const struct elf_func *f;
+	struct named *n;
+
+	for (size_t i = 0; i < l->nr_named; i++) {
+		if (l->named[i].off == s->off) {
+			if (l->named[i].keep) {
+				out->function = l->named[i].keep;
+				out->function_is_full = l->named[i].keep_full;
+			}
+			return;
+		}
+	}
+	if (!(f = elf_func_for(l, addr)))
+		return;
+	if (l->nr_named % 16 == 0) {
+		struct named *v = realloc(l->named, (l->nr_named + 16) * sizeof(*v));
+
+		if (!v)
+			return;
+		l->named = v;
+	}
+	n = &l->named[l->nr_named];
+	n->off = s->off;
+	n->first = symbol_text(f->name, &n->first_full);
+	n->keep = f->addr == s->first_lo ? symbol_text(f->name, &n->keep_full) : NULL;
+	if (!n->first) {
+		free(n->keep);
+		return;
+	}
+	l->nr_named++;
+	out->function = n->first;
+	out->function_is_full = n->first_full;
+}
+
 int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out)
 {
 	Dwarf_Line *row;
@@ -687,6 +781,8 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 	if (best) {
 		out->function = best->name;
 		out->function_is_full = best->full;
+		if (!best->linkage)
+			bfd_name(l, best, addr, out);
 	} else {
 		/* no DWARF function here: binutils names the ELF symbol around it */
 		out->function = elf_name_for(l, addr);
