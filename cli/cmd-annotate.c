@@ -62,6 +62,8 @@ struct annotate {
 	struct tally_lister *lister;
 	size_t nr_ev;
 	bool group_view;
+	bool forced_leader;		/* --group on a file without groups: all events are
+					 * the first one's group (perf's evlist__force_leader) */
 	/* the printer's state across functions, as perf's (a static in perf) */
 	const char *prev_path;
 	char prev_path_buf[4096];
@@ -568,14 +570,15 @@ static void event_name(struct annotate *a, size_t ev, size_t nm, char *buf, size
 		snprintf(buf, cap, "%s", e->name ? e->name : "unknown");
 		return;
 	}
-	off = (size_t)snprintf(buf, cap, "anon group {");
+	/* (a forced group is named by its events alone: "cpu-clock, task-clock") */
+	off = a->forced_leader ? 0 : (size_t)snprintf(buf, cap, "anon group { ");
 	for (size_t k = 0; k < nm && off < cap; k++) {
 		const struct tally_data_event *m = tally_data__event(a->data, ev + k);
 
-		off += (size_t)snprintf(buf + off, cap - off, "%s %s", k ? "," : "",
+		off += (size_t)snprintf(buf + off, cap - off, "%s%s", k ? ", " : "",
 					m->name ? m->name : "unknown");
 	}
-	if (off < cap)
+	if (off < cap && !a->forced_leader)
 		snprintf(buf + off, cap - off, " }");
 }
 
@@ -775,6 +778,8 @@ static size_t group_size(struct annotate *a, size_t ev)
 {
 	const struct tally_data_event *e = tally_data__event(a->data, ev);
 
+	if (a->forced_leader)
+		return ev == 0 && a->nr_ev <= 16 ? a->nr_ev : 1;
 	if (!a->group_view || e->nr_members < 2 || e->leader != (int)ev)
 		return 1;
 	if ((size_t)e->nr_members > 16 || ev + (size_t)e->nr_members > a->nr_ev)
@@ -790,7 +795,7 @@ static int print_all(struct annotate *a)
 
 		if (!tally_annotate__event_total(a->ann, ev).nr_samples)
 			continue;
-		if (a->group_view && e->leader != (int)ev)
+		if (a->group_view && (a->forced_leader ? ev != 0 : e->leader != (int)ev))
 			continue;	/* a member: a column of its leader's listing */
 		err = print_event(a, ev, group_size(a, ev));
 		if (err)
@@ -846,6 +851,8 @@ static int annotate_run(struct annotate *a)
 			return 1;
 		}
 	}
+	if (a->o->group == 1 && !a->group_view && a->nr_ev > 1 && a->nr_ev <= 16)
+		a->group_view = a->forced_leader = true;
 	if (report_session_new(&a->session, a->data, &so) ||
 	    tally_annotate__new(&a->ann, a->nr_ev ? a->nr_ev : 1) ||
 	    tally_lister__new(&a->lister, a->session, &lo)) {

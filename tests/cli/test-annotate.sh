@@ -153,6 +153,15 @@ perf annotate --stdio -d hot -i group.data >p.out 2>/dev/null
 norm p.out >p.norm; norm t.out >t.norm
 if [ -s p.norm ] && diff p.norm t.norm >d.out; then ok "annotate of a group: a column per member, as perf"; else fail "annotate of a group: a column per member, as perf"; head -10 d.out | sed 's/^/# /'; fi
 
+# --group on events recorded without a group: perf forces the first as their leader
+perf record -q -N -F 1000 -e cpu-clock,task-clock -o two.data "$HOT" 0.2 >/dev/null 2>&1
+for o in "" "--group" "--group -n"; do
+	perf annotate --stdio -d hot -i two.data $o >p.out 2>/dev/null
+	"$TALLY" annotate -d hot -i two.data $o >t.out 2>/dev/null
+	norm p.out >p.norm; norm t.out >t.norm
+	check "annotate ${o:-(defaults)} of two events without a group: every line as perf's" eval '[ -s p.norm ] && diff p.norm t.norm'
+done
+
 # a mix of programs: libc and ld.so functions, with and without debuginfo
 perf record -q -N -c 100000 -o mix.data -- sh -c "$HOT 0.1; ls -lR /usr/share/doc >/dev/null 2>&1; $HOT 0.05" >/dev/null 2>&1
 perf annotate --stdio -i mix.data >p.out 2>/dev/null
