@@ -287,8 +287,8 @@ static void name_text(char *buf, size_t cap, const struct tally_row_name *n)
 	if (!n->sym)
 		buf[0] = 0;
 	else if (n->off)
-		snprintf(buf, cap, " <%s%c0x%" PRIx64 ">", n->sym, n->off < 0 ? '-' : '+',
-			 n->off < 0 ? (uint64_t)-n->off : (uint64_t)n->off);
+		snprintf(buf, cap, " <%s%c0x%" PRIx64 ">", n->sym, n->above ? '-' : '+',
+			 n->above ? -(uint64_t)n->off : (uint64_t)n->off);
 	else
 		snprintf(buf, cap, " <%s>", n->sym);
 }

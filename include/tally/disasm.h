@@ -56,8 +56,9 @@ const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64
 /* The name objdump gives a branch target or memory operand at addr, in code being
  * disassembled at cur: the nearest symbol at or below it in any section (with none
  * below, the first symbol: then start > addr), PLT entries named as objdump names them
- * ("free@plt", "*ABS*+0x9f1c0@plt") included; an address no symbol starts at that a
- * dynamic relocation names (a GOT slot) gets that relocation's symbol with its version
+ * ("free@plt", "*ABS*+0x9f1c0@plt") included; unless that symbol is in cur's section,
+ * an address a dynamic relocation names (a GOT slot) gets that relocation's symbol
+ * with its version
  * ("__errno_location@GLIBC_2.2.5", start == addr for another file's symbol, else the
  * symbol's value: "<_nl_msg_cat_cntr@@GLIBC_2.2.5-0x1e90>"). NULL when the file has no
  * symbols. */

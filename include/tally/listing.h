@@ -55,7 +55,9 @@ enum tally_row_kind {
 /* A name for an address: symbol + offset (objdump's "<name+0x10>"). */
 struct tally_row_name {
 	const char *sym;	/* NULL: no symbol holds the address */
-	int64_t off;		/* negative: the symbol starts above the address */
+	int64_t off;		/* address - symbol start, modulo 2^64 */
+	bool above;		/* the symbol starts above the address (objdump: "-0x…",
+				 * else "+0x…" even past 2^63: vdso code reaching below 0) */
 };
 
 struct tally_row {

@@ -47,7 +47,6 @@ struct code_rel {
 	uint64_t addr, addend;
 	uint64_t value;		/* its symbol's (0 for an undefined one) */
 	bool undef;		/* its symbol is another file's: objdump names no offset */
-	bool tls;		/* its symbol is thread-local */
 	uint32_t name;		/* its symbol's name with version, in the pool */
 	bool named;		/* false: no symbol, or an absolute one */
 	uint32_t plt_name;	/* the name a PLT entry through it gets ("free", "*ABS*") */
@@ -428,7 +427,6 @@ static int load_dynrels(struct tally_code *c, Elf *e, Elf_Scn *dyn, size_t dyn_i
 					rel.named = true;
 					rel.value = s.st_value;
 					rel.undef = s.st_shndx == SHN_UNDEF;
-					rel.tls = GELF_ST_TYPE(s.st_info) == STT_TLS;
 				}
 			}
 			if (c->nr_rels == cap) {
@@ -1097,27 +1095,26 @@ const char *tally_code__target_symbol(const struct tally_code *c, uint64_t addr,
 	if (!c->nr_syms)
 		return NULL;
 	/* the nearest symbol at or below (none: the first of all, a negative offset); of
-	 * several there, the first in objdump's order, or the first in the section being
-	 * disassembled */
+	 * several there, one in the section being disassembled ends the search, else the
+	 * first in objdump's order */
 	first = lo ? lo - 1 : 0;
 	while (first > 0 && c->syms[first - 1].addr == c->syms[first].addr)
 		first--;
 	s = &c->syms[first];
 	for (size_t i = first; i < c->nr_syms && c->syms[i].addr == s->addr; i++) {
 		if (cur_sec != SIZE_MAX && c->syms[i].sec == cur_sec + 1) {
-			s = &c->syms[i];
-			break;
+			*start = c->syms[i].addr;
+			return c->pool + c->syms[i].name;
 		}
 	}
-	/* not a symbol's start, and no PLT entry: the symbol of a dynamic relocation there
-	 * (a GOT slot) */
-	if (s->addr != addr && !s->synthetic && c->nr_rels && c->rels[0].addr <= addr &&
+	/* a symbol of another section (objdump compares a section-relative value with the
+	 * address here, so even one starting there) and no PLT entry: the symbol of a
+	 * dynamic relocation at the address (a GOT slot: "__errno_location@GLIBC_2.2.5"; a
+	 * pointer: libc's stderr, "_IO_2_1_stderr_@@GLIBC_2.2.5-0x20") */
+	if (!s->synthetic && c->nr_rels && c->rels[0].addr <= addr &&
 	    c->rels[c->nr_rels - 1].addr >= addr && (rel = rel_at(c, addr))) {
 		for (; rel < c->rels + c->nr_rels && rel->addr == addr; rel++) {
-			/* (seen: objdump names a GOT slot of a thread-local symbol, libm's
-			 * TPOFF64 slot of errno@GLIBC_PRIVATE, with the debuginfo's symbols
-			 * but not with the dynamic ones) */
-			if (rel->named && !(rel->tls && c->syms_dynamic)) {
+			if (rel->named) {
 				/* (objdump: offset from the symbol's value, none from an
 				 * undefined one's) */
 				*start = rel->undef ? addr : rel->value;

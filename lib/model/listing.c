@@ -431,6 +431,7 @@ static struct tally_row_name name_of(struct build *b, uint64_t addr)
 	    (name = tally_code__target_symbol(b->d->code, addr, b->x->start, &start))) {
 		n.sym = demangled(b->l, name);
 		n.off = (int64_t)(addr - start);
+		n.above = start > addr;
 		return n;
 	}
 	if (tally_dso__is_kernel(b->d->dso))
@@ -447,6 +448,7 @@ static struct tally_row_name name_of(struct build *b, uint64_t addr)
 	if (name) {
 		n.sym = name;
 		n.off = (int64_t)(addr - start);
+		n.above = start > addr;
 	}
 	return n;
 }
@@ -483,6 +485,7 @@ static int insn_rows(struct build *b, const uint8_t *code, size_t len)
 			/* inside the function: objdump names it after the function */
 			r->target.sym = x->name ? x->name : b->sym->name;
 			r->target.off = (int64_t)(r->insn.target - x->start) + (x->name ? x->name_off : 0);
+			r->target.above = r->target.off < 0;
 		} else if (r->insn.has_target) {
 			r->target = name_of(b, r->insn.target);
 		}

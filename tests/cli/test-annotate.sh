@@ -284,11 +284,15 @@ EOF_CXX
 		"$TALLY" annotate -i cxx.data >t.out 2>/dev/null
 		check "annotate of C++: the functions perf annotates, same instructions and shares" same_insns p.out t.out
 		check "annotate of C++: the listing names the method in full, as objdump -C" grep -q ' <ns::Acc<double>::add(double)>:$' t.out
+		# the program's own functions (a stray sample may land in libgcc_s or
+		# libstdc++; the mix above compares libraries)
+		perf annotate --stdio -d cxx -i cxx.data >p.out 2>/dev/null
+		"$TALLY" annotate -d cxx -i cxx.data >t.out 2>/dev/null
 		check "annotate of C++: calls name their targets as objdump -C, parameters and @plt" same_targets p.out t.out
 		# (main inlines the static work(), which has no linkage name: binutils says
 		# main() the first time it meets it, work() after)
 		norm p.out >p.norm; norm t.out >t.norm
-		check "annotate of C++: every line as perf's but the instructions' spelling" diff p.norm t.norm
+		check "annotate of C++: every line as perf's but the instructions' spelling" eval '[ -s p.norm ] && diff p.norm t.norm'
 	else
 		skip "annotate of C++ (g++ cannot build here)"
 	fi
