@@ -37,10 +37,14 @@ struct tally_line {
 				 * (objdump prints it as is, a C name gets "()") */
 };
 
-/* The row for ELF virtual address addr. 0, or -ENOENT when no line table covers it
- * and no ELF symbol does. Code no compilation unit covers (crtstuff's, _init) gets the
- * function binutils names from the symbol table, with no file and line 0. */
+/* The row for ELF virtual address addr. 0, or -ENOENT when no line table covers it. */
 int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out);
+
+/* The function binutils names from the symbol table for code no compilation unit
+ * covers (crtstuff's __do_global_dtors_aux, _init: objdump -l prints its "name():"
+ * line), as bfd's find_function picks it; NULL when no symbol holds addr. Lives as
+ * long as l. */
+const char *tally_lines__symtab_function(struct tally_lines *l, uint64_t addr);
 
 /* Start another listing: binutils names a C++ function without a linkage name after
  * the ELF symbols the first time one run of objdump asks about it (one listing), which

@@ -352,8 +352,19 @@ static int line_rows(struct build *b, uint64_t addr)
 	const char *file, *fn;
 	struct tally_row *r;
 
-	if (!b->d->lines || tally_lines__find(b->d->lines, addr, &ln))
+	if (!b->d->lines)
 		return 0;
+	switch (tally_lines__find(b->d->lines, addr, &ln)) {
+	case 0:
+		break;
+	case -ENOENT:	/* no unit's code: binutils names the symbol table's function */
+		memset(&ln, 0, sizeof(ln));
+		if (!(ln.function = tally_lines__symtab_function(b->d->lines, addr)))
+			return 0;
+		break;
+	default:
+		return 0;
+	}
 	file = ln.file ? intern(b->l, ln.file) : NULL;
 	fn = ln.function ? intern(b->l, ln.function) : NULL;
 	if ((ln.file && !file) || (ln.function && !fn))

@@ -682,6 +682,11 @@ static void load_function(struct tally_lines *l, uint64_t addr)
 	free(scopes);
 }
 
+const char *tally_lines__symtab_function(struct tally_lines *l, uint64_t addr)
+{
+	return elf_name_for(l, addr);
+}
+
 void tally_lines__forget(struct tally_lines *l)
 {
 	if (!l)
@@ -754,12 +759,8 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 	const struct scope *best = NULL;
 
 	memset(out, 0, sizeof(*out));
-	if (find_cu(l, addr)) {
-		/* no unit's code (crtstuff's __do_global_dtors_aux, _init): binutils names
-		 * the ELF symbol around it, with no line */
-		out->function = elf_name_for(l, addr);
-		return out->function ? 0 : -ENOENT;
-	}
+	if (find_cu(l, addr))
+		return -ENOENT;
 	row = find_row(l, addr, &ri);
 	if (!row)
 		return -ENOENT;
