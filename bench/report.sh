@@ -5,7 +5,9 @@
 # samples, --call-graph dwarf). Prints a Markdown section: per file and command, the
 # median wall time and CPU time of RUNS alternating runs, the speedup (perf / tally), the
 # peak RSS of each side and their ratio, and the floor no reader can go under: the time
-# to read the file once (cat FILE > /dev/null, page cache warm).
+# to read the file once (cat FILE > /dev/null, page cache warm). tally's timed runs find
+# the symbol table caches its first report of the file made (docs/report.md); that first
+# report is timed on its own too, with an empty build-id cache (1st run).
 # Usage: bench/report.sh BUILD_DIR [RUNS]   (files whose perf run takes over 15 s: 3 runs)
 set -u
 B=$(cd "${1:-build}" && pwd)
@@ -29,15 +31,16 @@ nsamples() { "$TALLY" report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/
 echo "Corpus: bench/corpus.sh (recorded once by perf $(perf --version | awk '{print $3}'), cached in the build directory)."
 echo "Median of $RUNS runs (3 for a file whose perf run takes over 15 s), perf's and tally's alternating,"
 echo "output to /dev/null. Wall and CPU (user+sys) seconds, peak RSS in KiB. Floor: wall seconds to"
-echo "read the file once (cat, page cache warm), the least any reader of it takes."
+echo "read the file once (cat, page cache warm), the least any reader of it takes. 1st run: tally's"
+echo "wall seconds with an empty build-id cache (no symbol table caches yet, kallsyms from /proc)."
 echo
-echo "| file | samples | MB | command | perf wall | tally wall | speedup | perf CPU | tally CPU | CPU speedup | perf RSS | tally RSS | RSS ratio | floor |"
-echo "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| file | samples | MB | command | perf wall | tally wall | speedup | perf CPU | tally CPU | CPU speedup | perf RSS | tally RSS | RSS ratio | floor | tally 1st run |"
+echo "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 fail=0
 : >"$W/summary"
 for f in small large cxx sys million dwarf; do
 	d=$C/$f.data
-	[ -s "$d" ] || { echo "| $f | not recorded (see $C/$f.log) | | | | | | | | | | | | |"; fail=1; continue; }
+	[ -s "$d" ] || { echo "| $f | not recorded (see $C/$f.log) | | | | | | | | | | | | | |"; fail=1; continue; }
 	n=$(nsamples "$d")
 	mb=$(awk -v b="$(stat -c %s "$d")" 'BEGIN { printf "%.1f", b / 1048576 }')
 	# the floor: reading the file, median of RUNS
@@ -51,12 +54,15 @@ for f in small large cxx sys million dwarf; do
 			pa=(perf script -i "$d"); ta=("$TALLY" script -i "$d")
 		fi
 		runs=$RUNS
+		rm -rf "$W/cold" && mkdir "$W/cold"
+		read -r first _ _ < <(PERF_BUILDID_DIR=$W/cold one "${ta[@]}")
+		one "${ta[@]}" >/dev/null	# the caches of the user's own build-id cache
 		read -r w _ _ < <(one "${pa[@]}")
 		awk -v w="$w" 'BEGIN { exit !(w > 15) }' && runs=3
 		read -r pt pc pm tt tc tm < <(RUNS=$runs pair)
 		rr=$(awk -v p="$pm" -v t="$tm" 'BEGIN { if (p > 0) printf "%.2f", t / p; else print "-" }')
 		[ $c = report ] && c="report --stdio"
-		echo "| $f | $n | $mb | $c | $pt | $tt | $(ratio "$pt" "$tt") | $pc | $tc | $(ratio "$pc" "$tc") | $pm | $tm | $rr | $floor |"
+		echo "| $f | $n | $mb | $c | $pt | $tt | $(ratio "$pt" "$tt") | $pc | $tc | $(ratio "$pc" "$tc") | $pm | $tm | $rr | $floor | $first |"
 		echo "$f|$c|$(ratio "$pt" "$tt")|$rr|$tt|$floor" >>"$W/summary"
 	done
 done

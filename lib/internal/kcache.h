@@ -1,8 +1,9 @@
 /*
- * The kallsyms cache: a finished kallsyms symbol table written once to a file and read
- * back by mapping it, so that a report does not parse 100k+ lines of /proc/kallsyms (a
- * page per read() system call) or of a build-id cache copy every time it starts. Only
- * the symbols a report looks up are ever touched.
+ * The symbol table caches: a finished symbol table (kallsyms, or an ELF file's) written
+ * once to a file and read back from it, so that a report does not parse 100k+ lines of
+ * /proc/kallsyms (a page per read() system call) or of a build-id cache copy, or
+ * demangle and sort an ELF file's symbols, every time it starts. Of a kallsyms table,
+ * only the blocks of symbols a report looks up are ever read.
  *
  * A cache holds a key and answers for addresses below its limit only; anything else
  * is the caller's to look up in the text (tly_kcache__covers). Keys:
@@ -70,8 +71,8 @@ const struct tally_symbol *tly_kcache__find(struct tly_kcache *c, uint64_t addr)
 size_t tly_kcache__nr(const struct tly_kcache *c);
 
 /* A whole table written by tly_kcache__write(whole) read into T (empty before) as the
- * loader made it: symbols and ELF segments; names stay in the mapping, which T keeps
- * until released. 0, or as tly_kcache__open. */
+ * loader made it: symbols and ELF segments; names stay in a block T keeps until
+ * released. 0, or as tly_kcache__open. */
 int tly_kcache__load(struct tly_symtab *t, const char *path, const struct tly_kcache_key *key);
 
 #endif

@@ -25,9 +25,8 @@ struct tly_symtab {
 	 * (no "[module]" tag) and the lowest of a tagged one (UINT64_MAX: none) */
 	uint64_t core_max, tagged_min;
 	/* a table read from a symbol table cache (internal/kcache.h): the names live in
-	 * this mapping of it */
-	void *map;
-	size_t map_len;
+	 * this block of it (malloc'd) */
+	void *blob;
 };
 
 void tly_symtab__release(struct tly_symtab *t);

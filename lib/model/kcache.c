@@ -1,10 +1,14 @@
 /*
- * The kallsyms cache (see internal/kcache.h for what it is and when it may answer):
- * a header with the key, then the symbols sorted by address as fixed-size records
- * (start, size, name offset), then their names. It is read by mapping the file: a
- * lookup is a binary search over the records, and only the records and names it
- * touches are ever paged in. struct tally_symbol values are made for the symbols
- * found, once each, so the pointers handed out stay put.
+ * The symbol table caches (see internal/kcache.h for what they are and when they may
+ * answer): a header with the key, an index of blocks, an ELF file's segments, then the
+ * symbols sorted by address in blocks of KC_BLOCK: each block its fixed-size records
+ * (start, size, name offset), then its names, then NULs up to a multiple of 8 bytes.
+ *
+ * They are read with pread(), not mapped: a lookup in a kallsyms table reads the one
+ * block it lands in, once. (A mapping would be paged in 64 KiB at a time around every
+ * touch, fault-around, and a report's scattered kernel addresses would make most of a
+ * 6 MB table resident.) struct tally_symbol values are made per block read, so the
+ * pointers handed out stay put. An ELF table is read whole.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,45 +23,45 @@
 #include "internal/util.h"
 
 #define KC_MAGIC "TLYKSYM\0"
-#define KC_VERSION 2
+#define KC_VERSION 3
+#define KC_BLOCK 64	/* symbols per block */
 
 struct kc_header {
 	char magic[8];
 	uint32_t version, head_len;
 	char id[256];
-	uint64_t nr, pool_len, nr_segs;
+	uint64_t nr, nr_blocks, nr_segs;
 	uint64_t lo, hi;		/* covered addresses: [lo, hi) */
 	char head[TLY_KCACHE_HEAD];
 };
 
+struct kc_index {
+	uint64_t first;			/* the block's first start */
+	uint64_t off, len;		/* where the block is in the file */
+};
+
 struct kc_rec {
-	uint64_t start, size, name;	/* name: offset in the names */
+	uint64_t start, size, name;	/* name: offset in the block's names */
 };
 
 struct kc_seg {
 	uint64_t offset, vaddr, filesz;	/* an ELF file's PT_LOAD segment */
 };
 
-_Static_assert(sizeof(struct kc_header) % 8 == 0, "records follow the header aligned");
+_Static_assert(sizeof(struct kc_header) % 8 == 0, "the index follows the header aligned");
 
-#define SLAB 256
-
-struct kc_slab {
-	struct kc_slab *next;
-	struct tally_symbol s[SLAB];
+struct kc_block {
+	struct tally_symbol *syms;	/* its symbols, names in data */
+	size_t nr;
+	char *data;
 };
 
 struct tly_kcache {
-	void *base;
-	size_t len;
-	const struct kc_header *h;
-	const struct kc_rec *recs;
-	const struct kc_seg *segs;
-	const char *pool;
-	struct tally_symbol **made;	/* per record, made on first find */
-	struct kc_slab *slabs;
-	size_t slab_used;
-	size_t last;			/* the record found last: samples repeat */
+	int fd;
+	struct kc_header h;
+	struct kc_index *index;
+	struct kc_block *blocks;	/* per index entry, read on first find */
+	size_t last;			/* the block found last: samples repeat */
 };
 
 int tly_kcache__boot_id(char *buf, size_t len)
@@ -142,15 +145,20 @@ static bool key_equal(const struct kc_header *h, const struct tly_kcache_key *ke
 
 /* ---- writing ----------------------------------------------------------------- */
 
+static size_t block_nr(size_t nr, size_t b)
+{
+	return nr - b * KC_BLOCK < KC_BLOCK ? nr - b * KC_BLOCK : KC_BLOCK;
+}
+
 int tly_kcache__write(const char *path, const struct tly_kcache_key *key,
 		      const struct tly_symtab *t, bool whole)
 {
 	struct kc_header h = { .version = KC_VERSION };
-	char tmp[PATH_MAX], dir[PATH_MAX];
-	size_t nr = t->nr, pool = 0;
-	struct kc_rec *recs = NULL;
-	char *names = NULL, *slash;
-	int fd, err;
+	char tmp[PATH_MAX], dir[PATH_MAX], *slash;
+	size_t nr = t->nr, nblocks, at;
+	struct kc_index *index = NULL;
+	struct tly_buf body = { 0 };
+	int fd, err = 0;
 
 	if (!t->nr)
 		return -ENODATA;
@@ -175,29 +183,35 @@ int tly_kcache__write(const char *path, const struct tly_kcache_key *key,
 	memcpy(h.id, key->id, sizeof(h.id));
 	h.head_len = key->head_len;
 	memcpy(h.head, key->head, sizeof(h.head));
-	recs = malloc(nr * sizeof(*recs));
-	if (!recs)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++) {
-		recs[i].start = t->syms[i].start;
-		recs[i].size = t->syms[i].size;
-		recs[i].name = pool;
-		pool += strlen(t->syms[i].name) + 1;
-	}
-	names = malloc(pool);
-	if (!names) {
-		free(recs);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < nr; i++) {
-		size_t n = strlen(t->syms[i].name) + 1;
-
-		memcpy(names + recs[i].name, t->syms[i].name, n);
-	}
+	nblocks = (nr + KC_BLOCK - 1) / KC_BLOCK;
 	h.nr = nr;
-	h.pool_len = pool;
+	h.nr_blocks = nblocks;
 	h.nr_segs = t->nr_segs;
 	_Static_assert(sizeof(*t->segs) == sizeof(struct kc_seg), "segments as they are");
+	index = calloc(nblocks, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	at = sizeof(h) + nblocks * sizeof(*index) + t->nr_segs * sizeof(struct kc_seg);
+	for (size_t b = 0; b < nblocks && !err; b++) {
+		const struct tally_symbol *sy = t->syms + b * KC_BLOCK;
+		size_t n = block_nr(nr, b), names = 0, before = body.len;
+
+		for (size_t i = 0; i < n && !err; i++) {
+			struct kc_rec r = { .start = sy[i].start, .size = sy[i].size, .name = names };
+
+			names += strlen(sy[i].name) + 1;
+			err = tly_buf__append(&body, &r, sizeof(r));
+		}
+		for (size_t i = 0; i < n && !err; i++)
+			err = tly_buf__append(&body, sy[i].name, strlen(sy[i].name) + 1);
+		/* NULs up to 8 bytes: the next block's records are read in place */
+		while (!err && body.len % 8)
+			err = tly_buf__append(&body, "", 1);
+		index[b] = (struct kc_index){ .first = sy[0].start, .off = at + before,
+					      .len = body.len - before };
+	}
+	if (err)
+		goto out;
 
 	if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
@@ -218,11 +232,11 @@ int tly_kcache__write(const char *path, const struct tly_kcache_key *key,
 	}
 	err = tly_write_all(fd, &h, sizeof(h));
 	if (!err)
-		err = tly_write_all(fd, recs, nr * sizeof(*recs));
+		err = tly_write_all(fd, index, nblocks * sizeof(*index));
 	if (!err && t->nr_segs)
 		err = tly_write_all(fd, t->segs, t->nr_segs * sizeof(struct kc_seg));
 	if (!err)
-		err = tly_write_all(fd, names, pool);
+		err = tly_write_all(fd, body.data, body.len);
 	if (!err && fchmod(fd, 0600))
 		err = -errno;
 	if (close(fd) && !err)
@@ -233,22 +247,42 @@ int tly_kcache__write(const char *path, const struct tly_kcache_key *key,
 	if (err)
 		unlink(tmp);
 out:
-	free(recs);
-	free(names);
+	free(index);
+	tly_buf__release(&body);
 	return err;
 }
 
 /* ---- reading ----------------------------------------------------------------- */
 
-/* The cache at PATH mapped (*base, *len) once checked: 0, or as tly_kcache__open. */
-static int map_cache(const char *path, const struct tly_kcache_key *key, void **basep,
-		     size_t *lenp)
+/* pread() all of LEN bytes at OFF: 0, or -EBADF when the file is shorter. */
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
 {
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EBADF;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* The cache at PATH opened (*fdp) once its header (*h) and index (*indexp, malloc'd)
+ * are checked: 0, or as tly_kcache__open. */
+static int open_cache(const char *path, const struct tly_kcache_key *key, int *fdp,
+		      struct kc_header *h, struct kc_index **indexp, struct kc_seg **segsp)
+{
+	struct kc_index *index = NULL;
+	struct kc_seg *segs = NULL;
 	struct stat st;
-	const struct kc_header *h;
-	uint64_t need, recs;
-	void *base;
-	int fd;
+	uint64_t size, at;
+	int fd, err;
 
 	fd = tly_open_regular(path);
 	if (fd < 0)
@@ -258,64 +292,100 @@ static int map_cache(const char *path, const struct tly_kcache_key *key, void **
 		close(fd);
 		return -EBADF;	/* another user's (who could write any names in it), or cut */
 	}
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (base == MAP_FAILED)
-		return -errno;
-	h = base;
+	size = (uint64_t)st.st_size;
+	err = read_at(fd, h, sizeof(*h), 0);
+	if (err)
+		goto fail;
+	err = -EBADF;
 	if (memcmp(h->magic, KC_MAGIC, sizeof(h->magic)) || h->version != KC_VERSION ||
-	    h->head_len > TLY_KCACHE_HEAD || h->id[sizeof(h->id) - 1]) {
-		munmap(base, (size_t)st.st_size);
-		return -EBADF;
-	}
+	    h->head_len > TLY_KCACHE_HEAD || h->id[sizeof(h->id) - 1])
+		goto fail;
 	if (!key_equal(h, key)) {
-		munmap(base, (size_t)st.st_size);
-		return -ESTALE;
+		err = -ESTALE;
+		goto fail;
 	}
-	/* the size the header promises, and names that end inside the file */
-	need = sizeof(*h);
-	recs = (uint64_t)st.st_size;	/* no more records or segments than bytes */
-	if (h->nr > recs || h->nr_segs > recs || !h->nr || !h->pool_len ||
-	    h->pool_len > recs ||
-	    need + h->nr * sizeof(struct kc_rec) + h->nr_segs * sizeof(struct kc_seg) +
-			    h->pool_len != (uint64_t)st.st_size ||
-	    ((const char *)base)[st.st_size - 1] || h->lo > h->hi) {
-		munmap(base, (size_t)st.st_size);
-		return -EBADF;
+	/* sizes that fit the file, blocks in order inside it and covering every record */
+	if (!h->nr || h->nr_blocks != (h->nr + KC_BLOCK - 1) / KC_BLOCK ||
+	    h->nr_blocks > size / sizeof(*index) || h->nr_segs > size / sizeof(*segs) ||
+	    h->lo > h->hi)
+		goto fail;
+	at = sizeof(*h) + h->nr_blocks * sizeof(*index) + h->nr_segs * sizeof(*segs);
+	if (at > size)
+		goto fail;
+	index = malloc((size_t)h->nr_blocks * sizeof(*index));
+	segs = calloc(h->nr_segs ? (size_t)h->nr_segs : 1, sizeof(*segs));
+	if (!index || !segs) {
+		err = -ENOMEM;
+		goto fail;
 	}
-	*basep = base;
-	*lenp = (size_t)st.st_size;
+	err = read_at(fd, index, (size_t)h->nr_blocks * sizeof(*index), sizeof(*h));
+	if (!err && h->nr_segs)
+		err = read_at(fd, segs, (size_t)h->nr_segs * sizeof(*segs),
+			      sizeof(*h) + h->nr_blocks * sizeof(*index));
+	if (err)
+		goto fail;
+	err = -EBADF;
+	for (uint64_t b = 0; b < h->nr_blocks; b++) {
+		uint64_t n = block_nr((size_t)h->nr, (size_t)b);
+
+		if (index[b].off != at || index[b].len > size - at || index[b].len % 8 ||
+		    index[b].len <= n * sizeof(struct kc_rec) ||
+		    (b && index[b].first < index[b - 1].first))
+			goto fail;
+		at += index[b].len;
+	}
+	if (at != size)
+		goto fail;
+	*fdp = fd;
+	*indexp = index;
+	if (segsp)
+		*segsp = segs;
+	else
+		free(segs);
+	return 0;
+fail:
+	free(index);
+	free(segs);
+	close(fd);
+	return err;
+}
+
+/* Block b's records and names checked and made into symbols (names in data). */
+static int parse_block(const struct kc_index *ix, size_t n, char *data, struct tally_symbol *syms)
+{
+	const struct kc_rec *r = (const struct kc_rec *)data;
+	const char *names = data + n * sizeof(*r);
+	size_t nlen = (size_t)ix->len - n * sizeof(*r);
+
+	if (data[ix->len - 1])
+		return -EBADF;	/* the last name ends the block */
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].name >= nlen || (i && r[i].start < r[i - 1].start))
+			return -EBADF;
+		syms[i] = (struct tally_symbol){ .start = r[i].start, .size = r[i].size,
+						 .name = names + r[i].name };
+	}
 	return 0;
 }
 
 int tly_kcache__open(struct tly_kcache **out, const char *path, const struct tly_kcache_key *key)
 {
-	struct tly_kcache *c;
-	const struct kc_header *h;
-	size_t len;
-	void *base;
+	struct tly_kcache *c = calloc(1, sizeof(*c));
 	int err;
 
 	*out = NULL;
-	err = map_cache(path, key, &base, &len);
-	if (err)
-		return err;
-	h = base;
-	c = calloc(1, sizeof(*c));
-	if (c)
-		c->made = calloc((size_t)h->nr, sizeof(*c->made));
-	if (!c || !c->made) {
-		free(c);
-		munmap(base, len);
+	if (!c)
 		return -ENOMEM;
+	err = open_cache(path, key, &c->fd, &c->h, &c->index, NULL);
+	if (!err && !(c->blocks = calloc((size_t)c->h.nr_blocks, sizeof(*c->blocks)))) {
+		free(c->index);
+		close(c->fd);
+		err = -ENOMEM;
 	}
-	c->base = base;
-	c->len = len;
-	c->h = h;
-	c->recs = (const struct kc_rec *)((const char *)base + sizeof(*h));
-	c->segs = (const struct kc_seg *)(c->recs + h->nr);
-	c->pool = (const char *)(c->segs + h->nr_segs);
-	c->slab_used = SLAB;
+	if (err) {
+		free(c);
+		return err;
+	}
 	*out = c;
 	return 0;
 }
@@ -324,122 +394,137 @@ void tly_kcache__delete(struct tly_kcache *c)
 {
 	if (!c)
 		return;
-	for (struct kc_slab *s = c->slabs, *n; s; s = n) {
-		n = s->next;
-		free(s);
+	for (size_t b = 0; b < c->h.nr_blocks; b++) {
+		free(c->blocks[b].syms);
+		free(c->blocks[b].data);
 	}
-	free(c->made);
-	munmap(c->base, c->len);
+	free(c->blocks);
+	free(c->index);
+	close(c->fd);
 	free(c);
 }
 
 bool tly_kcache__covers(const struct tly_kcache *c, uint64_t addr)
 {
-	return c && addr >= c->h->lo && addr < c->h->hi;
+	return c && addr >= c->h.lo && addr < c->h.hi;
 }
 
 size_t tly_kcache__nr(const struct tly_kcache *c)
 {
-	return c ? (size_t)c->h->nr : 0;
+	return c ? (size_t)c->h.nr : 0;
 }
 
-static const struct tally_symbol *made(struct tly_kcache *c, size_t i)
+/* Block b read in (NULL: it cannot be, damaged or no memory: no symbol rather than
+ * another one). */
+static struct kc_block *block(struct tly_kcache *c, size_t b)
 {
-	const struct kc_rec *r = &c->recs[i];
-	struct tally_symbol *s;
+	struct kc_block *k = &c->blocks[b];
+	size_t n = block_nr((size_t)c->h.nr, b);
 
-	if (c->made[i])
-		return c->made[i];
-	if (r->name >= c->h->pool_len)
-		return NULL;	/* damaged: no name rather than another one */
-	if (c->slab_used == SLAB) {
-		struct kc_slab *sl = malloc(sizeof(*sl));
-
-		if (!sl)
-			return NULL;
-		sl->next = c->slabs;
-		c->slabs = sl;
-		c->slab_used = 0;
+	if (k->syms)
+		return k;
+	k->data = malloc((size_t)c->index[b].len);
+	k->syms = malloc(n * sizeof(*k->syms));
+	if (!k->data || !k->syms || read_at(c->fd, k->data, (size_t)c->index[b].len,
+					    c->index[b].off) ||
+	    parse_block(&c->index[b], n, k->data, k->syms)) {
+		free(k->data);
+		free(k->syms);
+		k->data = NULL;
+		k->syms = NULL;
+		return NULL;
 	}
-	s = &c->slabs->s[c->slab_used++];
-	*s = (struct tally_symbol){ .start = r->start, .size = r->size, .name = c->pool + r->name };
-	c->made[i] = s;
-	return s;
+	k->nr = n;
+	return k;
 }
 
 const struct tally_symbol *tly_kcache__find(struct tly_kcache *c, uint64_t addr)
 {
-	size_t lo = 0, hi = (size_t)c->h->nr;
-	const struct kc_rec *r;
+	size_t lo = 0, hi = (size_t)c->h.nr_blocks, b;
+	struct kc_block *k;
 
 	if (!tly_kcache__covers(c, addr))
 		return NULL;
-	r = &c->recs[c->last];
-	if (addr - r->start < r->size)
-		return made(c, c->last);
-	/* the last record starting at or below addr: kallsyms symbols reach up to the
-	 * next one, so it is the only one that can hold addr */
+	/* the last block starting at or below addr: kallsyms symbols reach up to the next
+	 * one, so the symbol holding addr, if any, is the last one there at or below it */
+	if (c->last < hi && c->index[c->last].first <= addr &&
+	    (c->last + 1 == hi || c->index[c->last + 1].first > addr)) {
+		b = c->last;
+	} else {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (c->index[mid].first <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			return NULL;
+		b = lo - 1;
+	}
+	k = block(c, b);
+	if (!k)
+		return NULL;
+	c->last = b;
+	lo = 0;
+	hi = k->nr;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (c->recs[mid].start <= addr)
+		if (k->syms[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
+	if (!lo || addr - k->syms[lo - 1].start >= k->syms[lo - 1].size)
 		return NULL;
-	r = &c->recs[lo - 1];
-	if (addr - r->start >= r->size)
-		return NULL;
-	c->last = lo - 1;
-	return made(c, lo - 1);
+	return &k->syms[lo - 1];
 }
 
 int tly_kcache__load(struct tly_symtab *t, const char *path, const struct tly_kcache_key *key)
 {
-	const struct kc_header *h;
-	const struct kc_rec *r;
-	const char *pool;
-	size_t len;
-	void *base;
-	int err = map_cache(path, key, &base, &len);
+	struct kc_header h;
+	struct kc_index *index = NULL;
+	struct kc_seg *segs = NULL;
+	uint64_t first, len;
+	char *data = NULL;
+	int fd, err = open_cache(path, key, &fd, &h, &index, &segs);
 
 	if (err)
 		return err;
-	h = base;
-	r = (const struct kc_rec *)((const char *)base + sizeof(*h));
-	pool = (const char *)(r + h->nr) + h->nr_segs * sizeof(struct kc_seg);
-	if (h->lo || h->hi != UINT64_MAX) {
-		munmap(base, len);
-		return -EBADF;	/* a table of the kernel image only is no file's whole table */
-	}
+	err = -EBADF;
+	if (h.lo || h.hi != UINT64_MAX)
+		goto out;	/* a table of the kernel image only is no file's whole table */
+	first = index[0].off;
+	len = index[h.nr_blocks - 1].off + index[h.nr_blocks - 1].len - first;
 	memset(t, 0, sizeof(*t));
-	t->syms = malloc((size_t)h->nr * sizeof(*t->syms));
-	t->segs = calloc(h->nr_segs ? (size_t)h->nr_segs : 1, sizeof(*t->segs));
-	if (!t->syms || !t->segs) {
-		free(t->syms);
-		free(t->segs);
-		memset(t, 0, sizeof(*t));
-		munmap(base, len);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < h->nr; i++) {
-		if (r[i].name >= h->pool_len) {
-			free(t->syms);
-			free(t->segs);
-			memset(t, 0, sizeof(*t));
-			munmap(base, len);
-			return -EBADF;
-		}
-		t->syms[i] = (struct tally_symbol){ .start = r[i].start, .size = r[i].size,
-						    .name = pool + r[i].name };
-	}
-	memcpy(t->segs, r + h->nr, (size_t)h->nr_segs * sizeof(struct kc_seg));
-	t->nr = t->cap = (size_t)h->nr;
-	t->nr_segs = (size_t)h->nr_segs;
-	t->map = base;
-	t->map_len = len;
+	err = -ENOMEM;
+	data = malloc((size_t)len);
+	t->syms = malloc((size_t)h.nr * sizeof(*t->syms));
+	if (!data || !t->syms)
+		goto out;
+	err = read_at(fd, data, (size_t)len, first);
+	for (uint64_t b = 0; !err && b < h.nr_blocks; b++)
+		err = parse_block(&index[b], block_nr((size_t)h.nr, (size_t)b),
+				  data + (index[b].off - first), t->syms + b * KC_BLOCK);
+	if (err)
+		goto out;
+	t->nr = t->cap = (size_t)h.nr;
+	t->segs = (void *)segs;
+	t->nr_segs = (size_t)h.nr_segs;
+	segs = NULL;
+	t->blob = data;
+	data = NULL;
 	t->tagged_min = UINT64_MAX;
-	return 0;
+out:
+	if (err) {
+		free(t->syms);
+		memset(t, 0, sizeof(*t));
+	}
+	free(data);
+	free(segs);
+	free(index);
+	close(fd);
+	return err;
 }

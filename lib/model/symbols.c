@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,8 +25,7 @@ void tly_symtab__release(struct tly_symtab *t)
 	free(t->pool);
 	free(t->segs);
 	free(t->bind);
-	if (t->map)
-		munmap(t->map, t->map_len);
+	free(t->blob);
 	memset(t, 0, sizeof(*t));
 }
 
