@@ -14,6 +14,8 @@
 # 300k samples of work.py took 74 s and 11.8 GB of memory here (tally: 2.3 s, 125 MB),
 # and a million of them would not fit in this machine's memory at all.
 #   dwarf    perf record --call-graph dwarf, the C++ program (8 KiB of stack per sample)
+#   empty    perf record of true at a period it never reaches: headers, no samples
+#            (what start-up costs)
 #
 # Usage: bench/corpus.sh BUILD_DIR [DIR]  (default DIR: BUILD_DIR/bench-corpus); prints
 # DIR on stdout once every file is there. Needs perf, g++ and /usr/bin/python3; a file
@@ -63,4 +65,5 @@ rec sys -a -g -- sh -c "
 	done"
 [ -x "$C/stl" ] && rec million -e cpu-clock -c 20000 -g -- "$C/stl" 22
 [ -x "$C/stl" ] && rec dwarf --call-graph dwarf -- "$C/stl" 1.5
+rec empty -e cpu-clock -c 1000000000 -- true
 echo "$C"

@@ -68,6 +68,14 @@ for f in small large cxx sys million dwarf; do
 done
 echo
 echo "Targets: speedup >= 10x and RSS ratio <= 0.25 on every file."
+if [ -s "$C/empty.data" ]; then
+	# start-up: a file with headers and no sample (both print an error and exit)
+	pa=(perf report --stdio -i "$C/empty.data"); ta=("$TALLY" report --stdio -i "$C/empty.data")
+	read -r pt _ pm tt _ tm < <(pair)
+	echo
+	echo "Start-up: \`report --stdio\` of a file without samples (bench/corpus.sh's empty.data): tally"
+	echo "$(awk -v t="$tt" 'BEGIN { printf "%.1f", t * 1000 }') ms and $tm KiB, perf $(awk -v t="$pt" 'BEGIN { printf "%.1f", t * 1000 }') ms and $pm KiB (wall, peak RSS; median of $RUNS)."
+fi
 echo
 # the worst file of each measure, for the README
 sort -t'|' -k3 -g "$W/summary" | head -1 |
