@@ -59,6 +59,8 @@ int tly_kload__new(struct tly_kload **k, struct tly_symtab *t, const char *path,
 		   uint64_t chunk);
 void tly_kload__work(struct tly_kload *k);
 int tly_kload__end(struct tly_kload *k, bool keep);
+/* The workers stop at their next read (the load ends with -ECANCELED). */
+void tly_kload__cancel(struct tly_kload *k);
 int tly_symtab__load_perfmap(struct tly_symtab *t, const char *path);
 /* A C++ symbol name demangled with its parameter list (malloc'd), or NULL when name is
  * not a mangled C++ name or the C++ runtime's demangler is not there. */

@@ -272,6 +272,9 @@ void tally_session__delete(struct tally_session *s)
 {
 	if (!s)
 		return;
+	/* a load nobody waited for (no kernel address came) is not finished */
+	if (s->kload)
+		tly_kload__cancel(s->kload);
 	if (s->kallsyms_thread)
 		pthread_join(s->kallsyms_tid, NULL);
 	if (s->kload)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -724,12 +725,13 @@ struct tly_kload {
 	size_t nspare;
 	struct kstats st;
 	int err;
+	atomic_bool cancel;		/* tly_kload__cancel: stop between reads */
 	pthread_mutex_t mu;
 };
 
 /* The lines of fd that start in [from, to) into t; buf holds KREAD_BUF bytes. */
-static int kallsyms_chunk(struct tly_symtab *t, struct kstats *st, int fd, bool seq, uint64_t from,
-			  uint64_t to, char *buf)
+static int kallsyms_chunk(struct tly_symtab *t, struct kstats *st, atomic_bool *cancel, int fd,
+			  bool seq, uint64_t from, uint64_t to, char *buf)
 {
 	uint64_t base = from ? from - 1 : 0;	/* file offset of buf[0] */
 	bool synced = from == 0;		/* buf[0] starts a line */
@@ -744,6 +746,8 @@ static int kallsyms_chunk(struct tly_symtab *t, struct kstats *st, int fd, bool 
 
 		if (synced && base >= to)
 			return 0;	/* the next line is the next chunk's */
+		if (atomic_load_explicit(cancel, memory_order_relaxed))
+			return -ECANCELED;
 		want = KREAD_BUF - have;
 		if (!seq && base + have < to) {
 			uint64_t left = to - (base + have);
@@ -807,6 +811,7 @@ int tly_kload__new(struct tly_kload **out, struct tly_symtab *t, const char *pat
 		goto nomem;
 	k->t = t;
 	kstats_init(&k->st);
+	atomic_init(&k->cancel, false);
 	k->fd = fd;
 	k->chunk = chunk ? chunk : KCHUNK_DEFAULT;
 	k->seq = fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0;
@@ -884,7 +889,7 @@ void tly_kload__work(struct tly_kload *k)
 
 		/* chunk 0 goes straight into the table: its place is the start */
 		kstats_init(&st);
-		ret = kallsyms_chunk(i ? &part : k->t, &st, k->fd, k->seq, i * k->chunk,
+		ret = kallsyms_chunk(i ? &part : k->t, &st, &k->cancel, k->fd, k->seq, i * k->chunk,
 				     i + 1 == k->nchunks ? UINT64_MAX : (i + 1) * k->chunk, buf);
 
 		pthread_mutex_lock(&k->mu);
@@ -920,6 +925,15 @@ void tly_kload__work(struct tly_kload *k)
 	}
 	tly_symtab__release(&part);
 	free(buf);
+}
+
+void tly_kload__cancel(struct tly_kload *k)
+{
+	atomic_store(&k->cancel, true);
+	pthread_mutex_lock(&k->mu);
+	if (!k->err)
+		k->err = -ECANCELED;
+	pthread_mutex_unlock(&k->mu);
 }
 
 int tly_kload__end(struct tly_kload *k, bool keep)
