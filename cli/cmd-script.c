@@ -59,6 +59,8 @@ struct script {
 	struct script_opts *o;
 	struct tally_data *data;
 	struct tally_session *session;
+	struct tally_frames *frames;	/* a dwarf sample's (print_unwound) */
+	unsigned max_stack;
 	struct script_trace *trace;
 	struct script_ev *ev;
 	size_t nr_ev;
@@ -490,6 +492,29 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 	return 0;
 }
 
+/* A dwarf sample's frames: the recorded (kernel) chain and the user frames unwound
+ * from its stack copy, at most perf script's kernel.perf_event_max_stack of them. */
+static int print_unwound(struct script *s, const struct tally_sample *smp, unsigned f)
+{
+	int ret;
+
+	if (!s->frames) {
+		s->frames = tally_frames__new();
+		if (!s->frames)
+			return -ENOMEM;
+		s->max_stack = sysctl_max_stack();
+	}
+	ret = tally_session__resolve_chain(s->session, smp, s->max_stack, s->frames);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < tally_frames__nr(s->frames); i++) {
+		if (s->out->len + LINE_TEXT > sizeof(s->out->buf))
+			out_flush(s->out);
+		print_frame(s->out, tally_frames__get(s->frames, i), f);
+	}
+	return 0;
+}
+
 /* Most chain blocks are ones printed before: same thread, same addresses. The memo
  * saves the frame-by-frame line cache's work where few chains repeat a lot (a hot
  * loop: 16% of script's time); where many chains repeat a little (system-wide) the
@@ -520,6 +545,8 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 	uint64_t hash;
 	size_t start, nr_words;
 
+	if (tally_sample__has_user_stack(smp))
+		return print_unwound(s, smp, f);
 	if (s->nr_ev > UINT16_MAX)
 		return print_chain(s, smp, f);
 	t = tally_sample_memo__find(s->chains, s->session, &key, &hash, &nr_words);
@@ -748,6 +775,7 @@ out:
 	tally_sample_memo__delete(s.chains);
 	free(s.ev);
 	script_trace__delete(s.trace);
+	tally_frames__delete(s.frames);
 	tally_session__delete(s.session);
 	tally_data__delete(s.data);
 	return status;

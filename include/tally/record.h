@@ -98,6 +98,8 @@ struct tally_sample {
 	uint64_t code_page_size;
 	uint32_t aux_size;
 	const void *aux;
+	uint64_t user_regs_mask;	/* which registers user_regs holds (the attr's
+					 * sample_regs_user), 0 without them */
 };
 
 /* Decode a PERF_RECORD_SAMPLE. hdr->size bytes at hdr must be readable.
@@ -112,6 +114,11 @@ int tally_sample__check(const struct tally_sample_layout *l,
 /* The period a sample counts for, as perf counts it: its PERIOD field, else the attr's
  * fixed sample_period, else 1. */
 uint64_t tally_sample__period(const struct tally_sample *s, const struct perf_event_attr *attr);
+
+/* Was the sample recorded with --call-graph dwarf, and does it carry what unwinding
+ * needs: the user registers (64-bit ABI) and some bytes of user stack? (perf's test
+ * before it unwinds.) */
+bool tally_sample__has_user_stack(const struct tally_sample *s);
 
 /* Entry I (0 … read.nr-1) of a PERF_SAMPLE_READ group, or the single value.
  * 0, or -ENOENT when the sample has no such entry. */

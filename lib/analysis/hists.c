@@ -649,7 +649,9 @@ int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 		return 0;
 	h->totals.period += period;
 	h->totals.nr_samples++;
-	if (hs->memo) {
+	/* the memo knows a sample by its recorded chain, which a dwarf sample's user
+	 * frames are not in */
+	if (hs->memo && !(hs->o.callchains && tally_sample__has_user_stack(smp))) {
 		size_t nr_words;
 		void *m;
 
@@ -673,7 +675,7 @@ int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 	ret = add_resolved(hs, h, smp, period, &added);
 	if (ret)
 		return ret;
-	if (hs->memo)
+	if (hs->memo && !(hs->o.callchains && tally_sample__has_user_stack(smp)))
 		memo_add(hs, &key, hash, &added);
 	return 0;
 }

@@ -150,8 +150,10 @@ int tally_sample__parse(const struct tally_sample_layout *l,
 	}
 	if (t & PERF_SAMPLE_REGS_USER) {
 		s->user_regs_abi = u64(&c);
-		if (s->user_regs_abi)
+		if (s->user_regs_abi) {
 			s->user_regs = take(&c, 8 * (size_t)__builtin_popcountll(l->sample_regs_user));
+			s->user_regs_mask = l->sample_regs_user;
+		}
 	}
 	if (t & PERF_SAMPLE_STACK_USER) {
 		s->user_stack_size = u64(&c);
@@ -418,4 +420,12 @@ int tally_chain_context(uint64_t entry, uint8_t *cpumode)
 	default:
 		return -1;
 	}
+}
+
+bool tally_sample__has_user_stack(const struct tally_sample *s)
+{
+	const uint64_t both = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+	return (s->type & both) == both && s->user_regs && s->user_stack &&
+	       s->user_stack_dyn_size && s->user_regs_abi == PERF_SAMPLE_REGS_ABI_64;
 }

@@ -83,6 +83,11 @@ void tly_session__resolve_noted(struct tally_session *s, pid_t pid, pid_t tid, u
  * now (notes start at 0), false if another owns them; owner NULL gives them up. */
 bool tly_session__own_notes(struct tally_session *s, const void *owner);
 
+/* The session's unwinder (tally/unwind.h), made on first use (NULL on ENOMEM), looking
+ * addresses up in the maps of process pid, thread tid. */
+struct tally_unwinder;
+struct tally_unwinder *tly_session__unwinder(struct tally_session *s, pid_t pid, pid_t tid);
+
 /* A sample's frames (tally_session__resolve_chain), callee first. notes[i] is frame
  * i's note word, or NULL when it is uncached or a later frame of the same chain took
  * its slot. */

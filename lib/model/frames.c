@@ -3,10 +3,11 @@
  * recorded chain resolved through the session's cache, callee first, the PERF_CONTEXT_*
  * markers turned into each frame's cpumode.
  *
- * This is the one place that turns a sample into frames, so it is where frames that
- * the recorded chain does not hold are to come in (not done yet): user frames unwound
- * from the copied stack of a sample recorded with --call-graph dwarf, in place of the
- * chain's user part (walk_chain), and one frame per function inlined at an address
+ * This is the one place that turns a sample into frames. A sample recorded with
+ * --call-graph dwarf (user registers and a copy of the user stack) gets, after the
+ * recorded chain (its kernel part), the user frames unwound from the copy (unwind.h),
+ * as perf adds them: the sampled user ip, then return addresses minus one, at most
+ * max_stack of them. Still to come: one frame per function inlined at an address
  * (push_addr). Callers walk the frames and need not change when they do.
  */
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include <tally/record.h>
+#include <tally/unwind.h>
 #include "internal/session.h"
 
 struct tally_frames *tally_frames__new(void)
@@ -95,6 +97,39 @@ static int walk_chain(struct tally_frames *f, struct tally_session *s,
 	return 0;
 }
 
+/* The user frames of a dwarf sample: perf unwinds when the event records both user
+ * registers and stack and the sample holds registers and some stack. */
+static int walk_user_stack(struct tally_frames *f, struct tally_session *s,
+			   const struct tally_sample *smp, unsigned max_stack)
+{
+	struct tally_unwind_input in = {
+#if defined(__aarch64__)
+		.arch = TALLY_UNWIND_ARM64,
+#else
+		.arch = TALLY_UNWIND_X86_64,
+#endif
+		.regs_mask = smp->user_regs_mask,
+		.regs = smp->user_regs,
+		.stack = smp->user_stack,
+		.stack_size = smp->user_stack_dyn_size,
+	};
+	struct tally_unwinder *u;
+	uint64_t ips[256];
+	size_t nr;
+
+	if (!tally_sample__has_user_stack(smp) || !max_stack)
+		return 0;
+	u = tly_session__unwinder(s, (pid_t)smp->pid, (pid_t)smp->tid);
+	if (!u)
+		return -ENOMEM;
+	if (tally_unwinder__unwind(u, &in, ips, max_stack < 256 ? max_stack : 256, &nr))
+		return 0;
+	for (size_t i = 0; i < nr; i++)
+		if (ips[i] && push_addr(f, s, smp, PERF_RECORD_MISC_USER, ips[i]))
+			return -ENOMEM;
+	return 0;
+}
+
 /* A note is the frame's only while its slot still holds the frame's address: a later
  * frame of the same chain may have taken the slot. */
 static void check_notes(struct tally_frames *f, const struct tally_sample *smp)
@@ -122,6 +157,8 @@ int tally_session__resolve_chain(struct tally_session *s, const struct tally_sam
 	if (!(smp->type & PERF_SAMPLE_CALLCHAIN))
 		return 0;
 	ret = walk_chain(f, s, smp, max_stack);
+	if (!ret)
+		ret = walk_user_stack(f, s, smp, max_stack);
 	if (ret) {
 		f->nr = 0;
 		return ret;

@@ -18,6 +18,7 @@
 #include <tally/data.h>
 #include <tally/format.h>
 #include <tally/session.h>
+#include <tally/unwind.h>
 #include "internal/session.h"
 #include "internal/kcache.h"
 #include "internal/symbols.h"
@@ -102,6 +103,8 @@ struct tally_session {
 	struct tly_resolve_cache rcache;	/* resolved addresses of the recent past */
 	const void *notes_owner;	/* who uses the cache's notes (NULL: nobody) */
 	struct tally_thread *last_thread;	/* tally_session__thread's last answer */
+	struct tally_unwinder *unwinder;	/* made on the first dwarf sample */
+	pid_t unwind_pid, unwind_tid;		/* whose addresses it looks up */
 };
 
 static size_t hash_u(uint64_t v)
@@ -306,6 +309,7 @@ void tally_session__delete(struct tally_session *s)
 	}
 	free(s->kmaps.v);
 	tly_resolve_cache__exit(&s->rcache);
+	tally_unwinder__delete(s->unwinder);
 	tly_symtab__release(&s->ksyms);
 	tly_kcache__delete(s->kcache);
 	free(s->kkey);
@@ -1456,4 +1460,35 @@ uint64_t tally_map__end(const struct tally_map *m)
 uint64_t tally_map__pgoff(const struct tally_map *m)
 {
 	return m->pgoff;
+}
+
+/* The unwinder's view of the session: a user address's binary (the dso, at the file
+ * offset the map gives it) and that binary's files. */
+static int unwind_find(void *arg, uint64_t addr, struct tally_unwind_module *m)
+{
+	struct tally_session *s = arg;
+	struct tally_addr_loc loc;
+
+	tly_session__resolve_noted(s, s->unwind_pid, s->unwind_tid, PERF_RECORD_MISC_USER, addr,
+				   &loc, NULL);
+	if (!loc.map || !loc.dso || tally_dso__is_kernel(loc.dso))
+		return -ENOENT;
+	m->key = loc.dso;
+	m->offset = loc.dso_addr;
+	return 0;
+}
+
+static int unwind_files(void *arg, const void *key, char *path, size_t len, char *debug,
+			size_t dlen)
+{
+	return tally_session__dso_files(arg, (struct tally_dso *)key, path, len, debug, dlen);
+}
+
+struct tally_unwinder *tly_session__unwinder(struct tally_session *s, pid_t pid, pid_t tid)
+{
+	if (!s->unwinder)
+		s->unwinder = tally_unwinder__new(unwind_find, unwind_files, s);
+	s->unwind_pid = pid;
+	s->unwind_tid = tid;
+	return s->unwinder;
 }

@@ -1,0 +1,95 @@
+# DWARF unwinding (--call-graph dwarf): tally script and report give the user frames
+# perf 6.1 gives, on a -O2 -fomit-frame-pointer program (workloads/unwind: main -> top
+# -> mid -> leaf -> libm's sin), recorded by perf and by tally, with the full stack
+# copy and with one too small for the whole chain (where the chain must stop where
+# perf's stops). perf's inline frames are left out (--no-inline): tally has none yet.
+. "$(dirname "$0")/lib.sh"
+
+W=$TALLY_BUILD/workloads/unwind
+[ -x "$W" ] || { skip "unwinding: workloads/unwind not built"; exit 0; }
+have_perf || { skip "unwinding vs perf (perf absent)"; exit 0; }
+
+# same_frames NAME FILE [WHAT REGEX]: script's per-sample frame lists equal perf's for
+# >= 99% of the samples, and some of perf's match REGEX (default: chains that reach
+# main).
+same_frames() {
+	local n=$1 f=$2 what=${3:-"reach main"} re=${4:-'main\n'}
+	perf script -i "$f" -F tid,time,ip,sym --no-inline >p.out 2>/dev/null
+	"$TALLY" script -i "$f" -F tid,time,ip,sym >t.out 2>t.err
+	local res
+	res=$(awk -v re="$re" 'BEGIN { RS = "" }
+		FNR == NR { p[FNR] = $0; np = FNR; next }
+		{ t[FNR] = $0; nt = FNR }
+		END {
+			same = 0; deep = 0
+			for (i = 1; i <= np; i++) {
+				if (p[i] == t[i]) same++
+				if (p[i] ~ re) deep++
+			}
+			printf "%d %d %d %d\n", np, nt, same, deep
+		}' p.out t.out)
+	set -- $res
+	if [ "$1" -gt 20 ] && [ "$1" = "$2" ] && [ "$4" -gt 0 ] && [ $(($3 * 100)) -ge $(($1 * 99)) ]; then
+		ok "$n: frames as perf script's ($3 of $1 samples equal, $4 $what)"
+	else
+		fail "$n: frames as perf script's ($3 of $1 samples equal (tally: $2), $4 $what)"
+		diff p.out t.out | head -20 | sed 's/^/# /'
+	fi
+}
+
+# same_shares NAME FILE: report --children rows (children and self %) within 0.5
+# points of perf's.
+same_shares() {
+	local n=$1 f=$2
+	perf report -i "$f" --stdio --no-inline --children -g none --sort comm,dso,sym -q \
+		>p.rows 2>/dev/null
+	"$TALLY" report -i "$f" --stdio --children -g none --sort comm,dso,sym -q >t.rows 2>t.err
+	if awk 'function key(   k) { k = $3; for (i = 4; i <= NF; i++) k = k " " $i; return k }
+		NF < 4 { next }
+		FNR == NR { c[key()] = $1 + 0; s[key()] = $2 + 0; np++; next }
+		{ nt++; k = key()
+		  if (!(k in c)) { print "# tally only: " $0; bad = 1; next }
+		  d = c[k] - $1; if (d < 0) d = -d; if (d > 0.5) { print "# children: " $0; bad = 1 }
+		  d = s[k] - $2; if (d < 0) d = -d; if (d > 0.5) { print "# self: " $0; bad = 1 }
+		  seen[k] = 1 }
+		END { for (k in c) if (!(k in seen) && c[k] > 0.5) { print "# perf only: " k; bad = 1 }
+		      exit bad || np < 5 }' p.rows t.rows >cmp.out; then
+		ok "$n: report children/self rows within 0.5 points of perf's"
+	else
+		fail "$n: report children/self rows within 0.5 points of perf's"
+		head -10 cmp.out
+	fi
+}
+
+rec() { local out=$1; shift; "$@" -o "$out" "$W" 100 >/dev/null 2>&1 && [ -s "$out" ]; }
+
+if rec perf.data perf record -q --call-graph dwarf -F 250; then
+	same_frames "perf's recording" perf.data
+	same_shares "perf's recording" perf.data
+	check "script: a user chain without frame pointers reaches main through libm" \
+		grep -q "leaf" t.out
+else
+	fail "perf record --call-graph dwarf"
+fi
+
+# a stack copy too small for the chain: it ends where perf's ends
+if rec small.data perf record -q --call-graph dwarf,128 -F 250; then
+	same_frames "128-byte stack copies" small.data "end short of main" 'ffffffffffffffff'
+else
+	fail "perf record --call-graph dwarf,512"
+fi
+
+if rec tally.data "$TALLY" record -q --call-graph dwarf -F 250; then
+	same_frames "tally's recording" tally.data
+	same_shares "tally's recording" tally.data
+else
+	fail "tally record --call-graph dwarf"
+fi
+
+# perf's default --call-graph fp on the same program finds no callers: the dwarf
+# chains above are unwound, not read from the kernel's chain
+if rec fp.data perf record -q -g -F 250; then
+	"$TALLY" script -i fp.data -F ip,sym >fp.out 2>/dev/null
+	check "frame-pointer chains of the same program stop short (the test can tell)" eval \
+		'! awk "BEGIN{RS=\"\"} /leaf/ && /mid/ && /top/ && /main/ {n++} END{exit !n}" fp.out'
+fi
