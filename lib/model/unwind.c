@@ -118,6 +118,8 @@ struct walk {
 
 static void module_close(struct module *m)
 {
+	if (m->eh)
+		dwarf_cfi_end(m->eh);	/* dwarf_getcfi_elf's is ours; .debug_frame's is m->dw's */
 	dwarf_end(m->dw);
 	if (m->delf)
 		elf_end(m->delf);

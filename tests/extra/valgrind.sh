@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# valgrind memcheck on a sample of CLI runs (list, stat, record, report, script, evlist,
+# valgrind memcheck on a sample of CLI runs (list, stat, record, report, script (also
+# unwinding --call-graph dwarf samples), evlist,
 # annotate, diff, buildid-list, buildid-cache, archive, inject)
 # of the plain build: no invalid reads/writes, no uses of uninitialised values, no
 # definite leaks. scripts/check.sh runs it with PLAIN_BUILD ASAN_BUILD after the suites.
@@ -78,6 +79,15 @@ for f in "$input" "$top/tests/fuzz/corpus/data/perf61-task-clock-g.data" "$top/t
 	done
 done
 for cmd in report script evlist; do have_cmd $cmd || skp "$cmd (command not built yet)"; done
+# DWARF unwinding (libdw's CFI over copied stacks) in script and report
+if have_cmd record && [ -x "$plain/workloads/unwind" ] &&
+	"$tally" record -q --call-graph dwarf -e task-clock -c 1000000 -o dw.data -- \
+		"$plain/workloads/unwind" 40 >/dev/null 2>&1 && [ -s dw.data ]; then
+	want_rc=0 vg "script -i dw.data (--call-graph dwarf)" "$tally" script -i dw.data
+	want_rc=0 vg "report -i dw.data (--call-graph dwarf)" "$tally" report -i dw.data --stdio
+else
+	skp "script/report of a --call-graph dwarf recording (tally record or workloads/unwind failed)"
+fi
 # annotate (capstone, libdw) and diff on tally's own recording, whose binary is here
 if [ -n "$input" ] && have_cmd annotate && have_cmd diff; then
 	want_rc=0 vg "annotate -l -i vg.data" "$tally" annotate -l -i "$input"

@@ -8,6 +8,7 @@
  * copies and missing registers must give short chains, never a crash or a hang.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,8 +45,6 @@ static void load_maps(void)
 
 		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %255s", &s, &e, perms, &o, path) < 4)
 			continue;
-		if (!strcmp(path, "[stack]"))
-			stack_top = e;
 		if (path[0] != '/')
 			continue;
 		*m = (struct mapping){ .start = s, .end = e, .off = o };
@@ -144,16 +143,35 @@ __attribute__((noinline)) static int level1(int x)
 	return r * 2;
 }
 
+/* The calls run on a thread whose stack is ours, so the copy knows where it ends. */
+static void *run_levels(void *arg)
+{
+	*(int *)arg = level1(1);
+	return NULL;
+}
+
 static void test_own_stack(void **state)
 {
 	struct tally_unwinder *u = tally_unwinder__new(find, files, NULL);
 	uint64_t ips[64], hits, misses;
-	size_t nr;
+	size_t nr, stack_bytes = 1 << 20;
+	void *thread_stack = aligned_alloc(4096, stack_bytes);
+	pthread_attr_t attr;
+	pthread_t th;
+	int result = 0;
 
 	(void)state;
 	assert_non_null(u);
-	load_maps();	/* before capturing: the copy stops at the stack's top */
-	assert_int_equal(level1(1), 2 * (3 * 6 + 1 + 2));
+	assert_non_null(thread_stack);
+	load_maps();
+	stack_top = (uint64_t)(uintptr_t)thread_stack + stack_bytes;
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstack(&attr, thread_stack, stack_bytes), 0);
+	assert_int_equal(pthread_create(&th, &attr, run_levels, &result), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_attr_destroy(&attr);
+	free(thread_stack);
+	assert_int_equal(result, 2 * (3 * 6 + 1 + 2));
 	struct tally_unwind_input in = {
 		.arch = TALLY_UNWIND_X86_64, .regs_mask = MASK, .regs = regs,
 		.stack = stack_copy, .stack_size = stack_len,
