@@ -8,6 +8,10 @@
  * copies and missing registers must give short chains, never a crash or a hang.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -328,6 +332,107 @@ static void test_no_binary(void **state)
 	tally_unwinder__delete(u);
 }
 
+/* arm64: a synthetic sample in tests/data/unwind/arm64-frames (_start -> f1 -> f2, each
+ * with a frame record), stopped in f2: perf's arm64 registers (x0..x30, sp, pc) and a
+ * stack laid out as the code would have left it. */
+static uint64_t a64_sym[8];
+static struct { uint64_t vaddr, off, size; } a64_text;
+static char a64_path[4096];
+
+static int a64_find(void *arg, uint64_t addr, struct tally_unwind_module *m)
+{
+	(void)arg;
+	if (addr < a64_text.vaddr || addr - a64_text.vaddr >= a64_text.size)
+		return -ENOENT;
+	m->key = a64_path;
+	m->offset = addr - a64_text.vaddr + a64_text.off;
+	return 0;
+}
+
+static void a64_load(void)
+{
+	static const char *const names[] = { "f2_body", "f1_ret", "start_ret" };
+	const char *top = getenv("TALLY_TOP");
+	Elf_Scn *scn = NULL;
+	size_t n;
+	Elf *e;
+	int fd;
+
+	snprintf(a64_path, sizeof(a64_path), "%s/tests/data/unwind/arm64-frames", top ? top : "..");
+	elf_version(EV_CURRENT);
+	fd = open(a64_path, O_RDONLY);
+	assert_true(fd >= 0);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_int_equal(elf_getphdrnum(e, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			a64_text.vaddr = ph.p_vaddr, a64_text.off = ph.p_offset,
+			a64_text.size = ph.p_filesz;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			for (size_t k = 0; k < 3; k++)
+				if (!strcmp(name, names[k]))
+					a64_sym[k] = sym.st_value;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	assert_true(a64_text.size && a64_sym[0] && a64_sym[1] && a64_sym[2]);
+}
+
+static void test_arm64_synthetic(void **state)
+{
+	struct tally_unwinder *u = tally_unwinder__new(a64_find, files, NULL);
+	const uint64_t S = 0x7ffff000;
+	uint64_t r[33] = { 0 }, stack[8] = { 0 }, ips[16];
+	size_t nr;
+
+	(void)state;
+	assert_non_null(u);
+	a64_load();
+	for (int i = 0; i < 29; i++)
+		r[i] = 0x1111 * (uint64_t)i;	/* whatever x0..x28 held */
+	r[29] = S;			/* f2's frame record */
+	r[30] = a64_sym[1];		/* lr: f2 was called from f1 */
+	r[31] = S;			/* sp */
+	r[32] = a64_sym[0];		/* pc: in f2's body */
+	stack[0] = S + 32;		/* f2's record: f1's x29 ... */
+	stack[1] = a64_sym[1];		/* ... and the return into f1 */
+	stack[4] = 0;			/* f1's record: _start's x29 ... */
+	stack[5] = a64_sym[2];		/* ... and the return into _start */
+	struct tally_unwind_input in = {
+		.arch = TALLY_UNWIND_ARM64, .regs_mask = (1ull << 33) - 1, .regs = r,
+		.stack = stack, .stack_size = sizeof(stack),
+	};
+	assert_int_equal(tally_unwinder__unwind(u, &in, ips, 16, &nr), 0);
+	assert_int_equal(nr, 3);	/* _start's return address is undefined: the end */
+	assert_int_equal(ips[0], a64_sym[0]);
+	assert_int_equal(ips[1], a64_sym[1] - 1);
+	assert_int_equal(ips[2], a64_sym[2] - 1);
+	/* the copy ends before f1's record: f1 is found, its caller is lost (-1) */
+	in.stack_size = 40;
+	assert_int_equal(tally_unwinder__unwind(u, &in, ips, 16, &nr), 0);
+	assert_int_equal(nr, 3);
+	assert_int_equal(ips[1], a64_sym[1] - 1);
+	assert_int_equal(ips[2], UINT64_MAX);
+	tally_unwinder__delete(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_random),
 #endif
 		cmocka_unit_test(test_no_binary),
+		cmocka_unit_test(test_arm64_synthetic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
