@@ -122,9 +122,30 @@ static int opt_call_graph(void *opts, const struct cli_opt *opt, const char *arg
 		o->callgraph = false;
 		return 0;
 	}
-	if (arg && strcmp(arg, "fp") && strncmp(arg, "graph", 5) && strncmp(arg, "caller", 6)) {
-		cli_error("--call-graph=%s: tally top unwinds with frame pointers only (use -g or "
-			  "--call-graph=fp)", arg);
+	o->dwarf = false;
+	o->stack_size = 0;
+	if (arg && !strncmp(arg, "dwarf", 5) && (!arg[5] || arg[5] == ',')) {
+		/* dwarf[,SIZE]: as perf, a second term is the stack size */
+		const char *sz = arg + 6;
+		char *end;
+		unsigned long v;
+
+		if (arg[5]) {
+			errno = 0;
+			v = strtoul(sz, &end, 0);
+			if (*sz < '0' || *sz > '9' || errno || (*end && *end != ',') || !v ||
+			    v > 65528) {
+				cli_error("--call-graph=%s: incorrect stack dump size (max 65528): %.*s",
+					  arg, (int)strcspn(sz, ","), sz);
+				return -1;
+			}
+			o->stack_size = (unsigned)((v + 7) & ~7ul);
+		}
+		o->dwarf = true;
+	} else if (arg && strncmp(arg, "fp", 2) && strncmp(arg, "graph", 5) &&
+		   strncmp(arg, "caller", 6)) {
+		cli_error("--call-graph=%s: tally top records call graphs by frame pointers (fp) or "
+			  "with copies of the user stack (dwarf[,SIZE])", arg);
 		return -1;
 	}
 	o->callgraph = true;
@@ -169,8 +190,8 @@ static const struct cli_opt top_options[] = {
 	OPT_CALLBACK_NOARG('g', NULL, "enables call-graph recording and display", opt_call_graph),
 	OPT_CALLBACK(0, "call-graph",
 		     "record_mode[,record_size],print_type,threshold[,print_limit],order,sort_key[,branch]",
-		     "setup and enables call-graph (stack chain/backtrace): tally top unwinds with "
-		     "frame pointers (fp)", opt_call_graph, .flags = CLI_NEG),
+		     "setup and enables call-graph (stack chain/backtrace): fp (frame pointers) or "
+		     "dwarf[,SIZE] (user stacks unwound with the binaries' CFI)", opt_call_graph, .flags = CLI_NEG),
 	OPT_SET(0, "children", children, 1,
 		"Accumulate callchains of children and show total overhead as well"),
 	OPT_UINT(0, "max-stack", max_stack, "n",

@@ -111,6 +111,16 @@ static int parse_events(struct top *t)
 	return err;
 }
 
+/* The user registers a dwarf unwind needs: x86_64's general registers, ip and sp
+ * (perf's mask, without the segment registers). */
+#if defined(__x86_64__)
+#define TOP_DWARF_REGS 0xff0fffULL
+#elif defined(__aarch64__)
+#define TOP_DWARF_REGS ((1ULL << 33) - 1)
+#else
+#define TOP_DWARF_REGS 0ULL
+#endif
+
 static void apply_policy(struct top *t, struct perf_event_attr *a, bool first)
 {
 	a->size = sizeof(*a);
@@ -118,6 +128,14 @@ static void apply_policy(struct top *t, struct perf_event_attr *a, bool first)
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	if (t->o->callgraph)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (t->o->callgraph && t->o->dwarf) {
+		/* as perf top --call-graph dwarf: the kernel's chain, the user part unwound
+		 * from the registers and stack copied with each sample */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = TOP_DWARF_REGS;
+		a->sample_stack_user = t->o->stack_size ? t->o->stack_size : 8192;
+		a->exclude_callchain_user = 1;
+	}
 	a->sample_id_all = 1;
 	a->disabled = 0;
 	a->inherit = !t->system_wide;

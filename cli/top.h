@@ -35,6 +35,8 @@ struct top_opts {
 	uint64_t count;		/* -c: fixed period (0: use -F) */
 	unsigned freq;		/* -F (default 4000) */
 	bool callgraph;		/* -g */
+	bool dwarf;		/* --call-graph dwarf: user regs and stack, unwound */
+	unsigned stack_size;	/* --call-graph dwarf,SIZE (0: 8192) */
 	int children;		/* --children/--no-children; -1 = default (on with -g) */
 	bool hide_kernel, hide_user;
 	const char *sort;	/* -s (default "dso,sym") */

@@ -93,3 +93,14 @@ if rec fp.data perf record -q -g -F 250; then
 	check "frame-pointer chains of the same program stop short (the test can tell)" eval \
 		'! awk "BEGIN{RS=\"\"} /leaf/ && /mid/ && /top/ && /main/ {n++} END{exit !n}" fp.out'
 fi
+
+# top --call-graph dwarf: the running program's callers, unwound live
+"$W" 600 >/dev/null & WP=$!
+"$TALLY" top --stdio -d 0.5 --iterations 2 -p $WP --call-graph dwarf >top.out 2>top.err; rc=$?
+kill $WP 2>/dev/null; wait $WP 2>/dev/null
+check "top --call-graph dwarf exits 0" test $rc -eq 0
+check "top --call-graph dwarf: leaf's callers up to main in the graphs" eval \
+	'grep -q -- "--.*leaf\|leaf$" top.out && grep -q "main" top.out && grep -q "mid" top.out'
+"$TALLY" top --stdio -d 0.3 --iterations 1 --call-graph dwarf,abc >/dev/null 2>bad.err; rc=$?
+check "top --call-graph dwarf,abc: an error naming the option" eval \
+	'[ $rc -ne 0 ] && grep -q "call-graph" bad.err'
