@@ -46,10 +46,12 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
  * long as l. */
 const char *tally_lines__symtab_function(struct tally_lines *l, uint64_t addr);
 
-/* Start another listing: binutils names a C++ function without a linkage name after
- * the ELF symbols the first time one run of objdump asks about it (one listing), which
- * find emulates; this forgets what it was asked. */
-void tally_lines__forget(struct tally_lines *l);
+/* Start a listing: from now on find names a C++ function without a linkage name as
+ * one run of objdump does (after the ELF symbol around the address the first time it
+ * is asked about, see srcline.c's bfd_name), and forgets what the last listing asked.
+ * Without a listing it gets the ELF symbol's name when one starts where the function
+ * does, else its DW_AT_name. */
+void tally_lines__begin_listing(struct tally_lines *l);
 
 /* The name objdump gives the function starting at addr, from the symbol table of the
  * file the DWARF came from (a debuginfo file has the full one): of several symbols

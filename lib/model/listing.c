@@ -584,7 +584,7 @@ int tally_lister__list(struct tally_lister *l, struct tally_dso *dso, const stru
 	b.x = calloc(1, sizeof(*b.x));
 	if (!b.x)
 		return -ENOMEM;
-	tally_lines__forget(d->lines);	/* one listing: one run of objdump */
+	tally_lines__begin_listing(d->lines);	/* one listing: one run of objdump */
 	b.x->start = start;
 	b.x->end = start + got;		/* a file shorter than the symbol lists what it has */
 	b.x->path = d->path;

@@ -70,8 +70,9 @@ struct tally_lines {
 	/* the file's allocated sections: a symbol names only code of its own section */
 	struct { uint64_t lo, hi; } *secs;
 	size_t nr_secs;
-	struct named *named;		/* this listing's (tally_lines__forget) */
+	struct named *named;		/* this listing's (tally_lines__begin_listing) */
 	size_t nr_named;
+	bool listing;			/* names as one run of objdump gives them */
 };
 
 static int open_dwarf(struct tally_lines *l, const char *path)
@@ -137,6 +138,15 @@ static void clear_scopes(struct tally_lines *l)
 	l->nr_scopes = 0;
 }
 
+static void forget_names(struct tally_lines *l)
+{
+	for (size_t i = 0; i < l->nr_named; i++) {
+		free(l->named[i].first);
+		free(l->named[i].keep);
+	}
+	l->nr_named = 0;
+}
+
 void tally_lines__delete(struct tally_lines *l)
 {
 	if (!l)
@@ -149,7 +159,7 @@ void tally_lines__delete(struct tally_lines *l)
 	free(l->funcs);
 	free(l->secs);
 	free(l->file0);
-	tally_lines__forget(l);
+	forget_names(l);
 	free(l->named);
 	if (l->dw)
 		dwarf_end(l->dw);
@@ -687,15 +697,12 @@ const char *tally_lines__symtab_function(struct tally_lines *l, uint64_t addr)
 	return elf_name_for(l, addr);
 }
 
-void tally_lines__forget(struct tally_lines *l)
+void tally_lines__begin_listing(struct tally_lines *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->nr_named; i++) {
-		free(l->named[i].first);
-		free(l->named[i].keep);
-	}
-	l->nr_named = 0;
+	forget_names(l);
+	l->listing = true;
 }
 
 /* An ELF symbol's name as objdump -C prints it. */
@@ -712,7 +719,7 @@ static char *symbol_text(const char *name, bool *full)
  * the ELF symbol around the address; the function keeps that name when the symbol
  * starts where its first range does, else it is its DW_AT_name from then on. (So
  * objdump prints "main()" on the first address of an inlined static function, and
- * its name the next time.) */
+ * its name the next time.) Outside a listing only the name kept: no state. */
 static void bfd_name(struct tally_lines *l, const struct scope *s, uint64_t addr,
 		     struct tally_line *out)
 {
@@ -728,7 +735,8 @@ static void bfd_name(struct tally_lines *l, const struct scope *s, uint64_t addr
 			return;
 		}
 	}
-	if (!(f = elf_func_for(l, addr)))
+	f = elf_func_for(l, l->listing ? addr : s->first_lo);
+	if (!f || (!l->listing && f->addr != s->first_lo))
 		return;
 	if (l->nr_named % 16 == 0) {
 		struct named *v = realloc(l->named, (l->nr_named + 16) * sizeof(*v));
@@ -741,7 +749,8 @@ static void bfd_name(struct tally_lines *l, const struct scope *s, uint64_t addr
 	n->off = s->off;
 	n->first = symbol_text(f->name, &n->first_full);
 	n->keep = f->addr == s->first_lo ? symbol_text(f->name, &n->keep_full) : NULL;
-	if (!n->first) {
+	if (!n->first || (f->addr == s->first_lo && !n->keep)) {
+		free(n->first);
 		free(n->keep);
 		return;
 	}
