@@ -106,6 +106,21 @@ struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, p
 int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
 			   uint64_t ip, struct tally_addr_loc *loc);
 
+/* What kind of code a resolved frame is, for views that tell them apart (a flame
+ * graph's colours). */
+enum tally_frame_kind {
+	TALLY_FRAME_USER,	/* user-space code of a binary or library */
+	TALLY_FRAME_KERNEL,	/* the kernel or a module (also a guest's kernel) */
+	TALLY_FRAME_INLINED,	/* a function inlined where the next frame's function runs:
+				 * no call of its own, the same address as that frame */
+	TALLY_FRAME_JIT,	/* JIT-compiled code (tally_dso__is_jit) */
+	TALLY_FRAME_NR_KINDS
+};
+
+/* The kind of a resolved address: kernel by its cpumode or dso, JIT by its dso, else
+ * user. (Frames for inlined functions say so where they are made.) */
+enum tally_frame_kind tally_addr_loc__kind(const struct tally_addr_loc *loc);
+
 /* perf's level letter for a cpumode: '.' user, 'k' kernel, 'g' guest kernel, 'u' guest
  * user, 'H' hypervisor. */
 char tally_cpumode_level(uint8_t cpumode);
@@ -166,6 +181,9 @@ pid_t tally_thread__tid(const struct tally_thread *t);
 const char *tally_dso__name(const struct tally_dso *d);
 const char *tally_dso__short_name(const struct tally_dso *d);
 bool tally_dso__is_kernel(const struct tally_dso *d);
+/* JIT-compiled code: a /tmp/perf-PID.map (anonymous memory of a process that wrote
+ * one) or a function perf inject --jit made into an ELF file (jitted-PID-N.so). */
+bool tally_dso__is_jit(const struct tally_dso *d);
 /* The dso's place in the session's creation order (0 for the first dso made): a stable
  * order for ties (perf breaks them by the dso objects' addresses, which grow in the
  * same order). */

@@ -32,7 +32,8 @@ struct tally_line {
 				 * the name is relative; valid until tally_lines__delete */
 	unsigned line;		/* 0: the compiler gave no line */
 	unsigned discriminator;
-	const char *function;	/* innermost function (an inlined one too), NULL if none */
+	const char *function;	/* innermost function (an inlined one too), NULL if none;
+				 * valid until the next lookup in the same tally_lines */
 	bool function_is_full;	/* function is a demangled C++ name with its parameters
 				 * (objdump prints it as is, a C name gets "()") */
 };
@@ -53,11 +54,40 @@ const char *tally_lines__symtab_function(struct tally_lines *l, uint64_t addr);
  * does, else its DW_AT_name. */
 void tally_lines__begin_listing(struct tally_lines *l);
 
+/* The row for addr and the functions inlined there, innermost first: out[0] is what
+ * __find gives (the innermost function, inlined or not, and the line-table row), and
+ * each out[i] after it names the function that out[i-1]'s was inlined into, with the
+ * line of that call (DW_AT_call_file/DW_AT_call_line; file NULL and line 0 when the
+ * DWARF does not say). The last entry is the function the code belongs to. Returns how
+ * many entries were filled (at most max), or -ENOENT when no line table covers addr.
+ * Function names are valid until the next lookup in l, file names until __delete. */
+int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_line *out,
+			     size_t max);
+
 /* The name objdump gives the function starting at addr, from the symbol table of the
  * file the DWARF came from (a debuginfo file has the full one): of several symbols
  * there, a function before a label, global before weak before local, the larger, then
  * the first by name. NULL when no symbol starts there. Lives as long as l. */
 const char *tally_lines__symbol_name(struct tally_lines *l, uint64_t addr);
+
+/* Source lines of the addresses a session resolves, for exporters (pprof's lines, a
+ * flame graph's inlined frames): each dso's DWARF is opened on its first lookup, from the
+ * files the session reads its symbols from (tally_session__dso_files: the binary, its
+ * separate debuginfo, the build-id cache), and kept. The kernel, JIT code and dsos
+ * without line tables give no lines. */
+struct tally_session;
+struct tally_addr_loc;
+struct tally_dso_lines;
+
+int tally_dso_lines__new(struct tally_dso_lines **out, struct tally_session *s);
+void tally_dso_lines__delete(struct tally_dso_lines *l);
+/* The lines at loc (resolved by the session), innermost first as
+ * tally_lines__find_inline gives them. return_addr: loc->addr is a return address (a
+ * caller's frame in a call chain), so the call before it is looked up. Returns how
+ * many entries were filled (0: no lines known), or -ENOMEM. Answers are kept per
+ * address; their names stay valid until __delete. */
+int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+			  bool return_addr, struct tally_line *out, size_t max);
 
 /* Source files read once each and split into lines. */
 struct tally_sources;

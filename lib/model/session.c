@@ -1416,6 +1416,31 @@ bool tally_dso__is_kernel(const struct tally_dso *d)
 	return d->kernel;
 }
 
+bool tally_dso__is_jit(const struct tally_dso *d)
+{
+	const char *base = strrchr(d->name, '/');
+	size_t n;
+
+	if (d->jit_name)
+		return true;
+	/* perf inject --jit: <dir>/jitted-<pid>-<n>.so */
+	base = base ? base + 1 : d->name;
+	n = strlen(base);
+	return !strncmp(base, "jitted-", 7) && n > 10 && !strcmp(base + n - 3, ".so");
+}
+
+enum tally_frame_kind tally_addr_loc__kind(const struct tally_addr_loc *loc)
+{
+	uint8_t m = loc->cpumode;
+
+	if (m == PERF_RECORD_MISC_KERNEL || m == PERF_RECORD_MISC_GUEST_KERNEL ||
+	    (loc->dso && loc->dso->kernel))
+		return TALLY_FRAME_KERNEL;
+	if (loc->dso && tally_dso__is_jit(loc->dso))
+		return TALLY_FRAME_JIT;
+	return TALLY_FRAME_USER;
+}
+
 uint32_t tally_dso__index(const struct tally_dso *d)
 {
 	return d->index;

@@ -29,6 +29,8 @@ struct scope {
 	bool linkage;		/* bfd's is_linkage: the name is final (see bfd_name) */
 	uint64_t first_lo;	/* bfd's first arange's start */
 	uint64_t off;		/* its DIE */
+	const char *call_file;	/* an inlined instance: where it is called (NULL: unknown) */
+	unsigned call_line;
 };
 
 /* What binutils decided for a function without a linkage name during one run of
@@ -54,6 +56,16 @@ struct tally_lines {
 	/* the function of the last lookup: its ranges and inlined instances */
 	struct scope *scopes;
 	size_t nr_scopes, cap_scopes;
+	/* every concrete function of the units looked into, by address: finding the
+	 * function around an address is a binary search, not a walk of its unit */
+	struct func_range {
+		uint64_t lo, hi;
+		Dwarf_Off die;
+	} *fr;
+	size_t nr_fr, cap_fr;
+	bool fr_sorted;
+	Dwarf_Off *units;		/* the units indexed so far */
+	size_t nr_units, cap_units;
 	char **paths;			/* file names joined to their compilation dir */
 	size_t nr_paths;
 	/* the DWARF file's ELF symbols that start functions, by address then table order */
@@ -161,6 +173,8 @@ void tally_lines__delete(struct tally_lines *l)
 	free(l->file0);
 	forget_names(l);
 	free(l->named);
+	free(l->fr);
+	free(l->units);
 	if (l->dw)
 		dwarf_end(l->dw);
 	if (l->fd >= 0)
@@ -595,6 +609,26 @@ static uint64_t bfd_first_low(Dwarf_Die *die)
 	return flo;
 }
 
+/* An inlined instance's DW_AT_call_file and DW_AT_call_line: the line that calls it. */
+static void call_site(struct tally_lines *l, Dwarf_Die *die, const char **file,
+		      unsigned *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
+		return;
+	if (dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+		*line = (unsigned)w;
+	if (dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0 &&
+	    dwarf_getsrcfiles(&l->cu, &files, &nfiles) == 0 && w < nfiles)
+		*file = full_path(l, dwarf_filesrc(files, w, NULL, NULL));
+}
+
 static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Addr base, lo, hi;
@@ -602,6 +636,10 @@ static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 	bool full, linkage;
 	char *name = scope_name(l, die, &full, &linkage);
 	uint64_t first_lo = linkage ? 0 : bfd_first_low(die), dieoff = dwarf_dieoffset(die);
+	const char *call_file;
+	unsigned call_line;
+
+	call_site(l, die, &call_file, &call_line);
 
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (l->nr_scopes == l->cap_scopes) {
@@ -618,6 +656,7 @@ static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 		l->scopes[l->nr_scopes++] = (struct scope){
 			.lo = lo, .hi = hi, .depth = depth, .name = name ? strdup(name) : NULL,
 			.full = full, .linkage = linkage, .first_lo = first_lo, .off = dieoff,
+			.call_file = call_file, .call_line = call_line,
 		};
 	}
 	free(name);
@@ -648,10 +687,103 @@ static int add_inlines(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 	return 0;
 }
 
+/* Index the concrete functions below die (a unit, namespace or class: C++ nests
+ * functions in them) by their address ranges. */
+static int index_functions(struct tally_lines *l, Dwarf_Die *die, unsigned level)
+{
+	Dwarf_Die child;
+
+	if (level > 16 || dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram: {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (l->nr_fr == l->cap_fr) {
+					size_t cap = l->cap_fr ? l->cap_fr * 2 : 256;
+					struct func_range *v = realloc(l->fr, cap * sizeof(*v));
+
+					if (!v)
+						return -ENOMEM;
+					l->fr = v;
+					l->cap_fr = cap;
+				}
+				l->fr[l->nr_fr++] = (struct func_range){ lo, hi, dwarf_dieoffset(&child) };
+				l->fr_sorted = false;
+			}
+			break;
+		}
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			if (index_functions(l, &child, level + 1))
+				return -ENOMEM;
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+	const struct func_range *a = x, *b = y;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* The concrete subprogram of the current unit whose ranges hold addr. */
+static bool find_subprogram(struct tally_lines *l, uint64_t addr, Dwarf_Die *out)
+{
+	Dwarf_Off unit = dwarf_dieoffset(&l->cu);
+	size_t i, lo = 0, hi;
+	bool indexed = false;
+
+	for (i = 0; i < l->nr_units && !indexed; i++)
+		indexed = l->units[i] == unit;
+	if (!indexed) {
+		if (l->nr_units == l->cap_units) {
+			size_t cap = l->cap_units ? l->cap_units * 2 : 64;
+			Dwarf_Off *v = realloc(l->units, cap * sizeof(*v));
+
+			if (!v)
+				return false;
+			l->units = v;
+			l->cap_units = cap;
+		}
+		l->units[l->nr_units++] = unit;
+		if (index_functions(l, &l->cu, 0))
+			return false;
+	}
+	if (!l->fr_sorted) {
+		qsort(l->fr, l->nr_fr, sizeof(*l->fr), range_cmp);
+		l->fr_sorted = true;
+	}
+	/* the last range starting at or before addr, and those before it that still
+	 * reach it (a function's ranges may enclose a nested one's) */
+	hi = l->nr_fr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->fr[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0 && lo - i <= 8;)
+		if (addr < l->fr[i].hi)
+			return dwarf_offdie(l->dw, l->fr[i].die, out) != NULL;
+	return false;
+}
+
 /* Load the subprogram around addr (if it is not the one loaded). */
 static void load_function(struct tally_lines *l, uint64_t addr)
 {
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, sub;
 	int n;
 
 	for (size_t i = 0; i < l->nr_scopes; i++)
@@ -676,6 +808,13 @@ static void load_function(struct tally_lines *l, uint64_t addr)
 		}
 		if (l->nr_scopes)
 			return;
+	}
+	/* the concrete function with its inlined instances nested as they are: the tree
+	 * names the functions inlined at addr and where each was called */
+	if (find_subprogram(l, addr, &sub)) {
+		if (add_scope(l, &sub, 0) || add_inlines(l, &sub, 0))
+			clear_scopes(l);
+		return;
 	}
 	/* the outermost function around addr: its subprogram, or an inlined instance
 	 * when the subprogram's ranges leave addr out (code gcc moved ahead of it) */
@@ -798,6 +937,46 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 		out->function = elf_name_for(l, addr);
 	}
 	return 0;
+}
+
+int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_line *out,
+			     size_t max)
+{
+	const struct scope *chain[64];
+	size_t nr = 0, n;
+	int err;
+
+	if (!max)
+		return 0;
+	err = tally_lines__find(l, addr, &out[0]);
+	if (err)
+		return err;
+	/* the scopes around addr, one per depth, outermost first (the tree is nested:
+	 * an inlined instance's range lies in its caller's) */
+	for (unsigned depth = 0; nr < sizeof(chain) / sizeof(chain[0]); depth++) {
+		const struct scope *found = NULL;
+
+		for (size_t i = 0; i < l->nr_scopes && !found; i++) {
+			const struct scope *s = &l->scopes[i];
+
+			if (s->depth == depth && addr >= s->lo && addr < s->hi)
+				found = s;
+		}
+		if (!found)
+			break;
+		chain[nr++] = found;
+	}
+	/* out[0] is the innermost function's own row; each further entry is the line in
+	 * the function around it that the previous one was inlined at */
+	for (n = 1; n < max && n < nr; n++) {
+		const struct scope *callee = chain[nr - n], *caller = chain[nr - n - 1];
+
+		out[n] = (struct tally_line){
+			.file = callee->call_file, .line = callee->call_line,
+			.function = caller->name, .function_is_full = caller->full,
+		};
+	}
+	return (int)n;
 }
 
 /* ---- source files ----------------------------------------------------------------- */
