@@ -361,7 +361,7 @@ void tally_profile__delete(struct tally_profile *p)
 		free(p->ev[e].table);
 	}
 	free(p->ev);
-	tly_strpool__exit(&p->strs);
+	tly_strpool__exit(&p->strs.ids);
 	tally_session__delete(p->session);
 	tally_data__delete(p->data);
 	free(p->path);

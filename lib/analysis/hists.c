@@ -146,7 +146,7 @@ void tally_hists__delete(struct tally_hists *hs)
 	free(hs->dso_keys);
 	tally_sample_memo__delete(hs->memo);
 	tly_cc_arena__exit(&hs->arena);
-	tly_strpool__exit(&hs->own_pool);
+	tly_strpool__exit(&hs->own_pool.ids);
 	free(hs);
 }
 

@@ -13,6 +13,8 @@
 #include <tally/hist.h>
 #include <tally/sample-memo.h>
 
+#include "internal/strpool.h"
+
 /* ---- call-chain trees (callchain.c) ---- */
 
 /* Bulk allocation of nodes: a report builds millions and frees them all at once. Nodes
@@ -73,12 +75,12 @@ void tly_cc_log__exit(struct tly_cc_log *l);
 
 /* ---- interned strings (strpool.c) ---- */
 
+/* The public pool is the library's one string pool (internal/strpool.h): its names
+ * never move, so the pointers it hands out stay valid until it is freed. */
 struct tally_strpool {
-	char **v;
-	size_t cap, nr;
+	struct tly_strpool ids;
 };
 
-void tly_strpool__exit(struct tally_strpool *p);
 /* FNV-1a of a string, as the pool hashes it (for keys compared across pools). */
 uint64_t tly_str_hash(const char *s);
 
