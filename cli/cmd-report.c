@@ -55,15 +55,21 @@ static int parse_cc(struct report_opts *o, const char *arg)
 			o->cc_order = 1;
 		else if (!strcmp(tok, "callee"))
 			o->cc_order = 0;
-		else if (!strcmp(tok, "function") || !strcmp(tok, "percent") ||
-			 !strcmp(tok, "fp") || !strcmp(tok, "address"))
+		else if (!strcmp(tok, "function"))
+			o->cc_key = TALLY_CC_KEY_FUNCTION;
+		else if (!strcmp(tok, "address"))
+			o->cc_key = TALLY_CC_KEY_ADDRESS;
+		else if (!strcmp(tok, "srcline"))
+			o->cc_key = TALLY_CC_KEY_SRCLINE;
+		else if (!strcmp(tok, "percent") || !strcmp(tok, "fp"))
 			;
 		else {
 			double v = strtod(tok, &end);
 
 			if (*end || end == tok || v < 0) {
 				cli_error("-g: unknown call graph parameter '%s' (use graph, flat, "
-					  "folded, fractal, none, a threshold, caller or callee)", tok);
+					  "folded, fractal, none, a threshold, caller, callee, function, address "
+					  "or srcline)", tok);
 				ret = -EINVAL;
 				break;
 			}
@@ -150,7 +156,7 @@ static const struct cli_opt report_options[] = {
 			 "\tthreshold:\tminimum call graph inclusion threshold (<percent>)\n"
 			 "\tprint_limit:\tmaximum number of call graph entry (<number>)\n"
 			 "\torder:\t\tcall graph order (caller|callee)\n"
-			 "\tsort_key:\tcall graph sort key (function|address)\n"
+			 "\tsort_key:\tcall graph sort key (function|address|srcline)\n"
 			 "\tvalue:\t\tcall graph value (percent|period|count)\n\n"
 			 "\tDefault: graph,0.5,caller,function,percent",
 			 opt_call_graph, CLI_ARG_LASTARG_DEFAULT, "graph", .flags = CLI_NEG),
@@ -175,6 +181,7 @@ static const struct cli_opt report_options[] = {
 	OPT_STRING('k', "vmlinux", kallsyms, "file", "vmlinux pathname"),
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
+	OPT_BOOL(0, "full-source-path", full_source_path, "Show full source file name path for source lines"),
 	OPT_END(),
 };
 
@@ -321,6 +328,8 @@ static int report_hists(struct report *r, const enum tally_hist_col *keys, size_
 		.tree_min_percent = o->cc_min_percent,
 		.relative = o->relative,
 		.max_stack = o->max_stack,
+		.cc_key = o->cc_key,
+		.full_source_path = o->full_source_path,
 		.filter = filter,
 		.trace_text = trace_text,
 		.trace_arg = r->trace,

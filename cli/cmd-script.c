@@ -15,6 +15,7 @@
 #include <tally/record.h>
 #include <tally/sample-memo.h>
 #include <tally/session.h>
+#include <tally/srcline.h>
 
 #include "cmd.h"
 #include "options.h"
@@ -24,7 +25,7 @@
 enum {
 	F_COMM = 1 << 0, F_TID = 1 << 1, F_PID = 1 << 2, F_TIME = 1 << 3, F_CPU = 1 << 4,
 	F_EVENT = 1 << 5, F_IP = 1 << 6, F_SYM = 1 << 7, F_SYMOFF = 1 << 8, F_DSO = 1 << 9,
-	F_PERIOD = 1 << 10, F_ADDR = 1 << 11, F_TRACE = 1 << 12,
+	F_PERIOD = 1 << 10, F_ADDR = 1 << 11, F_TRACE = 1 << 12, F_SRCLINE = 1 << 13,
 };
 
 static const struct {
@@ -38,7 +39,7 @@ static const struct {
 	{ "ip", F_IP, PERF_SAMPLE_IP }, { "sym", F_SYM, PERF_SAMPLE_IP },
 	{ "symoff", F_SYMOFF, PERF_SAMPLE_IP }, { "dso", F_DSO, PERF_SAMPLE_IP },
 	{ "period", F_PERIOD, 0 /* the attr's fixed period otherwise */ }, { "addr", F_ADDR, PERF_SAMPLE_ADDR },
-	{ "trace", F_TRACE, PERF_SAMPLE_RAW },
+	{ "trace", F_TRACE, PERF_SAMPLE_RAW }, { "srcline", F_SRCLINE, PERF_SAMPLE_IP },
 };
 
 struct script_opts {
@@ -47,6 +48,7 @@ struct script_opts {
 	bool ns;
 	bool force;
 	bool hide_callchain;
+	bool full_source_path;
 	const char *kallsyms, *symfs;
 };
 
@@ -68,6 +70,7 @@ struct script {
 	struct out *out;
 	struct line_slot *lines;	/* LINE_SLOTS, allocated with the first chain */
 	struct tally_sample_memo *chains;	/* a chain's finished lines, by sample */
+	struct tally_dso_lines *srclines;	/* -F srcline: source lines (on first use) */
 };
 
 #define CLI_OPTS struct script_opts
@@ -77,13 +80,14 @@ static const struct cli_opt script_options[] = {
 	OPT_STRING('F', "fields", fields, "str",
 		   "comma separated output fields prepend with 'type:'. +field to add and -field "
 		   "to remove. Valid types: hw,sw,trace,raw,break. Fields: comm,tid,pid,time,cpu,"
-		   "event,trace,ip,sym,dso,addr,symoff,period"),
+		   "event,trace,ip,sym,dso,addr,symoff,period,srcline"),
 	OPT_BOOL(0, "ns", ns, "Use 9 decimal places when displaying time"),
 	OPT_BOOL('G', "hide-call-graph", hide_callchain, "When printing symbols do not display call chain"),
 	OPT_BOOL('f', "force", force, "don't complain, do it"),
 	OPT_STRING('k', "vmlinux", kallsyms, "file", "vmlinux pathname"),
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
+	OPT_BOOL(0, "full-source-path", full_source_path, "Show full source file name path for source lines"),
 	OPT_END(),
 };
 
@@ -216,7 +220,7 @@ static int setup_fields(struct script *s)
 			bit = field_bit(name, &needs);
 			if (bit < 0) {
 				cli_error("-F: unknown field '%s' (use comm, tid, pid, time, cpu, event, "
-					  "ip, sym, symoff, dso, period, addr, trace)", name);
+					  "ip, sym, symoff, dso, period, addr, trace, srcline)", name);
 				strlist_free(l);
 				return -1;
 			}
@@ -236,6 +240,12 @@ static int setup_fields(struct script *s)
 		}
 		if (f & F_SYMOFF)
 			f |= F_SYM;
+		if ((f & F_SRCLINE) && !(f & F_IP)) {
+			cli_error("-F srcline needs the ip field: the source line is looked up "
+				  "from the sample's address (add ip to -F)");
+			strlist_free(l);
+			return -1;
+		}
 		s->ev[i].fields = f;
 	}
 	strlist_free(l);
@@ -425,12 +435,49 @@ struct line_slot {
 	char text[LINE_TEXT];
 };
 
-static void print_frame(struct out *o, const struct tally_addr_loc *l, unsigned f)
+/* -F srcline: "\n  file:line" after an address in a map (tally_dso_lines__text), or,
+ * where nothing knows it, "\n  dso[address]" as perf; nothing for binutils' "??:0"
+ * and outside any map. */
+static int print_srcline(struct script *s, const struct tally_addr_loc *l)
 {
+	struct out *o = s->out;
+	char buf[4096];
+	size_t file_len;
+	int n;
+
+	if (!l->map || !l->dso)
+		return 0;
+	if (!s->srclines && tally_dso_lines__new(&s->srclines, s->session))
+		return -ENOMEM;
+	n = tally_dso_lines__text(s->srclines, l, s->o->full_source_path, buf, sizeof(buf),
+				  &file_len);
+	if (n < 0)
+		return n;
+	if (n > 0 && !strncmp(buf, "??:", 3))
+		return 0;
+	out_mem(o, "\n  ", 3);
+	if (n > 0) {
+		out_mem(o, buf, (size_t)n);
+	} else {
+		out_str(o, tally_dso__short_name(l->dso));
+		out_ch(o, '[');
+		out_num(o, l->dso_addr, 16, 0, ' ');
+		out_ch(o, ']');
+	}
+	return 0;
+}
+
+static int print_frame(struct script *s, const struct tally_addr_loc *l, unsigned f)
+{
+	struct out *o = s->out;
+
 	out_ch(o, '\t');
 	out_num(o, l->map ? l->dso_addr : l->addr, 16, 16, ' ');
 	print_sym(o, l, f);
+	if ((f & F_SRCLINE) && print_srcline(s, l))
+		return -ENOMEM;
 	out_ch(o, '\n');
+	return 0;
 }
 
 static struct line_slot *line_slot(struct script *s, uint64_t ip, int32_t key, uint8_t cpumode)
@@ -478,7 +525,8 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 			out_flush(o);
 		start = o->len;
 		flushes = o->flushes;
-		print_frame(o, &loc, f);
+		if (print_frame(s, &loc, f))
+			return -ENOMEM;
 		if (o->flushes == flushes && o->len - start <= LINE_TEXT) {
 			ls->ip = ip;
 			ls->pid = key;
@@ -510,7 +558,8 @@ static int print_unwound(struct script *s, const struct tally_sample *smp, unsig
 	for (size_t i = 0; i < tally_frames__nr(s->frames); i++) {
 		if (s->out->len + LINE_TEXT > sizeof(s->out->buf))
 			out_flush(s->out);
-		print_frame(s->out, tally_frames__get(s->frames, i), f);
+		if (print_frame(s, tally_frames__get(s->frames, i), f))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -647,6 +696,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 			out_ch(o, ' ');
 			out_num(o, smp.ip, 16, 16, ' ');
 			print_sym(o, &loc, f);
+			if ((f & F_SRCLINE) && print_srcline(s, &loc))
+				return -ENOMEM;
 		}
 	} else if ((f & (F_SYM | F_DSO))) {
 		struct tally_addr_loc loc;
@@ -776,6 +827,7 @@ out:
 	free(s.ev);
 	script_trace__delete(s.trace);
 	tally_frames__delete(s.frames);
+	tally_dso_lines__delete(s.srclines);
 	tally_session__delete(s.session);
 	tally_data__delete(s.data);
 	return status;

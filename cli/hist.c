@@ -53,6 +53,10 @@ static const char *col_header(enum tally_hist_col c, bool self)
 		return "CPU";
 	case TALLY_HIST_TRACE:
 		return "Trace output";
+	case TALLY_HIST_SRCLINE:
+		return "Source:Line";
+	case TALLY_HIST_SRCFILE:
+		return "Source File";
 	default:
 		return "";
 	}
@@ -159,6 +163,12 @@ static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hi
 	case TALLY_HIST_TRACE:	/* the last column is not padded, as perf's */
 		fmt_str_left(fp, e->trace ? e->trace : "N/A", last ? 0 : (size_t)w, 0);
 		break;
+	case TALLY_HIST_SRCLINE:	/* as perf: not padded when last */
+		fmt_str_left(fp, e->srcline ? e->srcline : "", last ? 0 : (size_t)w, 0);
+		break;
+	case TALLY_HIST_SRCFILE:
+		fmt_str_left(fp, e->srcfile ? e->srcfile : "", last ? 0 : (size_t)w, 0);
+		break;
 	default:
 		break;
 	}
@@ -181,6 +191,10 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 		return (size_t)snprintf(buf, sizeof(buf), "%.3d", e->cpu);
 	case TALLY_HIST_TRACE:
 		return e->trace ? strlen(e->trace) : 3;
+	case TALLY_HIST_SRCLINE:
+		return e->srcline ? strlen(e->srcline) : 0;
+	case TALLY_HIST_SRCFILE:
+		return e->srcfile ? strlen(e->srcfile) : 0;
 	default:
 		return 0;
 	}

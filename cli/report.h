@@ -31,6 +31,8 @@ struct report_opts {
 	int cc_order;		/* -1 default, 0 callee, 1 caller */
 	double cc_min_percent;
 	unsigned cc_print_limit;
+	enum tally_cc_key cc_key;	/* -g function / address / srcline */
+	bool full_source_path;
 	double percent_limit;
 	bool show_nr_samples;
 	bool show_total_period;

@@ -50,6 +50,8 @@ enum tally_hist_col {
 	TALLY_HIST_CPU,
 	TALLY_HIST_TRACE,	/* a tracepoint sample's fields as its format prints them
 				 * (perf's "Trace output") */
+	TALLY_HIST_SRCLINE,	/* the sample's source line, "file:line" (perf's srcline) */
+	TALLY_HIST_SRCFILE,	/* its source file (perf's srcfile) */
 	TALLY_HIST_NR_COLS
 };
 
@@ -59,8 +61,8 @@ static inline bool tally_hist_col__is_key(enum tally_hist_col c)
 }
 
 /* perf's name of a sort key or -F field ("overhead", "overhead_children", "sample",
- * "period", "comm", "pid", "tid", "dso", "sym", "symbol", "cpu", "trace"); -1 if
- * unknown. */
+ * "period", "comm", "pid", "tid", "dso", "sym", "symbol", "cpu", "trace", "srcline",
+ * "srcfile"); -1 if unknown. */
 int tally_hist_col__parse(const char *name);
 
 /* Interned strings: equal strings, equal pointers. */
@@ -81,6 +83,10 @@ struct tally_hist_entry {
 	const struct tally_symbol *sym;	/* NULL: unresolved, show ip */
 	uint64_t ip;		/* the address (dso-relative for a self row inside a map) */
 	const char *trace;	/* interned trace output of a tracepoint sample; NULL: N/A */
+	/* interned, with the srcline/srcfile keys only (else NULL): the source line as
+	 * perf prints it ("file:line"; without DWARF "sym+OFFSET" in decimal, "dso[addr]"
+	 * without a symbol, "??:0" outside any map) and the file ("" when unknown) */
+	const char *srcline, *srcfile;
 	char level;		/* perf's cpumode letter: '.', 'k', 'g', 'u', 'H' */
 
 	uint64_t period, nr_samples;		/* self */
@@ -144,6 +150,15 @@ struct tally_hist_filter {
 	const struct tally_cpumap *cpus;
 };
 
+/* What makes two call-chain frames one node (perf's -g function/address/srcline). */
+enum tally_cc_key {
+	TALLY_CC_KEY_FUNCTION,	/* the function */
+	TALLY_CC_KEY_ADDRESS,	/* the address: frames are named "sym file:line", or
+				 * "sym +OFFSET" without a source line */
+	TALLY_CC_KEY_SRCLINE,	/* the source line ("sym file:line"), the function where
+				 * there is none */
+};
+
 enum tally_hist_trees {
 	TALLY_TREES_NONE,	/* no call-chain trees */
 	TALLY_TREES_BUILD,	/* every sample's chain goes into its entries' trees */
@@ -167,6 +182,8 @@ struct tally_hists_opts {
 				 * leave callchains off) */
 	bool decay;		/* tally_hists__decay will be used (live views): trees are
 				 * built node by node so they can shrink, no sample memo */
+	enum tally_cc_key cc_key;	/* frames of the trees */
+	bool full_source_path;	/* source lines name the whole path, not the file's base */
 	const char *kernel_name;	/* dso_name of the kernel's rows (NULL: its short
 					 * name, "[kernel.kallsyms]") */
 	const struct tally_hist_filter *filter;	/* NULL: every sample */

@@ -38,7 +38,8 @@ struct tally_line {
 				 * (objdump prints it as is, a C name gets "()") */
 };
 
-/* The row for ELF virtual address addr. 0, or -ENOENT when no line table covers it. */
+/* The row for ELF virtual address addr. 0, -ENOENT when no unit covers it, or -ENODATA
+ * when a unit does but its line table has no row for it (binutils then prints ":?"). */
 int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out);
 
 /* The function binutils names from the symbol table for code no compilation unit
@@ -59,7 +60,7 @@ void tally_lines__begin_listing(struct tally_lines *l);
  * each out[i] after it names the function that out[i-1]'s was inlined into, with the
  * line of that call (DW_AT_call_file/DW_AT_call_line; file NULL and line 0 when the
  * DWARF does not say). The last entry is the function the code belongs to. Returns how
- * many entries were filled (at most max), or -ENOENT when no line table covers addr.
+ * many entries were filled (at most max), or as tally_lines__find -ENOENT / -ENODATA.
  * Function names are valid until the next lookup in l, file names until __delete. */
 int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_line *out,
 			     size_t max);
@@ -88,6 +89,25 @@ void tally_dso_lines__delete(struct tally_dso_lines *l);
  * address; their names stay valid until __delete. */
 int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
 			  bool return_addr, struct tally_line *out, size_t max);
+
+/* What binutils' addr2line says of an address its DWARF has no row for (or of a dso
+ * without DWARF): the ELF symbol table's function around it, named in out->function,
+ * out->file the file a local function's STT_FILE symbol names (NULL for a global one:
+ * addr2line prints "??"), out->line 0. perf prints that answer ("hot.c:0", "??:0").
+ * Returns 1, 0 when no function of the symbol table holds the address (addr2line
+ * fails), or -ENOMEM. */
+int tally_dso_lines__find_symtab(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+				 struct tally_line *out);
+
+/* perf's source line of loc (perf report's srcline, perf script's -F srcline): the
+ * DWARF's "file:line", ":0" where a unit covers the address with no row for it (an
+ * assembler unit: binutils prints ":?"), else the symbol table's "file:0" or "??:0"
+ * as above; the file's
+ * base name unless full_path. Writes it to buf and returns its length, 0 when neither
+ * knows the address (or buf is too small), -ENOMEM. *file_len: how long its file part
+ * is (0 for "??"). */
+int tally_dso_lines__text(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+			  bool full_path, char *buf, size_t len, size_t *file_len);
 
 /* Source files read once each and split into lines. */
 struct tally_sources;

@@ -18,6 +18,7 @@ static const struct {
 	{ "sample", TALLY_HIST_SAMPLES }, { "period", TALLY_HIST_PERIOD }, { "comm", TALLY_HIST_COMM },
 	{ "pid", TALLY_HIST_PID }, { "tid", TALLY_HIST_PID }, { "dso", TALLY_HIST_DSO }, { "sym", TALLY_HIST_SYM },
 	{ "symbol", TALLY_HIST_SYM }, { "cpu", TALLY_HIST_CPU }, { "trace", TALLY_HIST_TRACE },
+	{ "srcline", TALLY_HIST_SRCLINE }, { "srcfile", TALLY_HIST_SRCFILE },
 };
 
 int tally_hist_col__parse(const char *name)
@@ -28,12 +29,6 @@ int tally_hist_col__parse(const char *name)
 	return -1;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdull;
-}
-
 static uint64_t entry_hash(const struct tally_hist *h, const struct tally_hist_entry *e)
 {
 	uint64_t x = 0x12345;
@@ -41,23 +36,29 @@ static uint64_t entry_hash(const struct tally_hist *h, const struct tally_hist_e
 	for (size_t i = 0; i < h->nr_keys; i++) {
 		switch (h->keys[i]) {
 		case TALLY_HIST_COMM:
-			x = mix(x, (uintptr_t)e->comm);
+			x = tly_hash_mix(x, (uintptr_t)e->comm);
 			break;
 		case TALLY_HIST_PID:
-			x = mix(x, (uint64_t)(uint32_t)e->tid);
+			x = tly_hash_mix(x, (uint64_t)(uint32_t)e->tid);
 			break;
 		case TALLY_HIST_DSO:
-			x = mix(x, (uintptr_t)e->dso_key);
+			x = tly_hash_mix(x, (uintptr_t)e->dso_key);
 			break;
 		case TALLY_HIST_SYM:
-			x = mix(x, (uintptr_t)e->dso_key);
-			x = mix(x, e->sym ? e->sym->start : e->ip);
+			x = tly_hash_mix(x, (uintptr_t)e->dso_key);
+			x = tly_hash_mix(x, e->sym ? e->sym->start : e->ip);
 			break;
 		case TALLY_HIST_CPU:
-			x = mix(x, (uint64_t)(uint32_t)e->cpu);
+			x = tly_hash_mix(x, (uint64_t)(uint32_t)e->cpu);
 			break;
 		case TALLY_HIST_TRACE:	/* interned */
-			x = mix(x, (uintptr_t)e->trace);
+			x = tly_hash_mix(x, (uintptr_t)e->trace);
+			break;
+		case TALLY_HIST_SRCLINE:
+			x = tly_hash_mix(x, (uintptr_t)e->srcline);
+			break;
+		case TALLY_HIST_SRCFILE:
+			x = tly_hash_mix(x, (uintptr_t)e->srcfile);
 			break;
 		default:
 			break;
@@ -97,6 +98,14 @@ static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *
 			break;
 		case TALLY_HIST_TRACE:
 			if (a->trace != b->trace)
+				return false;
+			break;
+		case TALLY_HIST_SRCLINE:
+			if (a->srcline != b->srcline)
+				return false;
+			break;
+		case TALLY_HIST_SRCFILE:
+			if (a->srcfile != b->srcfile)
 				return false;
 			break;
 		default:
@@ -260,6 +269,14 @@ static int key_cmp(const struct tally_hist *h, const struct tally_hist_entry *a,
 			if (a->trace != b->trace && a->trace && b->trace && (c = strcmp(a->trace, b->trace)))
 				return c;
 			break;
+		case TALLY_HIST_SRCLINE:
+			if (a->srcline != b->srcline && (c = strcmp(a->srcline, b->srcline)))
+				return c;
+			break;
+		case TALLY_HIST_SRCFILE:
+			if (a->srcfile != b->srcfile && (c = strcmp(a->srcfile, b->srcfile)))
+				return c;
+			break;
 		default:
 			break;
 		}
@@ -324,6 +341,14 @@ static int64_t perf_in_cmp(const struct tally_hist *h, const struct tally_hist_e
 			break;
 		case TALLY_HIST_TRACE:
 			if (n->trace != e->trace && n->trace && e->trace && (c = strcmp(n->trace, e->trace)))
+				return c;
+			break;
+		case TALLY_HIST_SRCLINE:	/* perf compares the texts the other way round */
+			if (n->srcline != e->srcline && (c = strcmp(e->srcline, n->srcline)))
+				return c;
+			break;
+		case TALLY_HIST_SRCFILE:
+			if (n->srcfile != e->srcfile && (c = strcmp(e->srcfile, n->srcfile)))
 				return c;
 			break;
 		default:

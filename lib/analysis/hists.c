@@ -11,15 +11,31 @@
  * heavy enough to print a branch.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tally/cpumap.h>
 #include <tally/record.h>
 #include <tally/session.h>
+#include <tally/srcline.h>
 #include "internal/analysis.h"
 #include "internal/session.h"
+
+/* A call-graph frame named by its address or source line (enum tally_cc_key): frames
+ * are the same node when they have the same symbol object, and its name is what the
+ * graph prints. */
+struct cc_sym {
+	const char *dso_key;
+	uint64_t key;		/* the dso address, or the interned line's address */
+	const struct tally_symbol *real;	/* by line: the function (NULL: the line's
+						 * first address, in start) */
+	struct tally_symbol *sym;
+	uint64_t start;
+	bool used;
+};
 
 /* dso -> interned names: rows are keyed by the shown name (perf's short name), chain
  * frames by the long name; per-process dso objects of one binary merge */
@@ -52,6 +68,11 @@ struct tally_hists {
 	struct tally_sample_memo *memo;	/* NULL: every sample resolved */
 	bool memo_cpu;		/* the cpu is a key: part of the memo's key */
 	bool trace_key;		/* TALLY_HIST_TRACE is a key */
+	bool src_keys;		/* TALLY_HIST_SRCLINE or _SRCFILE is a key */
+	struct tally_dso_lines *lines;	/* source lines (opened on first use) */
+	/* address/srcline call-graph frames: a symbol of their own per (dso, key) */
+	struct cc_sym *cc_syms;
+	size_t nr_cc_syms, cap_cc_syms;	/* cap: a power of two */
 	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
 	int err;		/* sticky: out of memory somewhere in a sample */
 };
@@ -82,6 +103,8 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 	for (size_t i = 0; i < o->nr_keys; i++) {
 		hs->memo_cpu |= hs->keys[i] == TALLY_HIST_CPU;
 		hs->trace_key |= hs->keys[i] == TALLY_HIST_TRACE;
+		hs->src_keys |= hs->keys[i] == TALLY_HIST_SRCLINE ||
+				hs->keys[i] == TALLY_HIST_SRCFILE;
 	}
 	/* with trees built per sample, every sample must reach them; rows by trace output
 	 * take each sample's own fields */
@@ -147,6 +170,10 @@ void tally_hists__delete(struct tally_hists *hs)
 	tally_sample_memo__delete(hs->memo);
 	tly_cc_arena__exit(&hs->arena);
 	tly_strpool__exit(&hs->own_pool.ids);
+	tally_dso_lines__delete(hs->lines);
+	for (size_t i = 0; i < hs->cap_cc_syms; i++)
+		free(hs->cc_syms[i].sym);
+	free(hs->cc_syms);
 	free(hs);
 }
 
@@ -235,6 +262,154 @@ static void fill_entry(struct tally_hists *hs, struct tally_hist_entry *t,
 	t->sym = loc->sym;
 	t->ip = self && loc->map ? loc->dso_addr : loc->addr;
 	t->level = tally_cpumode_level(loc->cpumode);
+}
+
+/* loc's source line as perf prints it (tally_dso_lines__text) into buf: its length, 0
+ * when unknown. */
+static int find_line(struct tally_hists *hs, const struct tally_addr_loc *loc, char *buf,
+		     size_t len, size_t *file_len)
+{
+	int n;
+
+	*file_len = 0;
+	if (!loc->dso)
+		return 0;
+	if (!hs->lines && tally_dso_lines__new(&hs->lines, hs->session)) {
+		hs->err = -ENOMEM;
+		return 0;
+	}
+	n = tally_dso_lines__text(hs->lines, loc, hs->o.full_source_path, buf, len, file_len);
+	if (n < 0) {
+		hs->err = n;
+		return 0;
+	}
+	return n;
+}
+
+/* The srcline and srcfile keys of a row at loc (see struct tally_hist_entry). */
+static void fill_src(struct tally_hists *hs, struct tally_hist_entry *t,
+		     const struct tally_addr_loc *loc)
+{
+	char buf[4096];
+	size_t file_len;
+
+	if (find_line(hs, loc, buf, sizeof(buf), &file_len) > 0) {
+		t->srcline = tally_strpool__intern(hs->pool, buf);
+		buf[file_len] = 0;
+		t->srcfile = tally_strpool__intern(hs->pool, buf);
+	} else {
+		if (loc->sym && loc->sym->name)
+			snprintf(buf, sizeof(buf), "%s+%" PRIu64, loc->sym->name,
+				 loc->dso_addr - loc->sym->start);
+		else if (loc->dso && loc->map)
+			snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]",
+				 tally_dso__short_name(loc->dso), loc->dso_addr);
+		else
+			snprintf(buf, sizeof(buf), "??:0");
+		t->srcline = tally_strpool__intern(hs->pool, buf);
+		t->srcfile = tally_strpool__intern(hs->pool, "");
+	}
+	if (!t->srcline || !t->srcfile)
+		hs->err = -ENOMEM;
+}
+
+static size_t cc_slot_of(const struct cc_sym *v, size_t cap, const char *dso_key, uint64_t key,
+			 const struct tally_symbol *real)
+{
+	size_t i = tly_hash_mix(tly_hash_mix((uintptr_t)dso_key, key), (uintptr_t)real) & (cap - 1);
+
+	for (; v[i].used; i = (i + 1) & (cap - 1))
+		if (v[i].dso_key == dso_key && v[i].key == key && v[i].real == real)
+			break;
+	return i;
+}
+
+/* The slot of (dso_key, key, real), used or free for it (NULL: out of memory). */
+static struct cc_sym *cc_slot(struct tally_hists *hs, const char *dso_key, uint64_t key,
+			      const struct tally_symbol *real)
+{
+	if (hs->nr_cc_syms * 2 >= hs->cap_cc_syms) {
+		size_t cap = hs->cap_cc_syms ? hs->cap_cc_syms * 2 : 256;
+		struct cc_sym *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t j = 0; j < hs->cap_cc_syms; j++) {
+			const struct cc_sym *o = &hs->cc_syms[j];
+
+			if (o->used)
+				v[cc_slot_of(v, cap, o->dso_key, o->key, o->real)] = *o;
+		}
+		free(hs->cc_syms);
+		hs->cc_syms = v;
+		hs->cap_cc_syms = cap;
+	}
+	return &hs->cc_syms[cc_slot_of(hs->cc_syms, hs->cap_cc_syms, dso_key, key, real)];
+}
+
+/*
+ * The symbol of a frame keyed by address or source line (enum tally_cc_key), named as
+ * perf names such frames, or the frame's own symbol where the key falls back to the
+ * function. Frames are one node when their symbols start alike (tally_cc_frame__same):
+ * by address, one symbol per address; by line, one per (line, function), all of a
+ * line starting at the first address seen with it, so a node keeps the name of its
+ * first frame as in perf.
+ */
+static const struct tally_symbol *cc_sym(struct tally_hists *hs, const struct tally_addr_loc *l,
+					 const char *dso_key)
+{
+	bool by_line = hs->o.cc_key == TALLY_CC_KEY_SRCLINE;
+	const char *line = NULL;
+	struct cc_sym *c;
+	char buf[4096];
+	uint64_t key, start = l->dso_addr;
+	size_t flen;
+
+	if (!l->sym || !l->sym->name)
+		return l->sym;
+	if (find_line(hs, l, buf, sizeof(buf), &flen) > 0) {
+		line = tally_strpool__intern(hs->pool, buf);
+		if (!line)
+			goto nomem;
+	} else if (by_line) {
+		return l->sym;
+	}
+	key = by_line ? (uint64_t)(uintptr_t)line : l->dso_addr;
+	if (by_line) {
+		c = cc_slot(hs, dso_key, key, NULL);
+		if (!c)
+			goto nomem;
+		if (!c->used) {
+			*c = (struct cc_sym){ .dso_key = dso_key, .key = key, .start = start,
+					      .used = true };
+			hs->nr_cc_syms++;
+		}
+		start = c->start;
+	}
+	c = cc_slot(hs, dso_key, key, by_line ? l->sym : NULL);
+	if (!c)
+		goto nomem;
+	if (c->used)
+		return c->sym;
+	if (line)
+		snprintf(buf, sizeof(buf), "%s %s", l->sym->name, line);
+	else
+		snprintf(buf, sizeof(buf), "%s +%" PRIu64, l->sym->name, l->dso_addr - l->sym->start);
+	*c = (struct cc_sym){ .dso_key = dso_key, .key = key, .real = by_line ? l->sym : NULL,
+			      .start = start, .used = true };
+	hs->nr_cc_syms++;
+	c->sym = calloc(1, sizeof(*c->sym));
+	if (!c->sym)
+		goto nomem;
+	/* perf orders sibling frames of equal weight by this address */
+	c->sym->start = start;
+	c->sym->name = tally_strpool__intern(hs->pool, buf);
+	if (!c->sym->name)
+		goto nomem;
+	return c->sym;
+nomem:
+	hs->err = -ENOMEM;
+	return l->sym;
 }
 
 /* the entry's id for the deferred log (given on first use) */
@@ -424,7 +599,9 @@ static int display_frames(struct tally_hists *hs)
 
 		hs->ccf[i].dso = l->dso;
 		hs->ccf[i].dso_key = dso_key(hs, l->dso, true);
-		hs->ccf[i].sym = l->sym;
+		hs->ccf[i].sym = hs->o.cc_key == TALLY_CC_KEY_FUNCTION
+					 ? l->sym
+					 : cc_sym(hs, l, hs->ccf[i].dso_key);
 		hs->ccf[i].ip = l->addr;
 	}
 	return hs->err;
@@ -447,6 +624,8 @@ static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
 		bool dup = false;
 
 		fill_entry(hs, tmpl, l, false);
+		if (hs->src_keys)
+			fill_src(hs, tmpl, l);
 		/* perf keeps the previous entry's level for a frame outside any map */
 		if (!l->sym && !l->map)
 			tmpl->level = level;
@@ -572,6 +751,8 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 			return -ENOMEM;
 	}
 	fill_entry(hs, &tmpl, &loc, true);
+	if (hs->src_keys)
+		fill_src(hs, &tmpl, &loc);
 	self = tly_hist__findnew(h, &tmpl);
 	if (!self)
 		return -ENOMEM;

@@ -81,6 +81,13 @@ struct tally_strpool {
 	struct tly_strpool ids;
 };
 
+/* Fold v into hash h (row keys, frame keys). */
+static inline uint64_t tly_hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
 /* FNV-1a of a string, as the pool hashes it (for keys compared across pools). */
 uint64_t tly_str_hash(const char *s);
 

@@ -12,6 +12,7 @@
  * pool so they stay valid until __delete.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,11 +29,22 @@ struct seg {
 	uint64_t offset, vaddr, filesz;
 };
 
+/* a function of the ELF symbol table, for binutils' answer without DWARF */
+struct fsym {
+	uint64_t start, size;
+	const char *file;	/* the STT_FILE before a local symbol (in the pool); NULL: a
+				 * global one, or none */
+	const char *name;
+};
+
 struct dso_state {
-	bool tried;
+	bool tried, symtab_tried;
 	struct tally_lines *lines;	/* NULL: no lines for this dso */
 	struct seg *segs;
 	size_t nr_segs;
+	char *path;		/* the file the segments came from */
+	struct fsym *fsyms;	/* by start */
+	size_t nr_fsyms;
 };
 
 /* a remembered answer: lines[first .. first + n) */
@@ -41,6 +53,7 @@ struct answer {
 	uint32_t dso;		/* tally_dso__index + 1; 0: empty slot */
 	uint32_t first;
 	uint32_t n;
+	bool no_row;		/* a unit covers off, without a row for it */
 };
 
 struct tally_dso_lines {
@@ -70,6 +83,8 @@ void tally_dso_lines__delete(struct tally_dso_lines *l)
 	for (size_t i = 0; i < l->nr_dsos; i++) {
 		tally_lines__delete(l->dsos[i].lines);
 		free(l->dsos[i].segs);
+		free(l->dsos[i].path);
+		free(l->dsos[i].fsyms);
 	}
 	free(l->dsos);
 	free(l->answers);
@@ -120,11 +135,9 @@ static void open_dso(struct tally_dso_lines *l, struct dso_state *d, struct tall
 		return;
 	if (read_segs(d, path))
 		return;
-	if (tally_lines__open(&d->lines, path, debug[0] ? debug : NULL)) {
-		free(d->segs);
-		d->segs = NULL;
-		d->nr_segs = 0;
-	}
+	d->path = strdup(path);
+	if (tally_lines__open(&d->lines, path, debug[0] ? debug : NULL))
+		d->lines = NULL;	/* the segments stay: the symbol table may answer */
 }
 
 static struct dso_state *state(struct tally_dso_lines *l, struct tally_dso *dso)
@@ -194,6 +207,7 @@ static int look_up(struct tally_dso_lines *l, struct dso_state *d, uint64_t off,
 	}
 	a->first = (uint32_t)l->nr_lines;
 	a->n = 0;
+	a->no_row = n == -ENODATA;
 	for (int i = 0; i < n; i++) {
 		if (l->nr_lines == l->cap_lines) {
 			size_t cap = l->cap_lines ? l->cap_lines * 2 : 1024;
@@ -249,6 +263,175 @@ int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc
 		l->nr_answers++;
 	}
 	n = a->n < max ? a->n : max;
-	memcpy(out, l->lines + a->first, n * sizeof(*out));
+	if (n)	/* no line yet: l->lines may still be NULL */
+		memcpy(out, l->lines + a->first, n * sizeof(*out));
 	return (int)n;
+}
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The functions of d's ELF symbol table, with the file each local one came from. */
+static int load_symtab(struct tally_dso_lines *l, struct dso_state *d)
+{
+	int fd, err = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	d->symtab_tried = true;
+	if (!d->path)
+		return 0;
+	fd = tly_open_regular(d->path);
+	if (fd < 0)
+		return 0;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && !err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		const char *file = NULL;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = data ? sh.sh_size / sh.sh_entsize : 0;
+		free(d->fsyms);
+		d->fsyms = calloc(n ? n : 1, sizeof(*d->fsyms));
+		d->nr_fsyms = 0;
+		if (!d->fsyms) {
+			err = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < n && !err; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int64_t id;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (GELF_ST_TYPE(sym.st_info) == STT_FILE) {
+				file = NULL;
+				if (name && *name) {
+					id = tly_strpool__intern(&l->names, name);
+					if (id < 0)
+						err = -ENOMEM;
+					else
+						file = tly_strpool__str(&l->names, (uint32_t)id);
+				}
+				continue;
+			}
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+			    !name)
+				continue;
+			id = tly_strpool__intern(&l->names, name);
+			if (id < 0) {
+				err = -ENOMEM;
+				break;
+			}
+			d->fsyms[d->nr_fsyms++] = (struct fsym){
+				.start = sym.st_value, .size = sym.st_size,
+				.file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL,
+				.name = tly_strpool__str(&l->names, (uint32_t)id),
+			};
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (!err && d->nr_fsyms)
+		qsort(d->fsyms, d->nr_fsyms, sizeof(*d->fsyms), fsym_cmp);
+	return err;
+}
+
+int tally_dso_lines__find_symtab(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+				 struct tally_line *out)
+{
+	struct dso_state *d;
+	uint64_t vaddr = 0;
+	size_t lo = 0, hi;
+	bool mapped = false;
+
+	if (!loc->dso || !loc->map)
+		return 0;
+	d = state(l, loc->dso);
+	if (!d)
+		return -ENOMEM;
+	if (!d->symtab_tried && load_symtab(l, d))
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nr_segs && !mapped; i++) {
+		const struct seg *s = &d->segs[i];
+
+		if (loc->dso_addr >= s->offset && loc->dso_addr - s->offset < s->filesz) {
+			vaddr = loc->dso_addr - s->offset + s->vaddr;
+			mapped = true;
+		}
+	}
+	if (!mapped || !d->nr_fsyms)
+		return 0;
+	/* the last function starting at or before vaddr, and containing it */
+	hi = d->nr_fsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->fsyms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	for (size_t i = lo; i-- > 0 && d->fsyms[i].start == d->fsyms[lo - 1].start;) {
+		const struct fsym *f = &d->fsyms[i];
+
+		if (vaddr - f->start < f->size || (!f->size && vaddr == f->start)) {
+			*out = (struct tally_line){ .file = f->file, .function = f->name };
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Did the last lookup of loc find a unit without a row for it? */
+static bool unit_without_row(struct tally_dso_lines *l, const struct tally_addr_loc *loc)
+{
+	size_t i;
+
+	if (!l->cap_answers || !loc->dso)
+		return false;
+	i = answer_slot(l, tally_dso__index(loc->dso) + 1, loc->dso_addr);
+	return l->answers[i].dso && l->answers[i].no_row;
+}
+
+int tally_dso_lines__text(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+			  bool full_path, char *buf, size_t len, size_t *file_len)
+{
+	struct tally_line ln;
+	const char *file;
+	int n = tally_dso_lines__find(l, loc, false, &ln, 1);
+
+	*file_len = 0;
+	if (n < 0)
+		return n;
+	if (n == 0 && unit_without_row(l, loc)) {
+		n = snprintf(buf, len, ":0");
+		return n > 0 && (size_t)n < len ? n : 0;
+	}
+	if (n == 0 || !ln.file || !ln.line) {
+		n = tally_dso_lines__find_symtab(l, loc, &ln);
+		if (n <= 0)
+			return n;
+	}
+	file = ln.file ? ln.file : "??";
+	if (!full_path && strrchr(file, '/'))
+		file = strrchr(file, '/') + 1;
+	n = snprintf(buf, len, "%s:%u", file, ln.line);
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	*file_len = ln.file ? strlen(file) : 0;
+	return n;
 }

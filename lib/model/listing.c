@@ -358,6 +358,7 @@ static int line_rows(struct build *b, uint64_t addr)
 	case 0:
 		break;
 	case -ENOENT:	/* no unit's code: binutils names the symbol table's function */
+	case -ENODATA:	/* a unit without a row for it: the same */
 		memset(&ln, 0, sizeof(ln));
 		if (!(ln.function = tally_lines__symtab_function(b->d->lines, addr)))
 			return 0;

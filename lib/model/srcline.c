@@ -911,7 +911,7 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 		return -ENOENT;
 	row = find_row(l, addr, &ri);
 	if (!row)
-		return -ENOENT;
+		return -ENODATA;
 	out->file = full_path(l, row_file(l, row, ri));
 	dwarf_lineno(row, &line);
 	dwarf_linediscriminator(row, &disc);

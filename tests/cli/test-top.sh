@@ -146,6 +146,7 @@ check "SIGINT ends top with status 0" test $rc -eq 0
 timeout 10 bash -c "'$TALLY' top --stdio -d 0.2 -p $HP 2>perr | head -1 >/dev/null"; rc=$?
 check "top | head ends without hanging" test $rc -ne 124
 check "top | head prints no error" test ! -s perr
+[ -s perr ] && sed "s/^/# perr: /" perr
 
 # Oracle: perf top agrees on the top entry of the hot process.
 if have_perf && ! asan_build; then
