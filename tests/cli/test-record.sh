@@ -137,7 +137,15 @@ for f in pt:-p at:-a; do
 		test "$c" = "worker-0 worker-0;worker-1 worker-1;"
 	check "record ${f#*:}: and in perf's" test "$(comms perf ${f%:*}.data | tr '\n' ';')" = "$c"
 done
-check "perf's own -p recording names them alike" test "$(comms perf ppt.data | tr '\n' ';')" = "worker-0 worker-0;worker-1 worker-1;"
+# perf's own -p recording, the oracle for the names: under load a worker may get no
+# sample in 0.3 s, so each row it has must carry the thread's name
+pc=$(comms perf ppt.data | tr '\n' ';')
+if [ -n "$pc" ]; then
+	check "perf's own -p recording names them alike ($pc)" \
+		eval 'comms perf ppt.data | awk "\$1 != \$2 || \$1 !~ /^worker-[01]\$/ { bad = 1 } END { exit bad }"'
+else
+	skip "perf's own -p recording has no worker rows (a loaded machine)"
+fi
 
 # Lost samples: a 1-page ring at 50 kHz with call chains usually overflows. When it does,
 # the summary and perf agree on the count.

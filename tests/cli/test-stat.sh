@@ -185,7 +185,8 @@ perf stat -a --per-thread -x, -e task-clock --timeout 300 2>ppt.csv
 "$TALLY" stat -a --per-thread -x, -e task-clock --timeout 300 2>tpt.csv
 kill $hp 2>/dev/null; wait $hp 2>/dev/null
 check "-a --per-thread: hot's row as perf's (numbers aside)" diff <(grep "^hot-$hp," ppt.csv | shape) <(grep "^hot-$hp," tpt.csv | shape)
-check "-a --per-thread: no thread that never ran in perf's either" eval '! awk -F, "\$5 + 0 == 0" ppt.csv | grep -q .'
+# (perf 6.1 leaves out the threads that never ran, as tally does above; asserting that on
+# perf's own output under load only tested perf's timing, so it is not checked here)
 perf stat -x, -e duration_time,user_time,task-clock -- "$HOT" 0.2 2>ptool.csv
 "$TALLY" stat -x, -e duration_time,user_time,task-clock -- "$HOT" 0.2 2>ttool.csv
 # (the metric's unit prefix, G/sec or M/sec, follows the numbers: fields 1-6 only)
