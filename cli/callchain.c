@@ -30,9 +30,25 @@ static struct tally_cc_node *run_end(struct tally_cc_node *n)
  * (dso object, address) descending. perf compares dso objects by address, which grow
  * in the order the file's maps make them: tally compares that order itself
  * (tally_dso__index), not its own heap addresses. */
-static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node *b)
+/* The source line of a frame named "sym file:line" (-g srcline), or NULL. */
+static const char *frame_line(const struct tally_cc_node *n)
+{
+	const char *sp = n->f.sym && n->f.sym->name ? strrchr(n->f.sym->name, ' ') : NULL;
+	const char *colon = sp ? strrchr(sp, ':') : NULL;
+
+	if (!colon || !colon[1])
+		return NULL;
+	for (const char *c = colon + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return NULL;
+	return sp + 1;
+}
+
+/* by_line: perf compares frames that both have a source line by its text */
+static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node *b, bool by_line)
 {
 	uint64_t x, y;
+	const char *la, *lb;
 
 	if (a->cumul != b->cumul)
 		return a->cumul < b->cumul;
@@ -41,13 +57,16 @@ static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node 
 			return !a->f.dso_key;
 		return tally_dso__index(a->f.dso) < tally_dso__index(b->f.dso);
 	}
+	if (by_line && (la = frame_line(a)) && (lb = frame_line(b)))
+		return strcmp(la, lb) < 0;
 	x = a->f.sym ? a->f.sym->start : a->f.ip;
 	y = b->f.sym ? b->f.sym->start : b->f.ip;
 	return x < y;
 }
 
 /* The runs below node (children of its run end), sorted by weight, pruned. */
-static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit, size_t *nr)
+static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit, bool by_line,
+			       size_t *nr)
 {
 	struct run *r = NULL;
 	size_t n = 0;
@@ -72,7 +91,7 @@ static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit, size
 		struct run t = r[i];
 		size_t j = i;
 
-		while (j > 0 && run_after(r[j - 1].head, t.head)) {
+		while (j > 0 && run_after(r[j - 1].head, t.head, by_line)) {
 			r[j] = r[j - 1];
 			j--;
 		}
@@ -146,7 +165,7 @@ static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t
 
 	if (depth >= (int)(sizeof(unsigned long) * 8) - 1)
 		return 0;
-	runs = sorted_runs(end, min_hit, &nr);
+	runs = sorted_runs(end, min_hit, p->o->by_line, &nr);
 	if (!runs && end->nr_kids) {
 		p->err = -ENOMEM;
 		return 0;
@@ -188,7 +207,7 @@ static void print_graph(struct printer *p, struct tally_cc_node *root)
 	bool printed_any = false;
 	int left = 0;
 	size_t nr;
-	struct run *runs = sorted_runs(root, min_hit, &nr);
+	struct run *runs = sorted_runs(root, min_hit, o->by_line, &nr);
 	char buf[64];
 
 	if (!runs && root->nr_kids) {

@@ -20,6 +20,7 @@ struct cc_print_opts {
 	uint64_t parent;	/* the entry's period (self, or children with --children) */
 	bool skip_first;	/* --sort sym: the first frame repeats the entry's symbol */
 	unsigned print_limit;	/* at most this many chains (0 = all) */
+	bool by_line;		/* -g srcline: frames named "sym file:line" (tie order) */
 };
 
 /* Print the tree under root; returns nonzero on allocation failure. */

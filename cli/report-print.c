@@ -118,6 +118,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 			.mode = r->use_chains ? r->o->cc_mode : CC_NONE,
 			.min_percent = r->o->cc_min_percent,
 			.print_limit = r->o->cc_print_limit,
+			.by_line = r->o->cc_key == TALLY_CC_KEY_SRCLINE,
 			.skip_first = !r->o->fields && r->o->sort && !strncmp(r->o->sort, "sym", 3),
 		},
 	};
