@@ -1,6 +1,7 @@
 # DWARF unwinding (--call-graph dwarf): tally script and report give the user frames
 # perf 6.1 gives, on a -O2 -fomit-frame-pointer program (workloads/unwind: main -> top
-# -> mid -> leaf -> libm's sin), recorded by perf and by tally, with the full stack
+# -> mid -> leaf -> libm's sin) and on workloads/cxx.cpp built the same way, recorded
+# by perf and by tally, with the full stack
 # copy and with one too small for the whole chain (where the chain must stop where
 # perf's stops). perf's inline frames are left out (--no-inline): tally has none yet.
 . "$(dirname "$0")/lib.sh"
@@ -84,6 +85,21 @@ if rec tally.data "$TALLY" record -q --call-graph dwarf -F 250; then
 	same_shares "tally's recording" tally.data
 else
 	fail "tally record --call-graph dwarf"
+fi
+
+# C++ (templates, lambdas, clones, a virtual call through a thunk; libstdc++'s and
+# libc's frames) without frame pointers
+if command -v g++ >/dev/null 2>&1 &&
+	g++ -O2 -fomit-frame-pointer -o cxx "$TALLY_TOP/workloads/cxx.cpp" 2>cxx.err; then
+	if perf record -q --call-graph dwarf -F 400 -o cxx.data ./cxx 0.5 >/dev/null 2>&1 &&
+		[ -s cxx.data ]; then
+		same_frames "C++ program" cxx.data
+		same_shares "C++ program" cxx.data
+	else
+		fail "perf record --call-graph dwarf of the C++ program"
+	fi
+else
+	skip "C++ unwinding (g++ cannot build workloads/cxx.cpp)"
 fi
 
 # perf's default --call-graph fp on the same program finds no callers: the dwarf
