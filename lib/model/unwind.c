@@ -26,7 +26,6 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <linux/perf_event.h>
-#include <asm/perf_regs.h>
 
 #include <tally/unwind.h>
 
@@ -82,16 +81,20 @@ struct arch_desc {
 	unsigned perf_ip;	/* perf register holding the sampled ip */
 };
 
+/* perf_event's x86 register numbers (PERF_REG_X86_* of the x86 uapi asm/perf_regs.h,
+ * spelled out so that any host can read x86_64 files): ax 0, bx 1, cx 2, dx 3, si 4,
+ * di 5, bp 6, sp 7, ip 8, r8..r15 16..23. */
+enum { X86_AX, X86_BX, X86_CX, X86_DX, X86_SI, X86_DI, X86_BP, X86_SP, X86_IP,
+       X86_R8 = 16, X86_R9, X86_R10, X86_R11, X86_R12, X86_R13, X86_R14, X86_R15 };
+
 static const struct arch_desc x86_64_desc = {
 	.nregs = 17, .sp = 7, .ra = 16, .fp = 6,
 	.perf_of = {
-		PERF_REG_X86_AX, PERF_REG_X86_DX, PERF_REG_X86_CX, PERF_REG_X86_BX,
-		PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
-		PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
-		PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
-		PERF_REG_X86_IP,
+		X86_AX, X86_DX, X86_CX, X86_BX, X86_SI, X86_DI, X86_BP, X86_SP,
+		X86_R8, X86_R9, X86_R10, X86_R11, X86_R12, X86_R13, X86_R14, X86_R15,
+		X86_IP,
 	},
-	.perf_ip = PERF_REG_X86_IP,
+	.perf_ip = X86_IP,
 };
 
 /* arm64: DWARF x0..x30 are perf's 0..30, sp is 31 in both; the pc has no DWARF number
