@@ -100,6 +100,8 @@ for l in lines + [None]:
 sys.stdout.write("\n".join(out))
 ' "$1"
 }
+# ties_sorted with every unresolved row's address blanked out
+unresolved_any() { sed -E 's/\[([.kguH])\] 0x[0-9a-f]+/[\1] 0x?/' "$1" >"$1.any"; ties_sorted "$1.any"; }
 same() {	# NAME ARGS...: tally diff prints what perf diff prints
 	local name=$1
 	shift
@@ -109,6 +111,11 @@ same() {	# NAME ARGS...: tally diff prints what perf diff prints
 		ok "diff $name: the same text as perf diff"
 	elif [ -s p.out ] && [ "$(ties_sorted p.out)" = "$(ties_sorted t.out)" ]; then
 		ok "diff $name: the same text as perf diff (rows of equal values in another order)"
+	elif [ -s p.out ] && [ "$(unresolved_any p.out)" = "$(unresolved_any t.out)" ]; then
+		# an unresolved row stands for several addresses merged by -s sym; which one
+		# perf names depends on its tree's insertion order, which tally's diff does
+		# not always reproduce (seen once in fifty runs): same rows, same values
+		ok "diff $name: the same text as perf diff (an unresolved row named by another of its addresses)"
 	else
 		fail "diff $name: the same text as perf diff"
 		diff p.out t.out | head -8 | sed 's/^/# /'
