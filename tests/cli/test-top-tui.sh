@@ -16,6 +16,16 @@ SOCK="tally-top-test-$$"
 trap 'kill $HP 2>/dev/null; tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
 
 tm() { tmux -L "$SOCK" "$@"; }
+# new_session ARGS...: tm new-session -d, again when a loaded machine makes it fail ("server
+# exited unexpectedly": the last session's server was still going away on the socket)
+new_session() {
+	local i
+	for i in 1 2 3 4 5; do
+		tm new-session -d "$@" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	tm new-session -d "$@"
+}
 # wait_pane PATTERN SECONDS: until the pane shows PATTERN (pane text in ./pane).
 wait_pane() {
 	local i
@@ -34,7 +44,7 @@ wait_rc() {
 
 start() {	# ARGS for tally top
 	rm -f rc
-	tm new-session -d -s top -x 132 -y 30 \
+	new_session -s top -x 132 -y 30 \
 		"TERM=xterm-256color '$TALLY' top -d 0.3 $* 2>'$TMP/err'; echo \$? >'$TMP/rc'"
 }
 
@@ -71,7 +81,7 @@ check "nothing on stderr with -g" test ! -s err
 
 # A terminal ncurses cannot drive: one clear message, no exit from inside ncurses.
 rm -f rc
-tm new-session -d -s top -x 100 -y 20 \
+new_session -s top -x 100 -y 20 \
 	"TERM=no-such-terminal '$TALLY' top -d 0.3 -p $HP 2>'$TMP/err'; echo \$? >'$TMP/rc'"
 if wait_rc 10; then check "unusable TERM exits 1" test "$(cat rc)" = 1
 else fail "unusable TERM exits 1 (still running)"; fi
