@@ -196,6 +196,68 @@ static void buildid_config(struct record_opts *o)
 
 /* ---- options ------------------------------------------------------------------------ */
 
+#if defined(__x86_64__)
+/* perf's x86-64 sample register names, by bit (DS, ES, FS, GS are never sampled) */
+static const char *const reg_names[] = {
+	"AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", NULL, NULL,
+	NULL, NULL, "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
+};
+#define REGS_ALL 0xff0fffull	/* every register above: perf's default mask */
+#else
+static const char *const reg_names[] = { NULL };	/* names known for x86-64 only */
+#define REGS_ALL 0ull
+#endif
+
+/* --user-regs / --intr-regs [=r1,r2|?]: a mask of perf's register names. */
+static int opt_regs(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	uint64_t *mask = CLI_FIELD_PTR(opts, opt, uint64_t);
+	const char *p = arg;
+
+	if (unset) {
+		*mask = 0;
+		return 0;
+	}
+	if (!REGS_ALL) {
+		cli_error("%s: tally knows the sample registers of x86-64 only", opt->long_name);
+		return -1;
+	}
+	if (!arg || !*arg) {
+		*mask = REGS_ALL;
+		return 0;
+	}
+	if (!strcmp(arg, "?")) {
+		fprintf(stderr, "available registers: ");
+		for (size_t i = 0; i < sizeof(reg_names) / sizeof(*reg_names); i++)
+			if (reg_names[i])
+				fprintf(stderr, "%s ", reg_names[i]);
+		fputc('\n', stderr);
+		return -1;
+	}
+	*mask = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(reg_names) / sizeof(*reg_names); i++)
+			if (reg_names[i] && strlen(reg_names[i]) == n && !strncasecmp(p, reg_names[i], n))
+				break;
+		if (i == sizeof(reg_names) / sizeof(*reg_names)) {
+			cli_error("unknown register \"%.*s\" (tally record --user-regs=? lists them)",
+				  (int)n, p);
+			return -1;
+		}
+		*mask |= 1ull << i;
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+static int opt_filter(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	return record_opts__add_filter(opts, arg);
+}
+
 static int opt_event(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	(void)opt, (void)unset;
@@ -290,6 +352,8 @@ static int opt_timeout(void *opts, const struct cli_opt *opt, const char *arg, b
 static const struct cli_opt record_options[] = {
 	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available events",
 		     opt_event),
+	OPT_CALLBACK(0, "filter", "filter", "event filter (of the tracepoints of the -e before it)",
+		     opt_filter),
 	OPT_CALLBACK('F', "freq", "freq or 'max'", "profile at this frequency", opt_freq),
 	OPT_CALLBACK('c', "count", "n", "event period to sample", opt_count),
 	OPT_BOOL('g', NULL, callchain, "enables call-graph recording"),
@@ -312,6 +376,64 @@ static const struct cli_opt record_options[] = {
 	OPT_BOOL('R', "raw-samples", raw, "collect raw sample records from all opened counters"),
 	OPT_BOOL(0, "sample-cpu", sample_cpu, "Record the sample cpu"),
 	OPT_BOOL('T', "timestamp", sample_time, "Record the sample timestamps"),
+	OPT_BOOL(0, "period", sample_period, "Record the sample period"),
+	OPT_BOOL(0, "sample-identifier", sample_identifier, "Record the sample identifier"),
+	OPT_BOOL(0, "running-time", running_time,
+		 "Record running/enabled time of read (:S) events"),
+	OPT_BOOL(0, "all-kernel", all_kernel, "Configure all used events to run in kernel space."),
+	OPT_BOOL(0, "all-user", all_user, "Configure all used events to run in user space."),
+	OPT_BOOL(0, "kernel-callchains", kernel_callchains, "collect kernel callchains"),
+	OPT_BOOL(0, "user-callchains", user_callchains, "collect user callchains"),
+	OPT_BOOL(0, "transaction", transaction, "sample transaction flags (special events only)"),
+	OPT_BOOL(0, "phys-data", phys_data, "Record the sample physical addresses"),
+	OPT_BOOL(0, "data-page-size", data_page_size,
+		 "Record the sampled data address data page size"),
+	OPT_BOOL(0, "code-page-size", code_page_size,
+		 "Record the sampled code address (ip) page size"),
+	OPT_BOOL('W', "weight", weight, "sample by weight (on special events only)"),
+	OPT_BOOL(0, "dry-run", dry_run, "Parse options then exit"),
+	OPT_CALLBACK_ARG(0, "user-regs", "any register",
+			 "sample selected machine registers in user space, use '--user-regs=?' to "
+			 "list register names", opt_regs, CLI_ARG_OPTIONAL, "", .off = CLI_FIELD(uint64_t, user_regs),
+			 .flags = CLI_NEG),
+	OPT_CALLBACK_ARG('I', "intr-regs", "any register",
+			 "sample selected machine registers on interrupt, use '-I?' to list register "
+			 "names", opt_regs, CLI_ARG_OPTIONAL, "", .off = CLI_FIELD(uint64_t, intr_regs),
+			 .flags = CLI_NEG),
+	OPT_BOOL(0, "strict-freq", strict_freq, "Fail if the specified frequency can't be used"),
+	OPT_BOOL('n', "no-samples", no_samples, "don't sample"),
+	OPT_REFUSED(0, "off-cpu", NULL, CLI_ARG_NONE, "Enable off-cpu analysis",
+		    "--off-cpu needs BPF (perf loads a BPF program at every context switch); "
+		    "tally has no BPF: record 'tally record -g -e sched:sched_switch' for off-CPU "
+		    "stacks"),
+	OPT_REFUSED('b', "branch-any", NULL, CLI_ARG_NONE, "sample any taken branches",
+		    CLI_NO_LBR("-b/--branch-any")),
+	OPT_REFUSED('j', "branch-filter", "branch filter mask", CLI_ARG_REQUIRED,
+		    "branch stack filter modes", CLI_NO_LBR("-j/--branch-filter")),
+	OPT_REFUSED('S', "snapshot", "opts", CLI_ARG_OPTIONAL, "AUX area tracing Snapshot Mode",
+		    CLI_NO_AUX("-S/--snapshot")),
+	OPT_REFUSED(0, "aux-sample", "opts", CLI_ARG_OPTIONAL, "sample AUX area",
+		    CLI_NO_AUX("--aux-sample")),
+	OPT_REFUSED(0, "clang-path", "clang path", CLI_ARG_REQUIRED,
+		    "clang binary to use for compiling BPF scriptlets",
+		    "--clang-path: tally compiles no BPF scriptlets"),
+	OPT_REFUSED(0, "clang-opt", "clang options", CLI_ARG_REQUIRED,
+		    "options passed to clang when compiling BPF scriptlets",
+		    "--clang-opt: tally compiles no BPF scriptlets"),
+	OPT_REFUSED(0, "kcore", NULL, CLI_ARG_NONE, "copy /proc/kcore",
+		    "--kcore (a perf.data directory with a copy of /proc/kcore) is not "
+		    "implemented in tally record"),
+	OPT_REFUSED(0, "threads", "spec", CLI_ARG_OPTIONAL,
+		    "write collected trace data into several data files using parallel threads",
+		    "--threads (a perf.data directory written by several threads) is not "
+		    "implemented in tally record"),
+	OPT_REFUSED(0, "overwrite", NULL, CLI_ARG_NONE, "use overwrite mode",
+		    "--overwrite (backward rings, kept until a signal) is not implemented in tally "
+		    "record"),
+	OPT_REFUSED(0, "tail-synthesize", NULL, CLI_ARG_NONE,
+		    "synthesize non-sample events at the end of output",
+		    "--tail-synthesize is not implemented in tally record: it synthesizes at the "
+		    "start, as perf's default"),
 	OPT_STRING('o', "output", output, "file", "output file name"),
 	OPT_CALLBACK_ARG('z', "compression-level", "n",
 			 "Compress records using specified level (default: 1 - fastest "
@@ -392,6 +514,8 @@ static int record_exec(void *opts, const struct cli_args *args)
 		o->workload = args->argv;
 	o->argc = args->full_argc;
 	o->argv = args->full_argv;
+	if (o->dry_run)
+		return 0;	/* perf: the options (and events, above) parsed, nothing run */
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

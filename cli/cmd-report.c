@@ -129,6 +129,15 @@ static int opt_percentage(void *opts, const struct cli_opt *opt, const char *arg
 	return 0;
 }
 
+static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct report_opts *o = opts;
+
+	(void)opt, (void)unset;
+	o->time = arg;
+	return parse_time_span(arg, &o->time_start, &o->time_end);
+}
+
 #define CLI_OPTS struct report_opts
 static const struct cli_opt report_options[] = {
 	OPT_STRING('i', "input", input, "file", "input file name"),
@@ -168,16 +177,57 @@ static const struct cli_opt report_options[] = {
 	OPT_BOOL('n', "show-nr-samples", show_nr_samples, "Show a column with the number of samples"),
 	OPT_BOOL(0, "show-total-period", show_total_period,
 		 "Show a column with the sum of periods"),
-	OPT_STRLIST('c', "comms", comms, "comm[,comm...]", "only consider symbols in these comms"),
-	OPT_STRLIST('d', "dsos", dsos, "dso[,dso...]", "only consider symbols in these dsos"),
-	OPT_STRLIST('S', "symbols", syms, "symbol[,symbol...]", "only consider these symbols"),
-	OPT_STRLIST(0, "pid", pids, "pid[,pid...]", "only consider symbols in these pids"),
-	OPT_STRLIST(0, "tid", tids, "tid[,tid...]", "only consider symbols in these tids"),
-	OPT_CPUMAP('C', "cpu", cpus, "cpu", "list of cpus to profile"),
+	OPT_STRLIST('c', "comms", filter.comms, "comm[,comm...]", "only consider symbols in these comms"),
+	OPT_STRLIST('d', "dsos", filter.dsos, "dso[,dso...]", "only consider symbols in these dsos"),
+	OPT_STRLIST('S', "symbols", filter.syms, "symbol[,symbol...]", "only consider these symbols"),
+	OPT_STRLIST(0, "pid", filter.pids, "pid[,pid...]", "only consider symbols in these pids"),
+	OPT_STRLIST(0, "tid", filter.tids, "tid[,tid...]", "only consider symbols in these tids"),
+	OPT_CPUMAP('C', "cpu", filter.cpus, "cpu", "list of cpus to profile"),
 	OPT_CALLBACK(0, "percentage", "relative|absolute",
 		     "how to display percentage of filtered entries", opt_percentage),
 	OPT_SET(0, "group", group, 1, "Show event group information together"),
 	OPT_BOOL('q', "quiet", quiet, "Do not show any warnings or messages"),
+	OPT_REFUSED(0, "itrace", "opts", CLI_ARG_OPTIONAL, "Instruction Tracing options",
+		    CLI_NO_AUX("--itrace")),
+	OPT_REFUSED('b', "branch-stack", NULL, CLI_ARG_NONE,
+		    "use branch records for per branch histogram filling",
+		    CLI_NO_LBR("-b/--branch-stack")),
+	OPT_REFUSED(0, "branch-history", NULL, CLI_ARG_NONE, "add last branch records to call history",
+		    CLI_NO_LBR("--branch-history")),
+	OPT_REFUSED(0, "stitch-lbr", NULL, CLI_ARG_NONE, "Enable LBR callgraph stitching approach",
+		    CLI_NO_LBR("--stitch-lbr")),
+	OPT_REFUSED(0, "total-cycles", NULL, CLI_ARG_NONE, "Sort all blocks by 'Sampled Cycles%'",
+		    CLI_NO_LBR("--total-cycles (cycles of branch blocks)")),
+	OPT_REFUSED(0, "mem-mode", NULL, CLI_ARG_NONE, "mem access profile",
+		    "--mem-mode (data addresses and sources of memory samples) is not implemented "
+		    "in tally report"),
+	OPT_REFUSED(0, "objdump", "path", CLI_ARG_REQUIRED,
+		    "objdump binary to use for disassembly and annotations",
+		    "--objdump: tally disassembles with capstone, never objdump"),
+	OPT_REFUSED(0, "asm-raw", NULL, CLI_ARG_NONE,
+		    "Display raw encoding of assembly instructions (default)",
+		    CLI_NO_ANNOTATE_TUI("report", "--asm-raw")),
+	OPT_REFUSED('M', "disassembler-style", "disassembler style", CLI_ARG_REQUIRED,
+		    "Specify disassembler style (e.g. -M intel for intel syntax)",
+		    CLI_NO_ANNOTATE_TUI("report", "-M")),
+	OPT_REFUSED(0, "source", NULL, CLI_ARG_NONE,
+		    "Interleave source code with assembly code (default)",
+		    CLI_NO_ANNOTATE_TUI("report", "--source")),
+	OPT_REFUSED(0, "prefix", "prefix", CLI_ARG_REQUIRED,
+		    "Add prefix to source file path names in programs (with --prefix-strip)",
+		    CLI_NO_ANNOTATE_TUI("report", "--prefix")),
+	OPT_REFUSED(0, "prefix-strip", "N", CLI_ARG_REQUIRED,
+		    "Strip first N entries of source file path name in programs (with --prefix)",
+		    CLI_NO_ANNOTATE_TUI("report", "--prefix-strip")),
+	OPT_BOOL('U', "hide-unresolved", hide_unresolved, "Only display entries resolved to a symbol"),
+	OPT_CALLBACK(0, "time", "str", "Time span of interest (start,stop)", opt_time),
+	OPT_STRING(0, "symbol-filter", symbol_filter, "filter",
+		   "only show symbols that (partially) match with this filter"),
+	OPT_BOOL(0, "skip-empty", skip_empty, "Do not display empty (or dummy) events in the output"),
+	OPT_BOOL('I', "show-info", show_info, "Display extended information about perf.data file"),
+	OPT_BOOL(0, "ns", ns, "Show times in nanosecs"),
+	OPT_INT(0, "samples", samples, "n",
+		"Number of samples to save per histogram entry for individual browsing"),
 	OPT_STRING('k', "vmlinux", kallsyms, "file", "vmlinux pathname"),
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
@@ -198,6 +248,7 @@ static int report_init(void *opts)
 	o->cc_order = -1;
 	o->cc_min_percent = 0.5;
 	o->max_stack = sysctl_max_stack();
+	o->skip_empty = true;
 	return 0;
 }
 
@@ -205,12 +256,7 @@ static void report_release(void *opts)
 {
 	struct report_opts *o = opts;
 
-	strlist_free(o->comms);
-	strlist_free(o->dsos);
-	strlist_free(o->syms);
-	strlist_free(o->pids);
-	strlist_free(o->tids);
-	tally_cpumap__delete(o->cpus);
+	sample_filter_opts_release(&o->filter);
 }
 
 /* ---- the flow ---------------------------------------------------------------------- */
@@ -270,34 +316,6 @@ static int report_keys(struct report *r, const enum tally_hist_col *keys, size_t
 		if (!r->nr_order)
 			r->order[r->nr_order++] = TALLY_HIST_OVERHEAD;
 	}
-	return 0;
-}
-
-/* "1,2,3" (parsed by strlist_parse) as numbers, as perf reads them. */
-static int pid_list(char *const *l, pid_t **out, size_t *nr)
-{
-	size_t n = strlist_len(l);
-
-	*out = calloc(n ? n : 1, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		(*out)[i] = (pid_t)strtol(l[i], NULL, 10);
-	*nr = n;
-	return 0;
-}
-
-/* The filter options as the library's sample filter. */
-static int make_filter(const struct report_opts *o, struct tally_hist_filter *f)
-{
-	f->comms = (const char *const *)o->comms;
-	f->dsos = (const char *const *)o->dsos;
-	f->syms = (const char *const *)o->syms;
-	f->cpus = o->cpus;
-	if (o->pids && pid_list(o->pids, (pid_t **)&f->pids, &f->nr_pids))
-		return -ENOMEM;
-	if (o->tids && pid_list(o->tids, (pid_t **)&f->tids, &f->nr_tids))
-		return -ENOMEM;
 	return 0;
 }
 
@@ -404,8 +422,7 @@ static void report_release_state(struct report *r, struct tally_hist_filter *fil
 	tally_hists__delete(r->hists);
 	script_trace__delete(r->trace);
 	free(r->nr_samples_seen);
-	free((pid_t *)filter->pids);
-	free((pid_t *)filter->tids);
+	sample_filter_free(filter);
 	tally_session__delete(r->session);
 	tally_data__delete(r->data);
 }
@@ -424,13 +441,18 @@ static int report_exec(void *opts, const struct cli_args *args)
 	int status = 1;
 
 	(void)args;
+	if (o->show_info && (o->header || o->header_only)) {
+		cli_error("-I/--show-info: tally's header does not expand the CPU and NUMA "
+			  "topology, cache and memory features (their 'use -I to display' lines)");
+		return 1;
+	}
 	if (report_open(&r.data, o->input, o->force))
 		return 1;
 	r.nr_ev = tally_data__nr_events(r.data);
 	if (!o->quiet && !o->header && !o->header_only && !o->stats && !o->dump_raw)
 		fputs(header_hint, stdout);
 	if (o->header || o->header_only)
-		report__print_header(&r);
+		report_print_header(r.data, o->input);
 	if (o->header_only) {
 		status = cli_finish_output(stdout, "the report");
 		goto out;
@@ -442,7 +464,10 @@ static int report_exec(void *opts, const struct cli_args *args)
 		goto out;
 	if (report_keys(&r, keys, nr_keys, cols, nr_cols))
 		goto out;
-	if (make_filter(o, &filter) || report_hists(&r, keys, nr_keys, &filter))
+	filter.hide_unresolved = o->hide_unresolved;
+	filter.time_start = o->time_start;
+	filter.time_end = o->time_end;
+	if (sample_filter_make(&o->filter, &filter) || report_hists(&r, keys, nr_keys, &filter))
 		goto oom;
 	if (o->dump_raw)
 		fputs(header_hint, stdout);

@@ -12,6 +12,7 @@
 
 #include <tally/data.h>
 #include <tally/format.h>
+#include <tally/hist.h>
 #include <tally/record.h>
 #include <tally/sample-memo.h>
 #include <tally/session.h>
@@ -19,6 +20,7 @@
 
 #include "cmd.h"
 #include "options.h"
+#include "record-text.h"
 #include "report-common.h"
 #include "script-trace.h"
 
@@ -49,12 +51,26 @@ struct script_opts {
 	bool force;
 	bool hide_callchain;
 	bool full_source_path;
+	bool header, header_only;
+	bool reltime, deltatime;
+	unsigned max_stack;
+	char **stop_bt;		/* --stop-bt: a chain ends after these symbols */
+	bool show_info;
+	uint64_t time_start, time_end;	/* --time */
+	bool show_task, show_mmap, show_switch, show_lost, show_bpf;	/* --show-*-events */
+	bool per_event_dump;
+	bool show_kernel_path;	/* the kernel dso's path: tally's kernel symbols are always
+				 * kallsyms', whose path perf shows as [kernel.kallsyms] */
+	struct sample_filter_opts filter;	/* -c, --pid, --tid, -C, --dsos, -S */
 	const char *kallsyms, *symfs;
 };
 
 struct script_ev {
 	unsigned fields;
 	bool tracepoint;
+	FILE *dump;		/* --per-event-dump: its file (NULL: stdout) */
+	char *dump_path;
+	uint64_t nr_dumped;
 };
 
 struct script {
@@ -62,7 +78,6 @@ struct script {
 	struct tally_data *data;
 	struct tally_session *session;
 	struct tally_frames *frames;	/* a dwarf sample's (print_unwound) */
-	unsigned max_stack;
 	struct script_trace *trace;
 	struct script_ev *ev;
 	size_t nr_ev;
@@ -71,7 +86,18 @@ struct script {
 	struct line_slot *lines;	/* LINE_SLOTS, allocated with the first chain */
 	struct tally_sample_memo *chains;	/* a chain's finished lines, by sample */
 	struct tally_dso_lines *srclines;	/* -F srcline: source lines (on first use) */
+	struct tally_hist_filter filter;
+	bool filter_loc;	/* --dsos, -S: the sample's location decides */
+	uint64_t first_time, prev_time;	/* --reltime, --deltatime (0: none yet) */
 };
+
+static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct script_opts *o = opts;
+
+	(void)opt, (void)unset;
+	return parse_time_span(arg, &o->time_start, &o->time_end);
+}
 
 #define CLI_OPTS struct script_opts
 static const struct cli_opt script_options[] = {
@@ -84,6 +110,90 @@ static const struct cli_opt script_options[] = {
 	OPT_BOOL(0, "ns", ns, "Use 9 decimal places when displaying time"),
 	OPT_BOOL('G', "hide-call-graph", hide_callchain, "When printing symbols do not display call chain"),
 	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_BOOL(0, "header", header, "Show data header."),
+	OPT_BOOL(0, "header-only", header_only, "Show only data header."),
+	OPT_STRLIST('c', "comms", filter.comms, "comm[,comm...]",
+		    "only display events for these comms"),
+	OPT_STRLIST(0, "pid", filter.pids, "pid[,pid...]", "only consider symbols in these pids"),
+	OPT_STRLIST(0, "tid", filter.tids, "tid[,tid...]", "only consider symbols in these tids"),
+	OPT_CPUMAP('C', "cpu", filter.cpus, "cpu", "list of cpus to profile"),
+	OPT_STRLIST(0, "dsos", filter.dsos, "dso[,dso...]", "only consider symbols in these DSOs"),
+	OPT_STRLIST('S', "symbols", filter.syms, "symbol[,symbol...]", "only consider these symbols"),
+	OPT_BOOL(0, "reltime", reltime, "Show time stamps relative to start"),
+	OPT_BOOL(0, "show-kernel-path", show_kernel_path, "Show the path of [kernel.kallsyms]"),
+	OPT_BOOL(0, "per-event-dump", per_event_dump,
+		 "Dump trace output to files named by the monitored events"),
+	OPT_CALLBACK(0, "time", "str", "Time span of interest (start,stop)", opt_time),
+	OPT_BOOL(0, "show-task-events", show_task, "Show the fork/comm/exit events"),
+	OPT_BOOL(0, "show-mmap-events", show_mmap, "Show the mmap events"),
+	OPT_BOOL(0, "show-switch-events", show_switch, "Show context switch events (if recorded)"),
+	OPT_BOOL(0, "show-lost-events", show_lost, "Show lost events (if recorded)"),
+	OPT_BOOL(0, "show-bpf-events", show_bpf, "Show bpf related events (if recorded)"),
+	OPT_BOOL(0, "deltatime", deltatime, "Show time stamps relative to previous event"),
+	OPT_STRLIST(0, "stop-bt", stop_bt, "symbol[,symbol...]",
+		    "Stop display of callgraph at these symbols"),
+	OPT_BOOL('I', "show-info", show_info, "display extended information from perf.data file"),
+	OPT_REFUSED('a', "all-cpus", NULL, CLI_ARG_NONE, "system-wide collection from all CPUs",
+		    "-a/--all-cpus goes with 'perf script record', a script language's recording: "
+		    "tally has no script languages (record with 'tally record -a')"),
+	OPT_REFUSED('d', "debug-mode", NULL, CLI_ARG_NONE,
+		    "do various checks like samples ordering and lost events",
+		    "-d/--debug-mode is not implemented in tally script"),
+	OPT_REFUSED('D', "dump-raw-trace", NULL, CLI_ARG_NONE, "dump raw trace in ASCII",
+		    "-D: dump a file's records with 'tally report -D -i FILE'"),
+	OPT_REFUSED(0, "dump-unsorted-raw-trace", NULL, CLI_ARG_NONE,
+		    "dump unsorted raw trace in ASCII",
+		    "--dump-unsorted-raw-trace: dump a file's records with 'tally report -D -i FILE'"),
+	OPT_REFUSED('g', "gen-script", "lang", CLI_ARG_REQUIRED,
+		    "generate perf-script.xx script in specified language", CLI_NO_SCRIPTS("-g")),
+	OPT_REFUSED('s', "script", "name", CLI_ARG_REQUIRED,
+		    "script file name (lang:script name, script name, or *)", CLI_NO_SCRIPTS("-s")),
+	OPT_REFUSED('l', "list", NULL, CLI_ARG_NONE, "list available scripts", CLI_NO_SCRIPTS("-l")),
+	OPT_REFUSED('L', "Latency", NULL, CLI_ARG_NONE,
+		    "show latency attributes (irqs/preemption disabled, etc)",
+		    "-L/--Latency (irqs/preemption flags of tracepoints) is not implemented in "
+		    "tally script"),
+	OPT_REFUSED(0, "itrace", "opts", CLI_ARG_OPTIONAL, "Instruction Tracing options",
+		    CLI_NO_AUX("--itrace")),
+	OPT_REFUSED(0, "insn-trace", "raw|disasm", CLI_ARG_OPTIONAL,
+		    "Decode instructions from itrace", CLI_NO_AUX("--insn-trace")),
+	OPT_REFUSED(0, "call-trace", "...", CLI_ARG_OPTIONAL, "Decode calls from itrace",
+		    CLI_NO_AUX("--call-trace")),
+	OPT_REFUSED(0, "call-ret-trace", "...", CLI_ARG_OPTIONAL,
+		    "Decode calls and returns from itrace", CLI_NO_AUX("--call-ret-trace")),
+	OPT_REFUSED(0, "graph-function", "symbol[,symbol...]", CLI_ARG_REQUIRED,
+		    "Only print symbols and callees with --call-trace/--call-ret-trace",
+		    CLI_NO_AUX("--graph-function")),
+	OPT_REFUSED(0, "addr-range", "n", CLI_ARG_REQUIRED,
+		    "Use with -S to list traced records within address range",
+		    CLI_NO_AUX("--addr-range")),
+	OPT_REFUSED(0, "xed", "...", CLI_ARG_OPTIONAL, "Run xed disassembler on output",
+		    CLI_NO_AUX("--xed")),
+	OPT_REFUSED(0, "max-blocks", "n", CLI_ARG_REQUIRED,
+		    "Maximum number of code blocks to dump with brstackinsn",
+		    CLI_NO_LBR("--max-blocks (the brstackinsn field)")),
+	OPT_REFUSED(0, "stitch-lbr", NULL, CLI_ARG_NONE, "Enable LBR callgraph stitching approach",
+		    CLI_NO_LBR("--stitch-lbr")),
+	OPT_REFUSED(0, "dlfilter", "file", CLI_ARG_REQUIRED, "filter .so file name",
+		    CLI_NO_DLFILTER("--dlfilter")),
+	OPT_REFUSED(0, "dlarg", "argument", CLI_ARG_REQUIRED, "filter argument",
+		    CLI_NO_DLFILTER("--dlarg")),
+	OPT_REFUSED(0, "list-dlfilters", NULL, CLI_ARG_NONE, "list available dlfilters",
+		    CLI_NO_DLFILTER("--list-dlfilters")),
+	OPT_REFUSED(0, "guest-code", NULL, CLI_ARG_NONE, "Guest code can be found in hypervisor process",
+		    CLI_NO_GUEST("--guest-code")),
+	OPT_REFUSED(0, "guestkallsyms", "file", CLI_ARG_REQUIRED,
+		    "file saving guest os /proc/kallsyms", CLI_NO_GUEST("--guestkallsyms")),
+	OPT_REFUSED(0, "guestmodules", "file", CLI_ARG_REQUIRED,
+		    "file saving guest os /proc/modules", CLI_NO_GUEST("--guestmodules")),
+	OPT_REFUSED(0, "guestmount", "directory", CLI_ARG_REQUIRED,
+		    "guest mount directory under which every guest os instance has a subdir",
+		    CLI_NO_GUEST("--guestmount")),
+	OPT_REFUSED(0, "guestvmlinux", "file", CLI_ARG_REQUIRED, "file saving guest os vmlinux",
+		    CLI_NO_GUEST("--guestvmlinux")),
+	OPT_UINT(0, "max-stack", max_stack, "n",
+		 "Set the maximum stack depth when parsing the callchain, anything beyond the "
+		 "specified depth will be ignored. Default: kernel.perf_event_max_stack or 127"),
 	OPT_STRING('k', "vmlinux", kallsyms, "file", "vmlinux pathname"),
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
@@ -269,6 +379,15 @@ static void out_flush(struct out *o)
 		fwrite(o->buf, 1, o->len, o->fp);
 	o->len = 0;
 	o->flushes++;
+}
+
+/* Where the next lines go (--per-event-dump: each event's file, side-band on stdout). */
+static void out_to(struct out *o, FILE *fp)
+{
+	if (o->fp != fp) {
+		out_flush(o);
+		o->fp = fp;
+	}
 }
 
 static void out_mem_slow(struct out *o, const char *s, size_t n)
@@ -502,7 +621,7 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 		if (!s->lines)
 			return -ENOMEM;
 	}
-	for (uint64_t i = 0; i < smp->callchain_nr; i++) {
+	for (uint64_t i = 0, nr = 0; i < smp->callchain_nr && nr < s->o->max_stack; i++) {
 		uint64_t ip = smp->callchain[i], since;
 		struct tally_addr_loc loc;
 		struct line_slot *ls;
@@ -512,10 +631,11 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 
 		if (tally_chain_context(ip, &cpumode))
 			continue;
+		nr++;	/* perf's --max-stack counts the frames, not the context marks */
 		key = tally_cpumode_is_kernel(cpumode) ? -1 : (int32_t)smp->pid;
 		since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
 		ls = line_slot(s, ip, key, cpumode);
-		if (ls->gen >= since && ls->ip == ip && ls->pid == key && ls->cpumode == cpumode &&
+		if (!s->o->stop_bt && ls->gen >= since && ls->ip == ip && ls->pid == key && ls->cpumode == cpumode &&
 		    ls->fields == f && ls->gen) {
 			out_mem(o, ls->text, ls->len);
 			continue;
@@ -527,6 +647,9 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 		flushes = o->flushes;
 		if (print_frame(s, &loc, f))
 			return -ENOMEM;
+		/* --stop-bt: perf prints the frame of the symbol, then no more */
+		if (s->o->stop_bt && loc.sym && loc.sym->name && strlist_has(s->o->stop_bt, loc.sym->name))
+			break;
 		if (o->flushes == flushes && o->len - start <= LINE_TEXT) {
 			ls->ip = ip;
 			ls->pid = key;
@@ -541,7 +664,7 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 }
 
 /* A dwarf sample's frames: the recorded (kernel) chain and the user frames unwound
- * from its stack copy, at most perf script's kernel.perf_event_max_stack of them. */
+ * from its stack copy, at most --max-stack of them. */
 static int print_unwound(struct script *s, const struct tally_sample *smp, unsigned f)
 {
 	int ret;
@@ -550,9 +673,9 @@ static int print_unwound(struct script *s, const struct tally_sample *smp, unsig
 		s->frames = tally_frames__new();
 		if (!s->frames)
 			return -ENOMEM;
-		s->max_stack = sysctl_max_stack();
 	}
-	ret = tally_session__resolve_chain(s->session, smp, s->max_stack, s->frames);
+	/* --max-stack (default kernel.perf_event_max_stack) */
+	ret = tally_session__resolve_chain(s->session, smp, s->o->max_stack, s->frames);
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < tally_frames__nr(s->frames); i++) {
@@ -596,7 +719,7 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 
 	if (tally_sample__has_user_stack(smp))
 		return print_unwound(s, smp, f);
-	if (s->nr_ev > UINT16_MAX)
+	if (s->nr_ev > UINT16_MAX || s->o->stop_bt)
 		return print_chain(s, smp, f);
 	t = tally_sample_memo__find(s->chains, s->session, &key, &hash, &nr_words);
 	if (t) {
@@ -620,6 +743,79 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 	return 0;
 }
 
+/* -C, -c, --pid, --tid, --dsos, -S: does the sample print? */
+static bool kept(struct script *s, const struct tally_sample *smp, struct tally_thread *th)
+{
+	struct tally_addr_loc loc;
+
+	if (!tally_hist_filter__keeps_cpu(&s->filter, smp) ||
+	    !tally_hist_filter__keeps_time(&s->filter, smp) ||
+	    !tally_hist_filter__keeps_thread(&s->filter, smp, th ? tally_thread__comm(th) : ":-1"))
+		return false;
+	if (!s->filter_loc)
+		return true;
+	tally_session__resolve(s->session, (pid_t)smp->pid, (pid_t)smp->tid,
+			       smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, smp->ip, &loc);
+	return tally_hist_filter__keeps_loc(&s->filter, &loc);
+}
+
+/* The time a line shows: the sample's, or since the first (--reltime) or the previous
+ * (--deltatime) line printed, as perf. */
+static uint64_t shown_time(struct script *s, uint64_t t)
+{
+	uint64_t shown = t;
+
+	/* as perf: a time of 0 (synthesized records) leaves the start unset */
+	if (s->o->reltime) {
+		if (!s->first_time)
+			s->first_time = t;
+		shown = t - s->first_time;
+	} else if (s->o->deltatime) {
+		shown = s->prev_time ? t - s->prev_time : 0;
+		s->prev_time = t;
+	}
+	return shown;
+}
+
+/* perf's start of a line (perf_sample__fprintf_start): comm (not padded before a call
+ * chain), pid/tid, [cpu], time. */
+static void print_start(struct script *s, unsigned f, bool chain, const char *comm, int pid,
+			int tid, uint32_t cpu, uint64_t time)
+{
+	struct out *o = s->out;
+
+	if (f & F_COMM) {
+		out_pad(o, comm, chain ? 0 : 16, true);
+		out_ch(o, ' ');
+	}
+	if ((f & F_PID) && (f & F_TID)) {
+		out_int(o, pid, 5, false);
+		out_ch(o, '/');
+		out_int(o, tid, 5, true);
+		out_ch(o, ' ');
+	} else if (f & (F_PID | F_TID)) {
+		out_int(o, f & F_PID ? pid : tid, 5, false);
+		out_ch(o, ' ');
+	}
+	if (f & F_CPU) {
+		out_ch(o, '[');
+		out_num(o, cpu, 10, 3, '0');
+		out_mem(o, "] ", 2);
+	}
+	if (f & F_TIME) {
+		uint64_t t = shown_time(s, time);
+		uint64_t secs = t / 1000000000ull, ns = t % 1000000000ull;
+
+		out_num(o, secs, 10, 5, ' ');
+		out_ch(o, '.');
+		if (s->o->ns)
+			out_num(o, ns, 10, 9, '0');
+		else
+			out_num(o, ns / 1000, 10, 6, '0');
+		out_mem(o, ": ", 2);
+	}
+}
+
 static int print_sample(struct script *s, int evidx, const struct perf_event_header *hdr)
 {
 	const struct tally_data_event *ev = tally_data__event(s->data, (size_t)evidx);
@@ -632,38 +828,15 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	if (!f || tally_sample__parse(&ev->layout, hdr, &smp))
 		return 0;	/* no field of this event to print: no line, as perf */
 	th = tally_session__thread(s->session, (pid_t)smp.pid, (pid_t)smp.tid);
+	if (!kept(s, &smp, th))
+		return 0;
+	if (s->ev[evidx].dump) {
+		out_to(o, s->ev[evidx].dump);
+		s->ev[evidx].nr_dumped++;
+	}
 	chain = (f & F_IP) && !s->o->hide_callchain && (smp.type & PERF_SAMPLE_CALLCHAIN);
-	if (f & F_COMM) {
-		const char *comm = th ? tally_thread__comm(th) : ":-1";
-
-		out_pad(o, comm, chain ? 0 : 16, true);
-		out_ch(o, ' ');
-	}
-	if ((f & F_PID) && (f & F_TID)) {
-		out_int(o, (int)smp.pid, 5, false);
-		out_ch(o, '/');
-		out_int(o, (int)smp.tid, 5, true);
-		out_ch(o, ' ');
-	} else if (f & (F_PID | F_TID)) {
-		out_int(o, (int)(f & F_PID ? smp.pid : smp.tid), 5, false);
-		out_ch(o, ' ');
-	}
-	if (f & F_CPU) {
-		out_ch(o, '[');
-		out_num(o, smp.cpu, 10, 3, '0');
-		out_mem(o, "] ", 2);
-	}
-	if (f & F_TIME) {
-		uint64_t secs = smp.time / 1000000000ull, ns = smp.time % 1000000000ull;
-
-		out_num(o, secs, 10, 5, ' ');
-		out_ch(o, '.');
-		if (s->o->ns)
-			out_num(o, ns, 10, 9, '0');
-		else
-			out_num(o, ns / 1000, 10, 6, '0');
-		out_mem(o, ": ", 2);
-	}
+	print_start(s, f, chain, th ? tally_thread__comm(th) : ":-1", (int)smp.pid, (int)smp.tid,
+		    smp.cpu, smp.time);
 	if (f & F_PERIOD) {
 		out_num(o, tally_sample__period(&smp, &ev->attr), 10, 10, ' ');
 		out_ch(o, ' ');
@@ -710,6 +883,94 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	return 0;
 }
 
+/* Which side-band records --show-*-events print. */
+static bool side_band_shown(const struct script *s, uint32_t type)
+{
+	const struct script_opts *o = s->o;
+
+	switch (type) {
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return o->show_task;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return o->show_mmap;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return o->show_switch;
+	case PERF_RECORD_LOST:
+		return o->show_lost;
+	case PERF_RECORD_KSYMBOL:
+	case PERF_RECORD_BPF_EVENT:
+		return o->show_bpf;
+	default:
+		return false;
+	}
+}
+
+/* A side-band record as perf script prints it: the start of a sample line from its
+ * sample_id fields (the thread's name: the record's own thread for task and mmap
+ * records), then perf's text of the record. */
+static void print_side_band(struct script *s, int evidx, const struct perf_event_header *hdr)
+{
+	const struct tally_data_event *ev;
+	const uint32_t *own = (const void *)(hdr + 1);
+	struct tally_sample_id sid = { 0 };
+	struct tally_thread *th;
+	int pid = -1, tid = -1;
+	uint32_t cpu = (uint32_t)-1;
+	uint64_t time = (uint64_t)-1;
+	bool chain;
+
+	if (s->nr_ev == 0)
+		return;
+	if (evidx < 0 || (size_t)evidx >= s->nr_ev)
+		evidx = 0;
+	ev = tally_data__event(s->data, (size_t)evidx);
+	if (!ev->attr.sample_id_all) {
+		/* no sample_id: perf takes the record's thread, time and cpu 0 */
+		pid = hdr->size >= sizeof(*hdr) + 8 ? (int)own[0] : -1;
+		tid = hdr->size >= sizeof(*hdr) + 8 ? (int)own[1] : -1;
+		cpu = 0;
+		time = 0;
+	} else if (!tally_sample_id__parse(&ev->layout, hdr, &sid)) {
+		if (sid.has_tid) {
+			pid = (int)sid.pid;
+			tid = (int)sid.tid;
+		}
+		if (sid.has_time)
+			time = sid.time;
+		if (sid.has_cpu)
+			cpu = sid.cpu;
+	}
+	if (s->filter.cpus && tally_cpumap__idx(s->filter.cpus, (int)cpu) < 0)
+		return;	/* perf's -C applies to them too */
+	switch (hdr->type) {
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:	/* pid, ppid, tid, ptid */
+		th = hdr->size >= sizeof(*hdr) + 16 ?
+		     tally_session__thread(s->session, (pid_t)own[0], (pid_t)own[2]) : NULL;
+		break;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:	/* pid, tid */
+		th = hdr->size >= sizeof(*hdr) + 8 ?
+		     tally_session__thread(s->session, (pid_t)own[0], (pid_t)own[1]) : NULL;
+		break;
+	default:
+		th = tally_session__thread(s->session, pid, tid);
+		break;
+	}
+	chain = (s->ev[evidx].fields & F_IP) && !s->o->hide_callchain &&
+		(ev->attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+	out_to(s->out, stdout);	/* perf: side-band lines stay on stdout */
+	print_start(s, s->ev[evidx].fields, chain, th ? tally_thread__comm(th) : ":-1", pid, tid,
+		    cpu, time);
+	out_flush(s->out);
+	record_text(s->out->fp, hdr);
+}
+
 static int on_record(void *arg, const struct perf_event_header *hdr,
 		     const struct tally_record_ctx *ctx)
 {
@@ -719,7 +980,17 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	if (exiting)
 		return -EINTR;
 	if (hdr->type != PERF_RECORD_SAMPLE) {
-		return tally_session__process(s->session, hdr) == -ENOMEM ? -ENOMEM : 0;
+		bool show = side_band_shown(s, hdr->type);
+		int ret;
+
+		/* perf prints an EXIT (and a LOST) before the session takes it in, the
+		 * others after (a COMM shows its new name) */
+		if (show && (hdr->type == PERF_RECORD_EXIT || hdr->type == PERF_RECORD_LOST))
+			print_side_band(s, evidx, hdr);
+		ret = tally_session__process(s->session, hdr) == -ENOMEM ? -ENOMEM : 0;
+		if (!ret && show && hdr->type != PERF_RECORD_EXIT && hdr->type != PERF_RECORD_LOST)
+			print_side_band(s, evidx, hdr);
+		return ret;
 	}
 	if (evidx < 0 && s->nr_ev == 1)
 		evidx = 0;
@@ -730,10 +1001,62 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	return print_sample(s, evidx, hdr);
 }
 
+/* --per-event-dump: INPUT.EVENT.dump for every event, as perf names them. 0 or 1. */
+static int open_dumps(struct script *s)
+{
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(s->data, i);
+
+		if (asprintf(&s->ev[i].dump_path, "%s.%s.dump", s->o->input,
+			     ev->name ? ev->name : "unknown") < 0) {
+			s->ev[i].dump_path = NULL;
+			cli_error("out of memory");
+			return 1;
+		}
+		s->ev[i].dump = fopen(s->ev[i].dump_path, "w");
+		if (!s->ev[i].dump) {
+			cli_error("cannot create %s: %s", s->ev[i].dump_path, strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* perf's summary of each file ("[ perf script: Wrote 0.004 MB FILE (52 samples) ]", the
+ * size of the whole file: perf's leaves out what its stdio buffer still held). 0 or 1. */
+static int close_dumps(struct script *s)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		struct script_ev *e = &s->ev[i];
+		long size;
+
+		fflush(e->dump);
+		size = ftell(e->dump);
+		printf("[ perf script: Wrote %.3f MB %s (%" PRIu64 " samples) ]\n",
+		       size > 0 ? (double)size / 1048576.0 : 0.0, e->dump_path, e->nr_dumped);
+		bad |= cli_finish_output(e->dump, e->dump_path);	/* (closes it) */
+		e->dump = NULL;
+	}
+	return bad ? 1 : 0;
+}
+
 static int script_init(void *opts)
 {
-	((struct script_opts *)opts)->input = "perf.data";
+	struct script_opts *o = opts;
+
+	o->input = "perf.data";
+	o->max_stack = sysctl_max_stack();
 	return 0;
+}
+
+static void script_release(void *opts)
+{
+	struct script_opts *o = opts;
+
+	sample_filter_opts_release(&o->filter);
+	strlist_free(o->stop_bt);
 }
 
 static int script_exec(void *opts, const struct cli_args *args)
@@ -747,6 +1070,31 @@ static int script_exec(void *opts, const struct cli_args *args)
 	(void)args;
 	if (report_open(&s.data, o.input, o.force))
 		return 1;
+	if (o.show_info && (o.header || o.header_only)) {
+		cli_error("-I/--show-info: tally's header does not expand the CPU and NUMA "
+			  "topology, cache and memory features (their 'use -I to display' lines)");
+		goto out;
+	}
+	if (o.header || o.header_only)
+		report_print_header(s.data, o.input);
+	if (o.header_only) {
+		status = cli_finish_output(stdout, "the script output");
+		goto out;
+	}
+	if (sample_filter_make(&o.filter, &s.filter)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	s.filter_loc = o.filter.dsos || o.filter.syms;
+	s.filter.time_start = o.time_start;
+	s.filter.time_end = o.time_end;
+	for (size_t i = 0; o.filter.cpus && i < tally_data__nr_events(s.data); i++) {
+		if (!(tally_data__event(s.data, i)->attr.sample_type & PERF_SAMPLE_CPU)) {
+			cli_error("%s does not contain CPU events (its samples have no cpu): "
+				  "remove -C to proceed", o.input);
+			goto out;
+		}
+	}
 	s.out = malloc(sizeof(*s.out));
 	if (!s.out) {
 		cli_error("out of memory");
@@ -773,7 +1121,7 @@ static int script_exec(void *opts, const struct cli_args *args)
 		if (w > s.name_width)
 			s.name_width = w;
 	}
-	if (setup_fields(&s))
+	if (setup_fields(&s) || (o.per_event_dump && open_dumps(&s)))
 		goto out;
 	so.kallsyms = o.kallsyms;
 	so.symfs = o.symfs;
@@ -816,6 +1164,9 @@ static int script_exec(void *opts, const struct cli_args *args)
 		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
 			 o.input, tally_data__nr_unknown_records(s.data));
 	report_kernel_symbols_note(s.session);
+	out_to(s.out, stdout);
+	if (o.per_event_dump && close_dumps(&s))
+		goto out;
 	status = cli_finish_output(stdout, "the script output");
 out:
 	if (s.out)
@@ -824,12 +1175,18 @@ out:
 	free(s.out);
 	free(s.lines);
 	tally_sample_memo__delete(s.chains);
+	for (size_t i = 0; s.ev && i < s.nr_ev; i++) {
+		if (s.ev[i].dump)
+			fclose(s.ev[i].dump);
+		free(s.ev[i].dump_path);
+	}
 	free(s.ev);
 	script_trace__delete(s.trace);
 	tally_frames__delete(s.frames);
 	tally_dso_lines__delete(s.srclines);
 	tally_session__delete(s.session);
 	tally_data__delete(s.data);
+	sample_filter_free(&s.filter);
 	return status;
 }
 
@@ -842,4 +1199,5 @@ const struct cli_command cmd_script = {
 	.size = sizeof(struct script_opts),
 	.init = script_init,
 	.exec = script_exec,
+	.release = script_release,
 };

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "tally/counter.h"
 #include "tally/cpumap.h"
@@ -31,15 +32,35 @@ static int opt_event(void *opts, const struct cli_opt *opt, const char *arg, boo
 {
 	struct stat_opts *o = opts;
 	char **n;
+	const char **f;
 
 	(void)opt, (void)unset;
 	n = realloc(o->event_specs, (size_t)(o->nr_event_specs + 1) * sizeof(*n));
-	if (!n) {
+	if (n)
+		o->event_specs = n;
+	f = n ? realloc(o->spec_filters, (size_t)(o->nr_event_specs + 1) * sizeof(*f)) : NULL;
+	if (!f) {
 		cli_error("out of memory");
 		return -1;
 	}
-	o->event_specs = n;
+	o->spec_filters = f;
+	f[o->nr_event_specs] = NULL;
 	n[o->nr_event_specs++] = (char *)arg;
+	return 0;
+}
+
+/* --filter: the tracepoint filter of the events of the -e before it (checked when the
+ * events are known: stat-evsel.c) */
+static int opt_filter(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct stat_opts *o = opts;
+
+	(void)opt, (void)unset;
+	if (!o->nr_event_specs) {
+		cli_error("--filter option should follow a -e tracepoint option");
+		return -1;
+	}
+	o->spec_filters[o->nr_event_specs - 1] = arg;
 	return 0;
 }
 
@@ -59,6 +80,7 @@ static int opt_cpu(void *opts, const struct cli_opt *opt, const char *arg, bool 
 #define STAT_OPTIONS \
 	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available events", \
 		     opt_event), \
+	OPT_CALLBACK(0, "filter", "filter", "event filter", opt_filter), \
 	OPT_INCR('d', "detailed", detail, "detailed run - start a lot of events"), \
 	OPT_BOOL('a', "all-cpus", system_wide, "system-wide collection from all CPUs"), \
 	OPT_CALLBACK('C', "cpu", "cpu", "list of cpus to monitor in system-wide", opt_cpu), \
@@ -97,6 +119,16 @@ static int opt_cpu(void *opts, const struct cli_opt *opt, const char *arg, bool 
 	OPT_SET('B', "big-num", big_num, 1, "print large numbers with thousands' separators"), \
 	OPT_BOOL('n', "null", null_run, "null run - dont start any counters"), \
 	OPT_BOOL(0, "no-merge", no_merge, "Do not merge identical named events"), \
+	OPT_VERBOSE("be more verbose (show counter open errors, etc)"), \
+	OPT_BOOL(0, "table", table, "display details about each run (only with -r option)"), \
+	OPT_STRING(0, "pre", pre, "command", "command to run prior to the measured command"), \
+	OPT_STRING(0, "post", post, "command", "command to run after to the measured command"), \
+	OPT_BOOL(0, "interval-clear", interval_clear, "clear screen in between new interval"), \
+	OPT_BOOL(0, "quiet", quiet, "don't print any output, messages or warnings (useful with record)"), \
+	OPT_BOOL(0, "all-kernel", all_kernel, "Configure all used events to run in kernel space.", \
+		 .flags = CLI_EXCLUSIVE), \
+	OPT_BOOL(0, "all-user", all_user, "Configure all used events to run in user space.", \
+		 .flags = CLI_EXCLUSIVE), \
 	OPT_STRING(0, "sysfs", sysfs, "dir", "read PMUs and tracepoints under <dir> instead of /sys")
 
 #define CLI_OPTS struct stat_opts
@@ -158,9 +190,30 @@ static int stat_record_init(void *opts)
 	return 0;
 }
 
+/* --pre / --post: the user's shell command around each run, as perf runs it (system);
+ * 0, or 1 after saying it failed. */
+static int run_hook(const char *opt, const char *cmd)
+{
+	int st;
+
+	if (!cmd)
+		return 0;
+	fflush(stdout);
+	fflush(stderr);
+	st = system(cmd);
+	if (st == 0)
+		return 0;
+	if (st > 0 && WIFEXITED(st))
+		cli_error("%s '%s' failed: exit status %d", opt, cmd, WEXITSTATUS(st));
+	else
+		cli_error("%s '%s' failed", opt, cmd);
+	return 1;
+}
+
 static void stat_release(void *opts)
 {
 	free(((struct stat_opts *)opts)->event_specs);
+	free(((struct stat_opts *)opts)->spec_filters);
 }
 
 /* Options that cannot go together, or need a target. 0 or 129 (message printed). */
@@ -188,6 +241,8 @@ static int stat_check(const struct cli_command *c, struct stat_opts *o)
 	    (!o->system_wide || o->cpu_list))
 		return cli_usage_error(c, "--per-thread counts with -p PID, -t TID, -a or no "
 				       "target (not with -C or a command alone)");
+	if (o->table && o->repeat < 2)
+		return cli_usage_error(c, "--table is only supported with -r");
 	if (o->record_path && (o->interval_ms || o->repeat > 1))
 		return cli_usage_error(c, "-I and -r are not supported; record one run");
 	return 0;
@@ -206,6 +261,7 @@ static void free_run(struct stat_run *r)
 		free(r->ev[i].pmu_name);
 	}
 	free(r->ev);
+	free(r->wall_runs);
 	free(r->set_idx);
 	free(r->ids);
 	free(r->pair_id);
@@ -238,6 +294,14 @@ static int setup_output(struct stat_run *r, bool *owned)
 	r->out.run_count = o->repeat;
 	r->out.csv_summary_word = !o->no_csv_summary;
 	r->out.strict_first = true;
+	if (o->quiet) {
+		/* as perf: not even -o's file is made */
+		r->out.f = fopen("/dev/null", "w");
+		*owned = r->out.f != NULL;
+		if (!r->out.f)
+			cli_error("--quiet: /dev/null: %s", strerror(errno));
+		return r->out.f ? 0 : 1;
+	}
 	r->out.f = stat_open_output(o, owned);
 	if (!r->out.f)
 		return 1;
@@ -256,10 +320,19 @@ static int run_all(struct stat_run *r, int *exit_code)
 	struct stat_opts *o = r->opts;
 	int status = 0, ret;
 
+	if (o->table && !r->wall_runs) {
+		r->wall_runs = calloc((size_t)o->repeat, sizeof(*r->wall_runs));
+		if (!r->wall_runs)
+			return 1;
+	}
 	for (int run = 0; run < o->repeat; run++) {
+		if (run_hook("--pre", o->pre))
+			return 1;
 		ret = stat_run__once(r, &status);
 		if (ret)
 			return ret;
+		if (run_hook("--post", o->post))
+			return 1;
 		if (o->repeat > 1) {
 			size_t n = (size_t)r->nr_ev * (size_t)r->nr_ids + 1;
 

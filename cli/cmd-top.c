@@ -177,6 +177,19 @@ static int opt_delay(void *opts, const struct cli_opt *opt, const char *arg, boo
 	return 0;
 }
 
+static int opt_percentage(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct top_opts *o = opts;
+
+	(void)opt, (void)unset;
+	if (strcmp(arg, "relative") && strcmp(arg, "absolute")) {
+		cli_error("--percentage: 'relative' or 'absolute', not '%s'", arg);
+		return -1;
+	}
+	o->relative = !strcmp(arg, "relative");
+	return 0;
+}
+
 #define CLI_OPTS struct top_opts
 static const struct cli_opt top_options[] = {
 	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available "
@@ -202,6 +215,42 @@ static const struct cli_opt top_options[] = {
 	OPT_STRING('s', "sort", sort, "key[,key2...]",
 		   "sort by key(s): pid, comm, dso, symbol, cpu (default dso,sym)"),
 	OPT_BOOL('n', "show-nr-samples", show_nr_samples, "Show a column with the number of samples"),
+	OPT_BOOL(0, "show-total-period", show_total_period, "Show a column with the sum of periods"),
+	OPT_CALLBACK(0, "percentage", "relative|absolute",
+		     "How to display percentage of filtered entries", opt_percentage),
+	OPT_STRLIST(0, "comms", filter.comms, "comm[,comm...]", "only consider symbols in these comms"),
+	OPT_STRLIST(0, "dsos", filter.dsos, "dso[,dso...]", "only consider symbols in these dsos"),
+	OPT_STRLIST(0, "symbols", filter.syms, "symbol[,symbol...]", "only consider these symbols"),
+	OPT_REFUSED('b', "branch-any", NULL, CLI_ARG_NONE, "sample any taken branches",
+		    CLI_NO_LBR("-b/--branch-any")),
+	OPT_REFUSED('j', "branch-filter", "branch filter mask", CLI_ARG_REQUIRED,
+		    "branch stack filter modes", CLI_NO_LBR("-j/--branch-filter")),
+	OPT_REFUSED(0, "stitch-lbr", NULL, CLI_ARG_NONE, "Enable LBR callgraph stitching approach",
+		    CLI_NO_LBR("--stitch-lbr")),
+	OPT_REFUSED(0, "objdump", "path", CLI_ARG_REQUIRED,
+		    "objdump binary to use for disassembly and annotations",
+		    "--objdump: tally disassembles with capstone, never objdump"),
+	OPT_REFUSED(0, "asm-raw", NULL, CLI_ARG_NONE,
+		    "Display raw encoding of assembly instructions (default)",
+		    CLI_NO_ANNOTATE_TUI("top", "--asm-raw")),
+	OPT_REFUSED('M', "disassembler-style", "disassembler style", CLI_ARG_REQUIRED,
+		    "Specify disassembler style (e.g. -M intel for intel syntax)",
+		    CLI_NO_ANNOTATE_TUI("top", "-M")),
+	OPT_REFUSED(0, "source", NULL, CLI_ARG_NONE,
+		    "Interleave source code with assembly code (default)",
+		    CLI_NO_ANNOTATE_TUI("top", "--source")),
+	OPT_REFUSED(0, "prefix", "prefix", CLI_ARG_REQUIRED,
+		    "Add prefix to source file path names in programs (with --prefix-strip)",
+		    CLI_NO_ANNOTATE_TUI("top", "--prefix")),
+	OPT_REFUSED(0, "prefix-strip", "N", CLI_ARG_REQUIRED,
+		    "Strip first N entries of source file path name in programs (with --prefix)",
+		    CLI_NO_ANNOTATE_TUI("top", "--prefix-strip")),
+	OPT_REFUSED(0, "sym-annotate", "symbol name", CLI_ARG_REQUIRED, "symbol to annotate",
+		    CLI_NO_ANNOTATE_TUI("top", "--sym-annotate")),
+	OPT_REFUSED(0, "overwrite", NULL, CLI_ARG_NONE, "Use a backward ring buffer, default: no",
+		    "--overwrite (backward rings) is not implemented in tally top"),
+	OPT_BOOL('i', "no-inherit", no_inherit, "child tasks do not inherit counters"),
+	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_DOUBLE(0, "percent-limit", percent_limit, "percent",
 		   "Don't show entries under that percent", CLI_RANGED(0, 100)),
 	OPT_CALLBACK('d', "delay", "n", "number of seconds to delay between refreshes", opt_delay),
@@ -378,7 +427,10 @@ static int top_init(void *opts)
 
 static void top_release(void *opts)
 {
-	free(((struct top_opts *)opts)->events);
+	struct top_opts *o = opts;
+
+	free(o->events);
+	sample_filter_opts_release(&o->filter);
 }
 
 static int top_exec(void *opts, const struct cli_args *args)

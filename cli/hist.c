@@ -200,6 +200,13 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 	}
 }
 
+/* --symbol-filter: perf hides the rows whose symbol does not contain the string (and
+ * those without a symbol); they take no part in the column widths either. */
+static bool filtered_out(const struct tally_hist_entry *e, const struct hist_print_opts *o)
+{
+	return o->symbol_filter && (!sym_name(e) || !strstr(sym_name(e), o->symbol_filter));
+}
+
 int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o)
 {
 	const struct tally_hist_totals *t = tally_hist__totals(h);
@@ -224,6 +231,8 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		const struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;
 
+		if (filtered_out(e, o))
+			continue;
 		/* perf sizes columns over every entry, shown or under --percent-limit */
 		if (!(o->percent_limit > 0 && pct(v, total) < o->percent_limit))
 			nshow = k + 1;
@@ -261,7 +270,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;
 
-		if (o->percent_limit > 0 && pct(v, total) < o->percent_limit)
+		if ((o->percent_limit > 0 && pct(v, total) < o->percent_limit) || filtered_out(e, o))
 			continue;
 		fputs("  ", fp);
 		for (size_t i = 0; i < nr; i++) {

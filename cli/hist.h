@@ -26,6 +26,8 @@ struct hist_print_opts {
 	bool relative;			/* --percentage relative */
 	struct cc_print_opts cc;	/* mode CC_NONE: no call chains */
 	const uint64_t *member_totals;	/* group view: total period of each member */
+	const char *symbol_filter;	/* --symbol-filter: only symbols containing it (rows
+					 * hidden, totals kept, as perf) */
 };
 
 /* The sorted entries of h (tally_hist__sort first) as perf's table. 0 or -ENOMEM. */

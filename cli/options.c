@@ -37,6 +37,7 @@ struct parser {
 	int i;			/* the word being read */
 	struct cli_args *args;
 	const struct spelled *sp;	/* the option being applied */
+	const struct cli_opt *excl;	/* the CLI_EXCLUSIVE option given, if any */
 };
 
 static void usage_lines(const struct cli_command *c, FILE *f)
@@ -115,10 +116,8 @@ static int opt_usage(const struct cli_command *c, const struct spelled *sp)
 static int opt_error(const struct cli_command *c, const struct spelled *sp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int opt_error(const struct cli_command *c, const struct spelled *sp, const char *fmt, ...)
+static void opt_error_vhead(const struct spelled *sp, const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	fflush(stdout);
 	if (sp->ch)
 		fprintf(stderr, " Error: switch `%c' ", sp->ch);
@@ -126,8 +125,27 @@ static int opt_error(const struct cli_command *c, const struct spelled *sp, cons
 		fprintf(stderr, " Error: option `%s' ", sp->o->long_name + 3);	/* --X of no-X */
 	else
 		fprintf(stderr, " Error: option `%s%s' ", sp->unset ? "no-" : "", sp->o->long_name);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
+}
+
+static void opt_error_head(const struct spelled *sp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void opt_error_head(const struct spelled *sp, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	opt_error_vhead(sp, fmt, ap);
+	va_end(ap);
+}
+
+static int opt_error(const struct cli_command *c, const struct spelled *sp, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	opt_error_vhead(sp, fmt, ap);
 	va_end(ap);
 	return opt_usage(c, sp);
 }
@@ -248,6 +266,23 @@ static bool negatable(const struct cli_opt *o)
 	return true;
 }
 
+/* perf's message for two options of which one may be given, with both help lines. */
+static int exclusive_error(struct parser *p, const struct spelled *sp)
+{
+	const struct cli_opt *first = p->excl;
+
+	if ((sp->ch && first->short_name) || !first->long_name)
+		opt_error_head(sp, "cannot be used with switch `%c'", first->short_name);
+	else
+		opt_error_head(sp, "cannot be used with %s", first->long_name);
+	usage_lines(p->c, stderr);
+	fputc('\n', stderr);
+	for (const struct cli_opt *o = p->c->opts; o->type != CLI_OPT_END; o++)
+		if (o == first || o == sp->o)
+			help_line(o, stderr);
+	return 129;
+}
+
 /* Find the argument (attached: after '=' or the rest of a short bundle) and apply. */
 static int apply(struct parser *p, const struct spelled *sp, const char *attached)
 {
@@ -256,6 +291,10 @@ static int apply(struct parser *p, const struct spelled *sp, const char *attache
 	char *next = p->i + 1 < p->argc ? p->argv[p->i + 1] : NULL;
 
 	p->sp = sp;
+	if ((o->flags & CLI_EXCLUSIVE) && p->excl && p->excl != o)
+		return exclusive_error(p, sp);
+	if (o->flags & CLI_EXCLUSIVE)
+		p->excl = o;
 	if (sp->unset) {
 		if (!negatable(o))
 			return opt_error(p->c, sp, "isn't available");

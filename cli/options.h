@@ -59,6 +59,7 @@ enum cli_arg {
 #define CLI_NONEG	0x1	/* no --no-NAME form */
 #define CLI_HIDDEN	0x2	/* not listed by -h */
 #define CLI_NEG		0x4	/* callbacks: --no-NAME allowed (cb sees unset) */
+#define CLI_EXCLUSIVE	0x8	/* at most one option of the table with this flag */
 
 struct cli_opt;
 /* Returns 0, or -1 after printing why the argument is wrong (the run exits 129). */
@@ -138,6 +139,17 @@ struct cli_opt {
 #define OPT_REFUSED(s, l, a, k, h, why, ...) \
 	{ .type = CLI_OPT_REFUSED, .short_name = (s), .long_name = (l), .argh = (a), \
 	  .help = (h), .arg = (k), .refused = (why), __VA_ARGS__ }
+
+/* Why an option is refused, for what several commands lack alike. */
+#define CLI_NO_AUX(opt) opt " decodes AUX area traces (intel_pt, cs_etm, arm_spe): tally " \
+	"does not decode them"
+#define CLI_NO_LBR(opt) opt " needs branch stacks (LBR), which tally does not read"
+#define CLI_NO_GUEST(opt) opt ": tally does not resolve guest (KVM) samples"
+#define CLI_NO_SCRIPTS(opt) opt ": tally has no script languages (perl, python); read " \
+	"'tally script' text, or write a C program on libtally"
+#define CLI_NO_ANNOTATE_TUI(cmd, opt) opt " changes only perf " cmd "'s TUI annotate view, " \
+	"which tally " cmd " does not have: use 'tally annotate " opt "'"
+#define CLI_NO_DLFILTER(opt) opt ": tally does not load perf's dlfilter plugins (.so)"
 
 /* Shared values (option-values.c): "a,b,c" into a char ** strlist (strlist_free), a CPU
  * list into a struct tally_cpumap * (tally_cpumap__delete). --no-NAME empties them. */

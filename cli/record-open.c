@@ -49,6 +49,9 @@ void record_opts__release(struct record_opts *o)
 {
 	tally_evlist__delete(o->evlist);
 	o->evlist = NULL;
+	free(o->filters);
+	o->filters = NULL;
+	o->nr_filters = 0;
 }
 
 int record_opts__add_event(struct record_opts *o, const char *str)
@@ -62,6 +65,7 @@ int record_opts__add_event(struct record_opts *o, const char *str)
 		return -1;
 	}
 	memset(&perr, 0, sizeof(perr));
+	o->last_spec = o->evlist->nr;
 	err = tally_evlist__add(o->evlist, str, &perr);
 	if (err) {
 		if (perr.msg[0] && tally_parse_error__format(&perr, str, msg, sizeof(msg)) >= 0)
@@ -70,6 +74,36 @@ int record_opts__add_event(struct record_opts *o, const char *str)
 			cli_error("-e '%s': %s", str, strerror(-err));
 		return -1;
 	}
+	return 0;
+}
+
+int record_opts__add_filter(struct record_opts *o, const char *filter)
+{
+	size_t nr = o->evlist ? o->evlist->nr : 0;
+	const char **f;
+
+	if (o->last_spec >= nr) {
+		cli_error("--filter option should follow a -e tracepoint option");
+		return -1;
+	}
+	for (size_t i = o->last_spec; i < nr; i++) {
+		if (o->evlist->ev[i].attr.type != PERF_TYPE_TRACEPOINT) {
+			cli_error("--filter: %s is not a tracepoint (tally sets tracepoint filters; "
+				  "address filters are for HW tracers)", o->evlist->ev[i].name);
+			return -1;
+		}
+	}
+	f = realloc(o->filters, nr * sizeof(*f));
+	if (!f) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (size_t i = o->nr_filters; i < nr; i++)
+		f[i] = NULL;
+	o->filters = f;
+	o->nr_filters = nr;
+	for (size_t i = o->last_spec; i < nr; i++)
+		f[i] = filter;
 	return 0;
 }
 
@@ -142,6 +176,27 @@ static void per_event_call_graph(struct record *r, size_t i, const struct tally_
 	}
 }
 
+/* --all-user, --all-kernel and the call-chain sides: over what each event asked for,
+ * last, as perf. */
+static void config_modes(const struct record_opts *o, struct perf_event_attr *a)
+{
+	/* both: perf applies neither */
+	if (o->all_user && !o->all_kernel) {
+		a->exclude_kernel = 1;
+		a->exclude_user = 0;
+	}
+	if (o->all_kernel && !o->all_user) {
+		a->exclude_kernel = 0;
+		a->exclude_user = 1;
+	}
+	if (a->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		if (o->kernel_callchains)
+			a->exclude_callchain_user = 1;
+		if (o->user_callchains)
+			a->exclude_callchain_kernel = 1;
+	}
+}
+
 /* perf record's evsel configuration for event I (see perf evlist -v of perf's files). */
 static void config_event(struct record *r, size_t i, const struct tally_event *src)
 {
@@ -194,9 +249,37 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 			a->sample_freq = o->freq;
 		}
 	}
-	if (a->freq)
+	if (a->freq || o->sample_period)
 		a->sample_type |= PERF_SAMPLE_PERIOD;
+	if (o->sample_identifier)
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (o->transaction)
+		a->sample_type |= PERF_SAMPLE_TRANSACTION;
+	if (o->phys_data)
+		a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
+	if (o->data_page_size)
+		a->sample_type |= PERF_SAMPLE_DATA_PAGE_SIZE;
+	if (o->code_page_size)
+		a->sample_type |= PERF_SAMPLE_CODE_PAGE_SIZE;
+	if (o->weight)
+		a->sample_type |= PERF_SAMPLE_WEIGHT_STRUCT;
+	if (o->user_regs) {
+		/* with DWARF chains perf samples the given registers and the stack and
+		 * instruction pointers the unwinder needs (x86-64: SP, IP) */
+		bool dwarf = a->sample_type & PERF_SAMPLE_STACK_USER;
+
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user = o->user_regs | (dwarf ? (1ull << 7) | (1ull << 8) : 0);
+	}
+	if (o->intr_regs) {
+		a->sample_type |= PERF_SAMPLE_REGS_INTR;
+		a->sample_regs_intr = o->intr_regs;
+	}
+	if (o->no_samples)
+		a->sample_period = 0;	/* perf keeps freq: no sample ever comes */
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	if (o->running_time)
+		a->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	if (sample_read) {
 		/* :S leader sampling: the leader's samples carry the whole group's counts;
 		 * members only count. The kernel cannot inherit PERF_SAMPLE_READ events. */
@@ -232,6 +315,7 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	/* the default event (no src) keeps what tally_event__default_cycles decided */
 	if (src && !src->exclude_GH)
 		a->exclude_guest = 1;
+	config_modes(o, a);
 }
 
 int record__setup_events(struct record *r)
@@ -247,6 +331,13 @@ int record__setup_events(struct record *r)
 				o->freq);
 	} else if (o->freq_set && o->freq > max_sample_rate()) {
 		uint64_t max = max_sample_rate();
+
+		if (o->strict_freq) {	/* perf's words */
+			fprintf(stderr, "error: Maximum frequency rate (%" PRIu64 " Hz) exceeded.\n"
+				"       Please use -F freq option with a lower value or consider\n"
+				"       tweaking /proc/sys/kernel/perf_event_max_sample_rate.\n", max);
+			return -1;
+		}
 
 		if (!o->quiet)
 			fprintf(stderr, "warning: Maximum frequency rate (%" PRIu64 " Hz) exceeded, "
@@ -278,6 +369,7 @@ int record__setup_events(struct record *r)
 			if (add_event(r, &ev->attr, ev->name, ev->leader, ev->nr_members,
 				      ev->group_name))
 				goto nomem;
+			r->ev[r->nr_ev - 1].filter = i < o->nr_filters ? o->filters[i] : NULL;
 		}
 	}
 	for (i = 0; i < r->nr_ev; i++)
@@ -290,12 +382,19 @@ nomem:
 
 /* perf's name for the cpu-clock it samples instead of cycles: it keeps precise_ip and
  * shows the modifiers (cpu-clock:ppp, with H where exclude_guest is set, uh after the
- * user-only fallback). */
+ * user-only fallback or --all-user, kh with --all-kernel). */
 static void fallback_name(const struct perf_event_attr *a, char *buf, size_t len)
 {
-	snprintf(buf, len, "cpu-clock%s%s", a->precise_ip != 3 ? "" :
-		 a->exclude_kernel ? ":uhppp" : ":ppp",
-		 a->precise_ip == 3 && a->exclude_guest ? "H" : "");
+	bool ex = a->exclude_kernel || a->exclude_user || a->exclude_hv;
+
+	if (a->precise_ip != 3) {
+		snprintf(buf, len, "cpu-clock");
+		return;
+	}
+	/* perf's modifiers: the modes not excluded (k, u, h) when some are */
+	snprintf(buf, len, "cpu-clock:%s%s%sppp%s", ex && !a->exclude_kernel ? "k" : "",
+		 ex && !a->exclude_user ? "u" : "", ex && !a->exclude_hv ? "h" : "",
+		 a->exclude_guest ? "H" : "");
 }
 
 /* cycles is not there (no hardware PMU): use cpu-clock, as perf does. */
@@ -476,6 +575,19 @@ static int open_one(struct record *r, size_t ev, pid_t tid, int cpu, int group_f
 	}
 }
 
+/* --filter on one fd of E, as perf (its message on failure). 0 or -1 (fd closed). */
+static int set_filter(const struct record_event *e, int fd)
+{
+	int err = tly_sys__ioctl(fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)e->filter);
+
+	if (err >= 0)
+		return 0;
+	tly_sys__close(fd);
+	cli_error("failed to set filter \"%s\" on event %s with %d (%s)", e->filter, e->name,
+		  -err, strerror(-err));
+	return -1;
+}
+
 static int open_fds(struct record *r)
 {
 	size_t t, c, i;
@@ -515,6 +627,8 @@ static int open_fds(struct record *r)
 					return -1;
 				}
 				f.fd = fd;
+				if (e->filter && set_filter(e, fd))
+					return -1;
 				if (tly_sys__ioctl(fd, PERF_EVENT_IOC_ID, (unsigned long)&f.id) < 0)
 					f.id = 0;
 				if (add_fd(r, &f)) {

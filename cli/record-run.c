@@ -29,11 +29,11 @@
 #include "cmd.h"
 #include "record.h"
 
-/* Same sample_type everywhere: PERF_SAMPLE_ID; otherwise IDENTIFIER, so that readers
- * find the id at a fixed place (perf's rule). */
+/* Same sample_type everywhere: PERF_SAMPLE_ID; otherwise (or with --sample-identifier)
+ * IDENTIFIER, so that readers find the id at a fixed place (perf's rule). */
 static void set_sample_id(struct record *r)
 {
-	uint64_t bit = PERF_SAMPLE_ID;
+	uint64_t bit = r->o->sample_identifier ? PERF_SAMPLE_IDENTIFIER : PERF_SAMPLE_ID;
 	size_t i;
 
 	if (r->nr_ev < 2)

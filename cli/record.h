@@ -19,6 +19,9 @@
 
 struct record_opts {
 	struct tally_evlist *evlist;	/* -e events (NULL: the default event) */
+	const char **filters;		/* --filter of the first nr_filters evlist events */
+	size_t nr_filters;
+	size_t last_spec;		/* the first event of the last -e */
 	uint64_t freq;			/* -F (default 4000) */
 	bool freq_set, freq_max;
 	uint64_t period;		/* -c */
@@ -28,6 +31,16 @@ struct record_opts {
 	bool system_wide, per_thread, no_inherit;
 	size_t mmap_pages;		/* 0: default */
 	bool switch_events, sample_addr, raw, sample_cpu, sample_time;
+	bool all_user, all_kernel;	/* --all-user / --all-kernel: every event's mode */
+	bool sample_period;		/* --period: PERIOD even at a fixed period */
+	bool sample_identifier;		/* --sample-identifier */
+	bool kernel_callchains, user_callchains;	/* one side of the chains only */
+	bool running_time;		/* --running-time: enabled/running times in reads */
+	bool transaction, phys_data, data_page_size, code_page_size, weight;	/* sample bits */
+	bool dry_run;			/* --dry-run: parse, set up the events, stop */
+	uint64_t user_regs, intr_regs;	/* --user-regs / --intr-regs masks (0: none) */
+	bool strict_freq;		/* --strict-freq: -F above the maximum is an error */
+	bool no_samples;		/* --no-samples: side-band only */
 	const char *output;		/* NULL: perf.data, or stdout when it is a pipe */
 	int comp_level;
 	bool no_buildid, quiet;
@@ -45,6 +58,8 @@ void record_opts__init(struct record_opts *o);
 void record_opts__release(struct record_opts *o);
 /* Parse one -e argument; prints the parse error. 0 or -1. */
 int record_opts__add_event(struct record_opts *o, const char *str);
+/* --filter: for the events of the last -e (tracepoints). 0, or -1 after the error. */
+int record_opts__add_filter(struct record_opts *o, const char *filter);
 
 /* One opened fd: event index, CPU (-1 any), thread (-1 any), its sample id. */
 struct record_fd {
@@ -68,6 +83,7 @@ struct record_event {
 	int leader, nr_members;
 	char *group_name;
 	bool tracepoint;
+	const char *filter;	/* --filter: the tracepoint filter set on its fds */
 };
 
 struct buildid_tracker;

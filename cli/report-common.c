@@ -181,3 +181,87 @@ bool strlist_has(char *const *l, const char *s)
 			return true;
 	return false;
 }
+
+/* "1,2,3" (parsed by strlist_parse) as numbers, as perf reads them. */
+static int pid_list(char *const *l, pid_t **out, size_t *nr)
+{
+	size_t n = strlist_len(l);
+
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		(*out)[i] = (pid_t)strtol(l[i], NULL, 10);
+	*nr = n;
+	return 0;
+}
+
+int sample_filter_make(const struct sample_filter_opts *o, struct tally_hist_filter *f)
+{
+	f->comms = (const char *const *)o->comms;
+	f->dsos = (const char *const *)o->dsos;
+	f->syms = (const char *const *)o->syms;
+	f->cpus = o->cpus;
+	if (o->pids && pid_list(o->pids, (pid_t **)&f->pids, &f->nr_pids))
+		return -ENOMEM;
+	if (o->tids && pid_list(o->tids, (pid_t **)&f->tids, &f->nr_tids))
+		return -ENOMEM;
+	return 0;
+}
+
+void sample_filter_free(struct tally_hist_filter *f)
+{
+	free((pid_t *)f->pids);
+	free((pid_t *)f->tids);
+	f->pids = f->tids = NULL;
+}
+
+void sample_filter_opts_release(struct sample_filter_opts *o)
+{
+	strlist_free(o->comms);
+	strlist_free(o->dsos);
+	strlist_free(o->syms);
+	strlist_free(o->pids);
+	strlist_free(o->tids);
+	tally_cpumap__delete(o->cpus);
+	memset(o, 0, sizeof(*o));
+}
+
+/* "sec[.fraction]" as perf reads it (up to 9 fraction digits, nanoseconds); "" is 0. */
+static int time_of(const char *s, size_t n, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
+
+	*ns = 0;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	if (i < n && s[i] == '.') {
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+			if (digits < 9)
+				frac = frac * 10 + (uint64_t)(s[i] - '0');
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	if (i != n || sec > UINT64_MAX / 1000000000ull)
+		return -1;
+	*ns = sec * 1000000000ull + frac;
+	return 0;
+}
+
+int parse_time_span(const char *s, uint64_t *start, uint64_t *end)
+{
+	const char *comma = strchr(s, ',');
+
+	if (strchr(s, '%') || strchr(s, ' ') || (comma && strchr(comma + 1, ','))) {
+		cli_error("--time '%s': percent slices and several ranges are not implemented in "
+			  "tally; give one START,STOP in seconds (e.g. 5465.17,5465.2)", s);
+		return -1;
+	}
+	if (!comma || time_of(s, (size_t)(comma - s), start) ||
+	    time_of(comma + 1, strlen(comma + 1), end) || (*end && *start > *end)) {
+		fprintf(stderr, "Invalid time string\n");	/* perf's words */
+		return -1;
+	}
+	return 0;
+}

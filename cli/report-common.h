@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tally/cpumap.h>
 #include <tally/data.h>
+#include <tally/hist.h>
 #include <tally/record.h>
 #include <tally/session.h>
 
@@ -47,5 +49,24 @@ char **strlist_parse(const char *s, size_t *nr);
 void strlist_free(char **l);
 size_t strlist_len(char *const *l);
 bool strlist_has(char *const *l, const char *s);
+
+/* report and script --header, --header-only: the perf.data header as perf's
+ * "# key : value" lines, ending with "# ========" (report-header.c). */
+void report_print_header(struct tally_data *d, const char *input);
+
+/* The sample filters report and script share, as their options fill them: -c/--comms,
+ * -d/--dsos, -S/--symbols, --pid, --tid (comma lists), -C/--cpu. */
+struct sample_filter_opts {
+	char **comms, **dsos, **syms, **pids, **tids;
+	struct tally_cpumap *cpus;
+};
+/* o as the library's sample filter (it points into o; its pid arrays are its own:
+ * sample_filter_free). 0 or -ENOMEM. */
+int sample_filter_make(const struct sample_filter_opts *o, struct tally_hist_filter *f);
+void sample_filter_free(struct tally_hist_filter *f);
+void sample_filter_opts_release(struct sample_filter_opts *o);
+/* --time START,STOP (seconds, perf's "sec.usec"; either side may be empty) into
+ * nanoseconds, 0 for no bound. 0, or -1 after saying what is wrong. */
+int parse_time_span(const char *s, uint64_t *start, uint64_t *end);
 
 #endif

@@ -15,6 +15,7 @@
 #include <tally/session.h>
 
 #include "cmd.h"
+#include "record-text.h"
 #include "report.h"
 #include "script-trace.h"
 
@@ -45,7 +46,6 @@ static void hexdump(const void *buf, size_t len)
 void report__dump_record(struct report *r, const struct perf_event_header *hdr,
 			const struct tally_record_ctx *ctx)
 {
-	const char *name = tally_record__type_name(hdr->type);
 	const struct tally_data_event *ev = ctx->evidx >= 0 ?
 		tally_data__event(r->data, (size_t)ctx->evidx) : NULL;
 	struct tally_sample_id sid = { 0 };
@@ -74,20 +74,8 @@ void report__dump_record(struct report *r, const struct perf_event_header *hdr,
 			return;
 		}
 	}
-	printf("\n%" PRIu64 " %#" PRIx64 " [%#x]: PERF_RECORD_%s", t, ctx->file_offset,
-	       hdr->size, name ? name : "UNKNOWN");
-	if (hdr->type == PERF_RECORD_COMM && hdr->size >= 16) {
-		const uint32_t *pt = (const void *)(hdr + 1);
-
-		printf("%s: %.*s:%u/%u", hdr->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
-		       (int)(hdr->size - 16), (const char *)(pt + 2), pt[0], pt[1]);
-	} else if ((hdr->type == PERF_RECORD_FORK || hdr->type == PERF_RECORD_EXIT) &&
-		   hdr->size >= 32) {
-		const uint32_t *pt = (const void *)(hdr + 1);
-
-		printf("(%u:%u):(%u:%u)", pt[0], pt[2], pt[1], pt[3]);
-	}
-	putchar('\n');
+	printf("\n%" PRIu64 " %#" PRIx64 " [%#x]: ", t, ctx->file_offset, hdr->size);
+	record_text(stdout, hdr);
 }
 
 void report__print_stats(struct report *r)

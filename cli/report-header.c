@@ -1,6 +1,6 @@
 /*
- * tally report --header and --header-only: the perf.data header and its features as
- * perf 6.1 prints them ("# hostname : ...", the event attrs, cpu topology, ...).
+ * report and script --header and --header-only: the perf.data header and its features
+ * as perf 6.1 prints them ("# hostname : ...", the event attrs, cpu topology, ...).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,10 +17,16 @@
 
 #include "attr-names.h"
 #include "cmd.h"
-#include "report.h"
+#include "report-common.h"
 #include "script-trace.h"
 
-static void print_string_feat(struct report *r, int feat, const char *label)
+/* What the header printer reads: the file and the name it was opened by. */
+struct header_ctx {
+	struct tally_data *data;
+	const char *input;
+};
+
+static void print_string_feat(const struct header_ctx *r, int feat, const char *label)
 {
 	const char *s = tally_data__feature_string(r->data, feat);
 
@@ -99,11 +105,11 @@ static void print_attr_fields(const struct tally_data_event *ev)
 }
 
 /* The block perf opens with: when the file was written, offsets and sizes. */
-static void print_file_block(struct report *r, bool pipe)
+static void print_file_block(const struct header_ctx *r, bool pipe)
 {
 	const struct tally_file_header *fh = tally_data__header(r->data);
 	struct stat st;
-	int sr = strcmp(r->o->input, "-") ? stat(r->o->input, &st) : fstat(0, &st);
+	int sr = strcmp(r->input, "-") ? stat(r->input, &st) : fstat(0, &st);
 
 	printf("# ========\n");
 	if (sr == 0) {
@@ -121,7 +127,7 @@ static void print_file_block(struct report *r, bool pipe)
 		printf("# ========\n#\n");
 }
 
-static void print_cmdline(struct report *r)
+static void print_cmdline(const struct header_ctx *r)
 {
 	const void *buf;
 	size_t len;
@@ -148,7 +154,7 @@ static void print_cmdline(struct report *r)
 }
 
 /* The machine: host, kernel, perf version, cpus, memory, command line. */
-static void print_machine(struct report *r)
+static void print_machine(const struct header_ctx *r)
 {
 	const void *buf;
 	size_t len;
@@ -174,7 +180,7 @@ static void print_machine(struct report *r)
 	print_cmdline(r);
 }
 
-static void print_events(struct report *r)
+static void print_events(const struct header_ctx *r)
 {
 	for (size_t i = 0; i < tally_data__nr_events(r->data); i++) {
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
@@ -188,7 +194,7 @@ static void print_events(struct report *r)
 	}
 }
 
-static void print_pmu_mappings(struct report *r)
+static void print_pmu_mappings(const struct header_ctx *r)
 {
 	const void *buf;
 	size_t len;
@@ -216,7 +222,7 @@ static void print_pmu_mappings(struct report *r)
 	}
 }
 
-static void print_groups(struct report *r)
+static void print_groups(const struct header_ctx *r)
 {
 	for (size_t i = 0; i < tally_data__nr_events(r->data); i++) {
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
@@ -234,7 +240,7 @@ static void print_groups(struct report *r)
 	}
 }
 
-static void print_sample_time(struct report *r)
+static void print_sample_time(const struct header_ctx *r)
 {
 	const void *buf;
 	size_t len;
@@ -250,7 +256,7 @@ static void print_sample_time(struct report *r)
 	printf("# sample duration : %10.3f ms\n", (double)(t[1] - t[0]) / 1e6);
 }
 
-static void print_compressed(struct report *r)
+static void print_compressed(const struct header_ctx *r)
 {
 	const void *buf;
 	size_t len;
@@ -283,7 +289,7 @@ static const char *const feat_names[] = {
 	[TALLY_FEAT_HYBRID_TOPOLOGY] = "HYBRID_TOPOLOGY", [TALLY_FEAT_PMU_CAPS] = "PMU_CAPS",
 };
 
-static void print_missing(struct report *r)
+static void print_missing(const struct header_ctx *r)
 {
 	bool any = false;
 
@@ -297,8 +303,9 @@ static void print_missing(struct report *r)
 		putchar('\n');
 }
 
-void report__print_header(struct report *r)
+void report_print_header(struct tally_data *d, const char *input)
 {
+	const struct header_ctx ctx = { d, input }, *r = &ctx;
 	bool pipe = tally_data__is_pipe(r->data);
 
 	print_file_block(r, pipe);

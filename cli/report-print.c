@@ -113,6 +113,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.overhead_is_self = r->children && !r->o->fields,
 		.header = !r->o->quiet,
 		.percent_limit = r->o->percent_limit,
+		.symbol_filter = r->o->symbol_filter,
 		.relative = r->o->relative,
 		.cc = {
 			.mode = r->use_chains ? r->o->cc_mode : CC_NONE,
@@ -124,15 +125,15 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 	};
 	int err = 0;
 
-	po.elide[TALLY_HIST_COMM] = strlist_len(r->o->comms) == 1;
-	po.elide[TALLY_HIST_DSO] = strlist_len(r->o->dsos) == 1;
-	po.elide[TALLY_HIST_SYM] = strlist_len(r->o->syms) == 1;
+	po.elide[TALLY_HIST_COMM] = strlist_len(r->o->filter.comms) == 1;
+	po.elide[TALLY_HIST_DSO] = strlist_len(r->o->filter.dsos) == 1;
+	po.elide[TALLY_HIST_SYM] = strlist_len(r->o->filter.syms) == 1;
 	if (po.elide[TALLY_HIST_COMM])
-		printf("# comm: %s\n", r->o->comms[0]);
+		printf("# comm: %s\n", r->o->filter.comms[0]);
 	if (po.elide[TALLY_HIST_DSO])
-		printf("# dso: %s\n", r->o->dsos[0]);
+		printf("# dso: %s\n", r->o->filter.dsos[0]);
 	if (po.elide[TALLY_HIST_SYM])
-		printf("# symbol: %s\n", r->o->syms[0]);
+		printf("# symbol: %s\n", r->o->filter.syms[0]);
 	if (!r->o->quiet)
 		printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n", r->lost_samples);
 	for (size_t i = 0; i < r->nr_ev; i++) {
@@ -170,7 +171,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 			if (k && tally_hist__link_member(h, m, k, nm))
 				return -ENOMEM;
 		}
-		if (!nr)
+		if (!nr && r->o->skip_empty)
 			continue;
 		po.member_totals = totals;
 		if (r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)
@@ -179,8 +180,11 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		if (!r->o->quiet) {
 			unsigned long n = convert_unit((unsigned long)nr, &unit);
 
-			printf("# Samples: %lu%c of event%s '%s'\n", n, unit, nm > 1 ? "s" : "",
+			printf("# Samples: %lu%c of event%s '%s'", n, unit, nm > 1 ? "s" : "",
 			       name);
+			if (r->o->time)	/* perf names the slice */
+				printf(" (time slices: %s)", r->o->time);
+			putchar('\n');
 			printf("# Event count (approx.): %" PRIu64 "\n#\n", period);
 		}
 		err = hist_fprintf(h, stdout, &po);

@@ -46,9 +46,16 @@ struct report_opts {
 	bool stdio, tui;
 	int group;		/* -1 default (on when the file has groups), 0, 1 */
 	unsigned max_stack;
-	char **comms, **dsos, **syms;
-	char **pids, **tids;
-	struct tally_cpumap *cpus;
+	struct sample_filter_opts filter;	/* -c, -d, -S, --pid, --tid, -C */
+	bool hide_unresolved;	/* -U */
+	const char *time;	/* --time START,STOP */
+	uint64_t time_start, time_end;
+	const char *symbol_filter;	/* --symbol-filter */
+	bool skip_empty;	/* --skip-empty (perf's default): no section for an event
+				 * without samples */
+	bool show_info;		/* -I */
+	bool ns;		/* --ns: only the time sort key (which tally lacks) uses it */
+	int samples;		/* --samples: perf's TUI keeps them; stdio shows nothing */
 	const char *kallsyms, *symfs;
 };
 
@@ -82,8 +89,6 @@ void report__dump_record(struct report *r, const struct perf_event_header *hdr,
 			 const struct tally_record_ctx *ctx);
 /* -D and --stats: the record counts after the pass. */
 void report__print_stats(struct report *r);
-/* --header, --header-only: the perf.data header as perf's "# key : value" lines. */
-void report__print_header(struct report *r);
 /* Columns and sort keys from -s / -F / -n and the children mode (report-print.c). */
 int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *nr_keys,
 			  enum tally_hist_col *cols, size_t *nr_cols);

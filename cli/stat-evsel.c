@@ -52,7 +52,8 @@ static int add_evsel(struct stat_run *r, const char *name, const struct perf_eve
 }
 
 /* Parse one -e list with the shared event parser and append its events. */
-static int parse_spec(struct stat_run *r, struct tally_evlist *list, const char *spec)
+static int parse_spec(struct stat_run *r, struct tally_evlist *list, const char *spec,
+		      const char *filter)
 {
 	struct tally_parse_error perr;
 	size_t first = list->nr;
@@ -74,8 +75,14 @@ static int parse_spec(struct stat_run *r, struct tally_evlist *list, const char 
 		const struct tally_event *e = &list->ev[i];
 		int leader = e->leader == (int)i ? -1 : base + (e->leader - (int)first);
 
+		if (filter && e->attr.type != PERF_TYPE_TRACEPOINT) {
+			cli_error("--filter: %s is not a tracepoint (tally sets tracepoint filters)",
+				  e->name);
+			return 129;
+		}
 		if (add_evsel(r, e->name, &e->attr, leader))
 			return -ENOMEM;
+		r->ev[r->nr_ev - 1].filter = filter;
 		r->ev[r->nr_ev - 1].tool = e->tool;
 		r->ev[r->nr_ev - 1].merge = e->merge;
 		r->ev[r->nr_ev - 1].name_set = e->name_set;
@@ -124,7 +131,7 @@ int stat_run__build_events(struct stat_run *r)
 			return err;
 		}
 		for (int i = 0; i < o->nr_event_specs && !err; i++)
-			err = parse_spec(r, list, o->event_specs[i]);
+			err = parse_spec(r, list, o->event_specs[i], o->spec_filters[i]);
 		tally_evlist__delete(list);
 		if (err)
 			return err;
@@ -162,6 +169,11 @@ int stat_run__build_events(struct stat_run *r)
 		a->inherit = !o->no_inherit;
 		a->enable_on_exec = leader && o->argc && !o->system_wide && !o->pid_list &&
 				    !o->tid_list && o->delay_ms == 0;
+		/* --all-user, --all-kernel over each event's modifiers (both: neither, as perf) */
+		if (o->all_user != o->all_kernel) {
+			a->exclude_kernel = o->all_user;
+			a->exclude_user = o->all_kernel;
+		}
 	}
 	return 0;
 }

@@ -89,6 +89,30 @@ static bool nmi_watchdog_on(void)
 	return v != 0;
 }
 
+/* --table: each run's time, its distance from the mean and perf's bar (a '#' per 5% of
+ * the distance, relative to the run), indented under the result's first digit. */
+static void print_table(struct stat_run *r, int prec, double avg)
+{
+	FILE *f = r->out.f;
+	char tmp[64];
+	int indent = 0;
+
+	snprintf(tmp, sizeof(tmp), " %17.*f", prec, avg);
+	while (tmp[indent] == ' ')
+		indent++;
+	fprintf(f, "%*s# Table of individual measurements:\n", indent, "");
+	for (int i = 0; i < r->nr_runs_done; i++) {
+		double run = r->wall_runs[i] / 1e9;
+		int n = 1 + abs((int)(100.0 * (run - avg) / run) / 5);
+
+		fprintf(f, " %17.*f (%+.*f) ", prec, run, prec, run - avg);
+		for (int h = 0; h < n; h++)
+			fputc('#', f);
+		fputc('\n', f);
+	}
+	fprintf(f, "\n%*s# Final result:\n", indent, "");
+}
+
 static void print_footer(struct stat_run *r)
 {
 	FILE *f = r->out.f;
@@ -112,6 +136,8 @@ static void print_footer(struct stat_run *r)
 		int prec = sd > 0 ? get_precision(sd) + 2 : 9;
 		double pct = avg ? 100.0 * sd / avg : 0;
 
+		if (r->wall_runs)
+			print_table(r, prec, avg);
 		fprintf(f, " %17.*f +- %.*f seconds time elapsed", prec, avg, prec, sd);
 		if (pct)
 			fprintf(f, "  ( +-%6.2f%% )", pct);

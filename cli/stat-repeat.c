@@ -40,6 +40,8 @@ void stat_run__accumulate(struct stat_run *r)
 		r->wall_mean += d / k;
 		r->wall_m2 += d * (r->last_wall_ns - r->wall_mean);
 	}
+	if (r->wall_runs)
+		r->wall_runs[r->nr_runs_done] = r->last_wall_ns;
 	r->nr_runs_done++;
 }
 

@@ -87,6 +87,18 @@ int stat_run__open_counters(struct stat_run *r)
 	/* like perf: a per-task count refused for the kernel part is retried as :u */
 	r->set->user_only_fallback = !r->opts->system_wide;
 	err = tally_counters__open(r->set, 0);
+	for (int i = 0; !err && i < r->nr_ev; i++) {
+		int fe;
+
+		if (!r->ev[i].filter || r->set->ev[r->set_idx[i]].open_err)
+			continue;
+		fe = tally_counters__set_filter(r->set, (size_t)r->set_idx[i], r->ev[i].filter);
+		if (fe) {
+			cli_error("failed to set filter \"%s\" on event %s with %d (%s)",
+				  r->ev[i].filter, r->ev[i].name, -fe, strerror(-fe));
+			return 1;
+		}
+	}
 	for (int i = 0; i < r->nr_ev; i++) {
 		struct tally_counter *c = &r->set->ev[r->set_idx[i]];
 
@@ -160,6 +172,12 @@ void stat_run__print_interval(struct stat_run *r, struct timespec t)
 	r->out.interval = true;
 	r->out.ts = stat_ts_sub(t, r->start);
 	r->out.walltime_ns = (double)r->opts->interval_ms * 1e6;
+	if (r->opts->interval_clear) {
+		/* perf clears the terminal (on stdout) and repeats the header */
+		fputs("\033[H\033[2J\n", stdout);
+		fflush(stdout);
+		r->out.nr_headers_printed = 0;
+	}
 	stat_print_rows(&r->out, r->ev, r->nr_ev, r->ids, r->nr_ids, r->rows);
 	fflush(r->out.f);
 }

@@ -47,6 +47,7 @@ struct stat_evsel {
 	/* perf's merging of one name's events over several PMUs (uncore_imc_0, _1 …) */
 	char *pmu_name;		/* the sysfs PMU for sysfs_pmu events, else NULL */
 	bool merge;		/* the parser expanded a name over PMUs (auto_merge_stats) */
+	const char *filter;	/* --filter: set on its fds after open */
 	bool name_set;		/* name= term: --no-merge keeps the name */
 	int shown_with;		/* the event whose line shows this one's counts, or -1 */
 };
@@ -116,6 +117,7 @@ void stat_evsel_classify(struct stat_evsel *ev);
 
 struct stat_opts {
 	char **event_specs;
+	const char **spec_filters;	/* --filter of each -e (NULL: none) */
 	int nr_event_specs;
 	int detail;
 	bool system_wide;
@@ -135,6 +137,11 @@ struct stat_opts {
 	int big_num;		/* -1: default (on) */
 	bool null_run;
 	bool no_merge;		/* --no-merge: one line per PMU of a merged name */
+	bool quiet;		/* --quiet: count (and stat record), print nothing */
+	bool all_user, all_kernel;	/* --all-user / --all-kernel: every event's mode */
+	bool table;		/* --table: each run's time (with -r) */
+	const char *pre, *post;	/* --pre, --post: shell commands around each run */
+	bool interval_clear;	/* --interval-clear: clear the screen before each interval */
 	const char *sysfs;	/* --sysfs: PMUs and tracepoints under this root (tests) */
 	char **argv;		/* the workload */
 	int argc;
@@ -165,6 +172,7 @@ struct stat_run {
 	double *acc_mean, *acc_m2, *acc_ena, *acc_run;
 	int *acc_counted;
 	double wall_mean, wall_m2;
+	double *wall_runs;	/* --table: each run's wall time (ns) */
 	int nr_runs_done;
 	struct timespec start;
 	double last_wall_ns;

@@ -138,7 +138,7 @@ static void apply_policy(struct top *t, struct perf_event_attr *a, bool first)
 	}
 	a->sample_id_all = 1;
 	a->disabled = 0;
-	a->inherit = !t->system_wide;
+	a->inherit = !t->system_wide && !t->o->no_inherit;
 	/* exclude_guest is the parser's (or tally_event__default_cycles') */
 	if (first) {
 		a->mmap = 1;
@@ -423,6 +423,7 @@ static int hists_new(struct top *t)
 		.max_stack = t->o->max_stack,
 		.decay = true,
 		.kernel_name = "[kernel]",
+		.filter = &t->filter,
 	};
 
 	return tally_hists__new(&t->hists, t->session, t->nr_ev, &ho);
@@ -502,6 +503,11 @@ int top__open(struct top *t, const struct top_opts *o)
 	}
 
 	sopts.no_symbols = false;
+	sopts.kallsyms = o->kallsyms;
+	if (sample_filter_make(&o->filter, &t->filter)) {
+		cli_error("out of memory");
+		return -ENOMEM;
+	}
 	err = tally_session__new(&t->session, &sopts);
 	if (err) {
 		cli_error("cannot create the session: %s", strerror(-err));
@@ -535,6 +541,7 @@ void top__close(struct top *t)
 		free(t->ev[e].name);
 	free(t->ev);
 	tally_hists__delete(t->hists);
+	sample_filter_free(&t->filter);
 	free(t->fds);
 	free(t->ids);
 	free(t->rings);

@@ -48,6 +48,15 @@ int top_header(const struct top *t, char *buf, size_t len)
 			irqs, kpct, 0.0, t->lost_shown, t->lost, rate, ev->name, target);
 }
 
+/* What percentages are of: every sample, or with --percentage relative those the
+ * filters kept (perf's --percentage). */
+static uint64_t top_total(const struct top *t)
+{
+	const struct tally_hist_totals *tot = tally_hist__totals(top__hist(t));
+
+	return t->o->relative ? tot->filtered_period : tot->period;
+}
+
 static double pct(uint64_t v, uint64_t total)
 {
 	return total ? 100.0 * (double)v / (double)total : 0.0;
@@ -55,7 +64,7 @@ static double pct(uint64_t v, uint64_t total)
 
 bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
 {
-	uint64_t total = tally_hist__totals(top__hist(t))->period;
+	uint64_t total = top_total(t);
 	uint64_t v = t->children ? e->period_acc : e->period;
 	bool kernel = e->level == 'k' || e->level == 'g';
 
@@ -102,7 +111,7 @@ void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
 void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 		    const struct top_widths *w, char *buf, size_t len)
 {
-	uint64_t total = tally_hist__totals(top__hist(t))->period;
+	uint64_t total = top_total(t);
 	size_t n = 0;
 
 #define PUT(...)                                                              \
@@ -118,6 +127,8 @@ void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 		PUT("  %7.2f%%", pct(e->period, total));
 	if (t->o->show_nr_samples)
 		PUT("  %12" PRIu64, t->children ? e->nr_samples_acc : e->nr_samples);
+	if (t->o->show_total_period)
+		PUT("  %12" PRIu64, t->children ? e->period_acc : e->period);
 	for (size_t i = 0; i < t->nr_keys; i++) {
 		bool last = i + 1 == t->nr_keys;
 
@@ -153,7 +164,7 @@ int top_print_callers(const struct top *t, struct tally_hist_entry *e, FILE *fp)
 	struct cc_print_opts o = {
 		.mode = CC_GRAPH,
 		.min_percent = 0.5,
-		.total = tally_hist__totals(top__hist(t))->period,
+		.total = top_total(t),
 		.parent = t->children ? e->period_acc : e->period,
 	};
 

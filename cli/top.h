@@ -49,6 +49,11 @@ struct top_opts {
 	double percent_limit;
 	unsigned max_stack;
 	bool show_nr_samples;	/* -n */
+	bool show_total_period;	/* --show-total-period */
+	bool relative;		/* --percentage relative: of what the filters keep */
+	bool no_inherit;	/* -i: new threads of -p/-t are not followed */
+	const char *kallsyms;	/* --kallsyms */
+	struct sample_filter_opts filter;	/* --comms, --dsos, --symbols */
 };
 
 struct top_event {
@@ -92,6 +97,7 @@ struct top {
 	unsigned freq;			/* -F, capped at the kernel's maximum */
 	struct tally_session *session;
 	struct tally_hists *hists;	/* one per event, decayed between refreshes */
+	struct tally_hist_filter filter;
 	/* one drain's worth of records, copied out of the rings and sorted by time */
 	char *batch;
 	size_t batch_len, batch_cap;

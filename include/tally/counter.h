@@ -96,6 +96,9 @@ int tally_counters__open(struct tally_counters *set, unsigned long flags);
 int tally_counters__enable(struct tally_counters *set);
 int tally_counters__disable(struct tally_counters *set);
 int tally_counters__reset(struct tally_counters *set);
+/* Set a tracepoint filter (ftrace syntax, PERF_EVENT_IOC_SET_FILTER) on every open fd
+ * of event i. 0, or the first -errno (EINVAL: the kernel rejects the filter). */
+int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter);
 /* Read every open event into its count[] (group leaders in one read). 0 or -errno. */
 int tally_counters__read(struct tally_counters *set);
 /* Index of the (cpu_idx, thread_idx) pair in per-pair arrays. */

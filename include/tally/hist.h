@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include <tally/callchain.h>
+#include <tally/session.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,6 +149,10 @@ struct tally_hist_filter {
 	const pid_t *tids;
 	size_t nr_tids;
 	const struct tally_cpumap *cpus;
+	bool hide_unresolved;		/* perf's -U: samples whose ip has no symbol count
+					 * nowhere, not even in the totals */
+	uint64_t time_start, time_end;	/* perf's --time: only samples with start <= time
+					 * <= end count at all (0: no bound) */
 };
 
 /* What makes two call-chain frames one node (perf's -g function/address/srcline). */
@@ -158,6 +163,24 @@ enum tally_cc_key {
 	TALLY_CC_KEY_SRCLINE,	/* the source line ("sym file:line"), the function where
 				 * there is none */
 };
+
+/* The filter's questions, for programs that filter samples themselves (perf script's
+ * --cpu, --comms, --pid, --tid, --dsos, --symbols): does f keep a sample of these cpus,
+ * of this thread (comm: its thread's name; asked before resolving it), at this
+ * resolved location (dso by short or long name, symbol by name)? f NULL keeps all. */
+bool tally_hist_filter__keeps_cpu(const struct tally_hist_filter *f,
+				  const struct tally_sample *smp);
+/* --time: is the sample's time within f's span (or f has none)? */
+bool tally_hist_filter__keeps_time(const struct tally_hist_filter *f,
+				   const struct tally_sample *smp);
+/* -U: does f keep a sample of session s (its ip resolved to a symbol, or f does not
+ * ask)? */
+bool tally_hist_filter__keeps_resolved(const struct tally_hist_filter *f,
+				       struct tally_session *s, const struct tally_sample *smp);
+bool tally_hist_filter__keeps_thread(const struct tally_hist_filter *f,
+				     const struct tally_sample *smp, const char *comm);
+bool tally_hist_filter__keeps_loc(const struct tally_hist_filter *f,
+				  const struct tally_addr_loc *loc);
 
 enum tally_hist_trees {
 	TALLY_TREES_NONE,	/* no call-chain trees */

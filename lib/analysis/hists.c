@@ -567,10 +567,39 @@ static int chain_buf(struct tally_hists *hs, size_t n)
 	return 0;
 }
 
-/* Does the filter keep a sample of thread comm? (Asked before resolving it.) */
-static bool kept_thread(const struct tally_hist_filter *f, const struct tally_sample *smp,
-			const char *comm)
+bool tally_hist_filter__keeps_cpu(const struct tally_hist_filter *f,
+				  const struct tally_sample *smp)
 {
+	return !f || !f->cpus || ((smp->type & PERF_SAMPLE_CPU) &&
+				  tally_cpumap__idx(f->cpus, (int)smp->cpu) >= 0);
+}
+
+bool tally_hist_filter__keeps_time(const struct tally_hist_filter *f,
+				   const struct tally_sample *smp)
+{
+	if (!f || (!f->time_start && !f->time_end))
+		return true;
+	return (!f->time_start || smp->time >= f->time_start) &&
+	       (!f->time_end || smp->time <= f->time_end);
+}
+
+bool tally_hist_filter__keeps_resolved(const struct tally_hist_filter *f,
+				       struct tally_session *s, const struct tally_sample *smp)
+{
+	struct tally_addr_loc loc;
+
+	if (!f || !f->hide_unresolved)
+		return true;
+	tally_session__resolve(s, (pid_t)smp->pid, (pid_t)smp->tid,
+			       smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, smp->ip, &loc);
+	return loc.sym != NULL;
+}
+
+bool tally_hist_filter__keeps_thread(const struct tally_hist_filter *f,
+				     const struct tally_sample *smp, const char *comm)
+{
+	if (!f)
+		return true;
 	if (f->comms && !in_list(f->comms, comm))
 		return false;
 	if (f->pids && !has_pid(f->pids, f->nr_pids, (pid_t)smp->pid))
@@ -578,9 +607,11 @@ static bool kept_thread(const struct tally_hist_filter *f, const struct tally_sa
 	return !f->tids || has_pid(f->tids, f->nr_tids, (pid_t)smp->tid);
 }
 
-/* Does it keep a sample at loc? */
-static bool kept_loc(const struct tally_hist_filter *f, const struct tally_addr_loc *loc)
+bool tally_hist_filter__keeps_loc(const struct tally_hist_filter *f,
+				  const struct tally_addr_loc *loc)
 {
+	if (!f)
+		return true;
 	if (f->dsos && !(loc->dso && (in_list(f->dsos, tally_dso__short_name(loc->dso)) ||
 				      in_list(f->dsos, tally_dso__name(loc->dso)))))
 		return false;
@@ -669,6 +700,18 @@ static int add_chain(struct tally_hists *hs, struct tally_hist *h, const struct 
 	if (ret < 0)
 		return ret;
 	n = hs->frames.nr;
+	if (hs->o.filter && hs->o.filter->hide_unresolved) {
+		/* -U: perf leaves the frames without a symbol out of the chain */
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (!hs->frames.v[i].sym)
+				continue;
+			hs->frames.v[k] = hs->frames.v[i];
+			hs->frames.notes[k++] = hs->frames.notes[i];
+		}
+		hs->frames.nr = n = k;
+	}
 	/* perf keeps the first --max-stack frames in the order it reads the chain: the
 	 * innermost callee first, or the outermost in the caller view */
 	if (hs->o.caller && n > hs->max_stack) {
@@ -723,11 +766,11 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 	comm = th ? tally_thread__comm(th) : NULL;
 	if (!comm)
 		comm = "[unknown]";
-	if (hs->o.filter && !kept_thread(hs->o.filter, smp, comm))
+	if (!tally_hist_filter__keeps_thread(hs->o.filter, smp, comm))
 		return 0;
 	tly_session__resolve_noted(hs->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, smp->ip,
 				   &loc, NULL);
-	if (hs->o.filter && !kept_loc(hs->o.filter, &loc))
+	if (!tally_hist_filter__keeps_loc(hs->o.filter, &loc))
 		return 0;
 	out->filtered = false;
 	if (loc.dso)
@@ -825,8 +868,8 @@ int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 		return -EINVAL;
 	h = &hs->h[evidx];
 	/* perf drops samples of other cpus before counting them (unlike the other filters) */
-	if (f && f->cpus && (!(smp->type & PERF_SAMPLE_CPU) ||
-			     tally_cpumap__idx(f->cpus, (int)smp->cpu) < 0))
+	if (!tally_hist_filter__keeps_cpu(f, smp) || !tally_hist_filter__keeps_time(f, smp) ||
+	    !tally_hist_filter__keeps_resolved(f, hs->session, smp))
 		return 0;
 	h->totals.period += period;
 	h->totals.nr_samples++;

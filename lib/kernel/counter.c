@@ -251,6 +251,25 @@ static int ioctl_all(struct tally_counters *set, unsigned long req)
 	return err;
 }
 
+int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter)
+{
+	size_t np;
+
+	if (!set || i >= set->nr || !filter)
+		return -EINVAL;
+	np = tally_counters__nr_pairs(set);
+	for (size_t k = 0; k < np; k++) {
+		int fd = set->ev[i].fd[k], r;
+
+		if (fd < 0)
+			continue;
+		r = tly_sys__ioctl(fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)filter);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int tally_counters__enable(struct tally_counters *set)
 {
 	return ioctl_all(set, PERF_EVENT_IOC_ENABLE);

@@ -68,6 +68,7 @@ struct tally_thread {
 	char *comm;
 	struct proc *proc;
 	bool exited;
+	bool comm_set;		/* named by a COMM (or its parent's), not ":tid" (perf's) */
 };
 
 #define NBUCKETS 4096
@@ -748,6 +749,7 @@ static struct tally_thread *thread_new_in(struct tally_session *s, pid_t pid, pi
 	t->pid = pid;
 	t->tid = tid;
 	t->proc = proc ? proc : proc_findnew(s, pid);
+	t->comm_set = tid == 0;	/* perf names its idle thread */
 	if (tid == 0)
 		snprintf(buf, sizeof(buf), "swapper");
 	else
@@ -909,6 +911,7 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 		struct tally_thread *t = tally_session__thread(s, (pid_t)u[0], (pid_t)u[1]);
 		if (!t)
 			return -ENOMEM;
+		t->comm_set = true;
 		return set_comm(t, comm, str_len(comm, end));
 	}
 	case PERF_RECORD_FORK:
@@ -935,8 +938,12 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 		struct tally_thread *child = thread_new_in(s, (pid_t)u[0], (pid_t)u[2], proc);
 		if (!child)
 			return -ENOMEM;
-		if (set_comm(child, parent->comm, strlen(parent->comm)))
-			return -ENOMEM;
+		/* perf copies the parent's name only when it has one (not its ":tid") */
+		if (parent->comm_set) {
+			if (set_comm(child, parent->comm, strlen(parent->comm)))
+				return -ENOMEM;
+			child->comm_set = true;
+		}
 		/* perf marks the FORKs it synthesizes for running tasks with MISC_FORK_EXEC:
 		 * their own MMAPs follow, the parent's maps are not theirs */
 		bool clone = !(hdr->misc & PERF_RECORD_MISC_FORK_EXEC);

@@ -43,7 +43,14 @@ for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switc
 	    "-g -e cpu-clock -e task-clock/call-graph=dwarf,max-stack=10/ -e page-faults/call-graph=no/ -e cs/max-stack=5/ -e minor-faults/call-graph=fp/" \
 	    "--call-graph dwarf -e cpu-clock -e task-clock/call-graph=fp/" "-g -e cpu-clock/stack-size=4096/" \
 	    "-e cpu-clock/call-graph=dwarf,stack-size=4096/" "-e mem:0x1000:w" "-e bpf-output" \
-	    "-e bpf-output,cpu-clock" "-e mem:0x1000 -F 100" "-e bpf-output -c 5"; do
+	    "-e bpf-output,cpu-clock" "-e mem:0x1000 -F 100" "-e bpf-output -c 5" \
+	    "--all-user" "--all-kernel" "--all-kernel -e cpu-clock,task-clock:u" \
+	    "--all-user --all-kernel" "--period" "--period -c 10000" "--sample-identifier" \
+	    "--sample-identifier -e cpu-clock,task-clock" "--running-time" \
+	    "--kernel-callchains -g" "--user-callchains -g" "--user-callchains --kernel-callchains -g" \
+	    "--transaction" "--phys-data" "--data-page-size" "--code-page-size" "-W" \
+	    "--phys-data --data-page-size --code-page-size -g" "--user-regs" "--user-regs=ax,bx,ip" \
+	    "--intr-regs=ax,sp" "-I" "--call-graph dwarf --user-regs=ax" "--no-samples" "-n -c 1000"; do
 	# shellcheck disable=SC2086
 	perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null &&
 		"$TALLY" record -q $opts -o ta.data true 2>/dev/null
@@ -121,7 +128,8 @@ kill $hp 2>/dev/null; wait $hp 2>/dev/null
 
 # Threads that existed before the recording keep their names (worker-0, worker-1), with
 # -p and with -a, in tally's reports and in perf's, as in perf's own recordings.
-"$HOT" --threads 2 3 & hp=$!
+# (hot outlives the three recordings even when ASan makes tally's slow: killed after them)
+"$HOT" --threads 2 10 & hp=$!
 for _ in $(seq 100); do [ "$(ls /proc/$hp/task 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.02; done
 workers=$(ls /proc/$hp/task | grep -vx "$hp" | tr '\n' ' ')
 "$TALLY" record -q -p $hp -o pt.data --timeout 300
@@ -181,3 +189,41 @@ check "write error: explained" grep -q 'writing lim.data failed: File too large'
 perf report -i lim.data --stdio >lr 2>&1; rc=$?
 check "write error: file still valid for perf" grep -q "^# Samples: " lr
 check "write error: no termination warning" bash -c "! grep -qi 'properly terminated' lr"
+
+# --filter: the tracepoint filter of the -e before it, set on every fd as perf sets it
+if "$TALLY" record -q -e sched:sched_switch --filter 'prev_comm == "hot"' -a -o tf.data \
+	-- "$HOT" --sleeps 10 >/dev/null 2>err; then
+	"$TALLY" script -F comm -i tf.data 2>/dev/null | sort | uniq -c >tf.comms
+	check "record --filter: only the switches the filter keeps ($(tr -s ' \n' ' ' <tf.comms))" \
+		eval 'test "$(awk "{print \$2}" tf.comms)" = hot'
+else
+	skip "record --filter (system-wide tracepoints cannot be recorded here: $(head -1 err))"
+fi
+"$TALLY" record --filter x -o tf.data true >/dev/null 2>err; rc=$?
+check "record --filter before any -e: refused, 129" eval 'test $rc -eq 129 && grep -q "should follow a -e" err'
+"$TALLY" record -e cpu-clock --filter x -o tf.data true >/dev/null 2>err; rc=$?
+check "record --filter after a non-tracepoint: refused, 129" eval 'test $rc -eq 129 && grep -q "not a tracepoint" err'
+perf record -q -e sched:sched_switch --filter 'nosuch == 1' -o pf.data true >/dev/null 2>perr
+"$TALLY" record -q -e sched:sched_switch --filter 'nosuch == 1' -o tf.data true >/dev/null 2>err; rc=$?
+check "record --filter the kernel rejects: perf's message (rc $rc)" \
+	eval 'test $rc -ne 0 && grep -qF "$(head -1 perr)" err'
+
+# --dry-run: the options and events parsed, nothing recorded; what tally cannot do refused
+"$TALLY" record --dry-run -e cpu-clock -o dry.data true >/dev/null 2>err; rc=$?
+check "record --dry-run: exit 0, no file (rc $rc)" eval 'test $rc -eq 0 && test ! -e dry.data'
+"$TALLY" record --dry-run -e nosuchevent -o dry.data true >/dev/null 2>err; rc=$?
+check "record --dry-run with a bad event: refused" test $rc -ne 0
+bad=""
+for o in --off-cpu -b "-j any" --snapshot --aux-sample --kcore --threads --overwrite; do
+	# shellcheck disable=SC2086
+	"$TALLY" record $o -o ref.data true >out 2>err; rc=$?
+	{ [ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] && [ ! -e ref.data ]; } || bad="$bad '$o'(rc=$rc)"
+done
+check "record: options tally cannot honour are refused in one line${bad:+:$bad}" test -z "$bad"
+perf record -F 200000 --strict-freq -o sf.data true >/dev/null 2>perr; p=$?
+"$TALLY" record -F 200000 --strict-freq -o sf.data true >/dev/null 2>err; rc=$?
+check "record --strict-freq above the maximum: perf's error (rc $rc, perf $p)" \
+	eval 'test $rc -ne 0 && test $p -ne 0 && diff -q perr err'
+"$TALLY" record --user-regs=foo -o sf.data true >/dev/null 2>err; rc=$?
+check "record --user-regs with an unknown register: refused, 129" \
+	eval 'test $rc -eq 129 && grep -q "unknown register .foo." err'

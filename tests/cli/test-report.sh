@@ -191,6 +191,35 @@ for ms in "--max-stack 2" "--max-stack 0" "--no-children --max-stack 2" "-G --ma
 	"$TALLY" report --stdio $ms -i g.data 2>&1 | grep -v '^# (Tip' >t.out
 	check "g.data $ms: report identical to perf" diff p.out t.out
 done
+# -U (unresolved samples and frames left out, totals too), --symbol-filter (rows hidden,
+# totals kept), --no-skip-empty (the dummy event's empty section), --ns, --samples
+for f in g ag; do
+	for o in "-U" "-U --no-children" "-U -G" "--symbol-filter=spin" \
+		 "--symbol-filter=main --no-children" "--no-skip-empty" "--ns" "--samples 10" \
+		 "-U --symbol-filter=a -g none"; do
+		# (the system-wide file without graphs: branches of equal weight in other
+		# processes' trees may come in another order, see the row checks above)
+		[ $f = ag ] && o="$o -g none"
+		# shellcheck disable=SC2086
+		perf report --stdio --no-inline $o -i $f.data 2>/dev/null | grep -v '^# (Tip' >p.out
+		# shellcheck disable=SC2086
+		"$TALLY" report --stdio $o -i $f.data 2>/dev/null | grep -v '^# (Tip' >t.out
+		check "$f.data $o: report identical to perf ($(wc -l <p.out) lines)" diff -q p.out t.out
+	done
+done
+# --time: only the samples in the span count (perf names the slice in the header)
+for f in g ag; do
+	a=$(perf script -F time -i $f.data 2>/dev/null | sed -n 5p | tr -d ' :')
+	b=$(perf script -F time -i $f.data 2>/dev/null | sed -n 100p | tr -d ' :')
+	for tm in "$a,$b" "$a," ",$b"; do
+		perf report --stdio --no-inline --time "$tm" -i $f.data 2>/dev/null | grep -v '^# (Tip' >p.out
+		"$TALLY" report --stdio --time "$tm" -i $f.data 2>/dev/null | grep -v '^# (Tip' >t.out
+		check "$f.data --time $tm: report identical to perf" eval 'grep -q "time slices" p.out && diff -q p.out t.out'
+	done
+done
+"$TALLY" report -I --header-only -i g.data >/dev/null 2>err; rc=$?
+check "report -I with --header: refused, naming what it lacks" eval 'test $rc -eq 1 && grep -q "show-info" err'
+
 # every row of a system-wide children view, ties included: perf orders rows of equal
 # children and self through its trees (caller above callee within a thread, junk
 # addresses of frame-pointer-less code compared as perf compares them)

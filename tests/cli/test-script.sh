@@ -105,6 +105,85 @@ for fl in trace trace,ip comm,tid,trace; do
 		eval 'test $rc -eq 0 && test -s p.out && diff -q p.out t.out && diff -q p.err t.err'
 done
 
+# the fixtures, with perf's filters, times, --max-stack and --header: perf's lines
+# (kernel frames aside: perf cannot read this kernel's symbols through --symfs)
+norm() { sed -E 's/(ffffffff[0-9a-f]+) [^ ]+ \(\[kernel\.kallsyms\]\)/\1 K/'; }
+bad=""
+n=0
+for f in system multi callchain plain; do
+	pid=$(perf script -F pid -i "$FIX/$f.data" 2>/dev/null | sort | uniq -c | sort -rn | awk 'NR == 1 {print $2}')
+	for o in --reltime --deltatime "--reltime --ns" "--deltatime --ns" "--comms hot" \
+		 "-c swapper,hot" "--pid $pid" "--tid $pid,1" "--dsos hot" "--dsos [kernel.kallsyms]" \
+		 "-S spin" "-S main,spin" "--max-stack 2" "--max-stack 0" "--max-stack 1 -G" \
+		 "--stop-bt main" "--stop-bt spin,main -F ip,sym,dso" --header --header-only \
+		 --show-task-events --show-mmap-events "--show-task-events --deltatime" \
+		 "--show-task-events --show-mmap-events --show-switch-events --show-lost-events --show-bpf-events --reltime"; do
+		# shellcheck disable=SC2086
+		perf script --symfs "$FIX/symfs" $o -i "$FIX/$f.data" 2>/dev/null | norm >p.out
+		# shellcheck disable=SC2086
+		"$TALLY" script --symfs "$FIX/symfs" $o -i "$FIX/$f.data" 2>/dev/null | norm >t.out
+		cmp -s p.out t.out || bad="$bad '$f $o'"
+		n=$((n + 1))
+	done
+	case $f in system) cpus="0 1 0,1";; *) cpus="";; esac
+	for c in $cpus; do
+		perf script --symfs "$FIX/symfs" -C $c -i "$FIX/$f.data" 2>/dev/null | norm >p.out
+		"$TALLY" script --symfs "$FIX/symfs" -C $c -i "$FIX/$f.data" 2>/dev/null | norm >t.out
+		cmp -s p.out t.out || bad="$bad '$f -C $c'"
+		n=$((n + 1))
+	done
+done
+check "script --reltime/--deltatime/--comms/--pid/--tid/--dsos/-S/-C/--max-stack/--stop-bt/--header[-only]/--show-*-events: perf's text ($n runs)${bad:+, differ:$bad}" \
+	test -z "$bad"
+# --time START,STOP (either side open): the samples in the span, as perf
+bad="" n=0
+for f in plain system multi; do
+	a=$(perf script -F time -i "$FIX/$f.data" 2>/dev/null | sed -n 5p | tr -d ' :')
+	b=$(perf script -F time -i "$FIX/$f.data" 2>/dev/null | sed -n 30p | tr -d ' :')
+	for tm in "$a,$b" "$a," ",$b" "${a%??},${b%???}"; do
+		perf script --symfs "$FIX/symfs" --time "$tm" -i "$FIX/$f.data" 2>/dev/null | norm >p.out
+		"$TALLY" script --symfs "$FIX/symfs" --time "$tm" -i "$FIX/$f.data" 2>/dev/null | norm >t.out
+		{ [ -s p.out ] && cmp -s p.out t.out; } || bad="$bad '$f $tm'"
+		n=$((n + 1))
+	done
+done
+check "script --time: perf's lines ($n spans)${bad:+, differ:$bad}" test -z "$bad"
+# --per-event-dump: each event's lines in INPUT.EVENT.dump (side-band lines on stdout),
+# perf's summary lines (perf's sizes leave out its unflushed buffer: sizes aside)
+bad=""
+for f in multi system; do
+	for o in "" --show-task-events; do
+		rm -rf pd td; mkdir pd td; cp "$FIX/$f.data" pd/; cp "$FIX/$f.data" td/
+		# shellcheck disable=SC2086
+		(cd pd && perf script --per-event-dump $o -i $f.data >out 2>/dev/null)
+		# shellcheck disable=SC2086
+		(cd td && "$TALLY" script --per-event-dump $o -i $f.data >out 2>/dev/null)
+		for d in pd/*.dump; do cmp -s "$d" "td/${d#pd/}" || bad="$bad ${d#pd/}[$o]"; done
+		sz() { sed 's/Wrote [0-9.]* MB/Wrote N MB/' "$1"; }
+		[ "$(ls pd | wc -l)" -gt 2 ] && cmp -s <(sz pd/out) <(sz td/out) || bad="$bad $f-stdout[$o]"
+	done
+done
+check "script --per-event-dump: perf's files and summary${bad:+ (differ:$bad)}" test -z "$bad"
+"$TALLY" script --time 10%/2 -i "$FIX/plain.data" >/dev/null 2>err; rc=$?
+check "script --time with percent slices: refused, saying so" eval 'test $rc -eq 129 && grep -q "percent" err'
+"$TALLY" script --time x -i "$FIX/plain.data" >/dev/null 2>err; rc=$?
+check "script --time x: perf's 'Invalid time string'" eval 'test $rc -ne 0 && grep -q "^Invalid time string" err'
+"$TALLY" script -C 0 -i "$FIX/plain.data" >/dev/null 2>err; rc=$?
+check "script -C on a file without cpus: refused as perf refuses it" \
+	eval 'test $rc -ne 0 && grep -q "does not contain CPU events" err'
+# what tally cannot do is refused in one line saying what is missing, never ignored
+bad=""
+for o in --itrace --insn-trace=disasm "-s foo.py" "--guestmount /x" "--dlfilter f.so" --stitch-lbr \
+	 -a -D "-g python" -L; do
+	# shellcheck disable=SC2086
+	"$TALLY" script $o -i "$FIX/plain.data" >out 2>err; rc=$?
+	{ [ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] && [ ! -s out ] &&
+	  grep -q "tally" err; } || bad="$bad '$o'(rc=$rc)"
+done
+check "script: options tally cannot honour are refused in one line${bad:+:$bad}" test -z "$bad"
+"$TALLY" script -I --header-only -i "$FIX/plain.data" >/dev/null 2>err; rc=$?
+check "script -I with --header: refused, naming what it lacks" eval 'test $rc -eq 1 && grep -q "show-info" err'
+
 # --- with perf: fresh recordings ---------------------------------------------------------
 # System-wide files also catch whatever else runs on the machine; compare the samples of
 # our own workload's processes (hot, sh, ls), blocks separated by blank lines or single lines.
@@ -132,6 +211,26 @@ for f in $corpus; do
 		fail "$f: tally script folds to the same stacks as perf script"; head -10 d.out | sed 's/^/# /'
 	fi
 done
+
+# context switches and every side-band record of a system-wide file, as perf prints them
+rec sw.data --switch-events -o sw.data "$HOT" --sleeps 5
+for f in sw ag; do
+	o="--show-task-events --show-mmap-events --show-switch-events --show-lost-events --show-bpf-events"
+	# shellcheck disable=SC2086
+	perf script $o -i $f.data >p.out 2>/dev/null
+	# shellcheck disable=SC2086
+	"$TALLY" script $o -i $f.data >t.out 2>/dev/null
+	# (all of sw.data; of the system-wide file the side-band lines: other processes'
+	# samples are compared by the row checks above)
+	[ $f = ag ] && { grep PERF_RECORD p.out >p2.out; grep PERF_RECORD t.out >t2.out; mv p2.out p.out; mv t2.out t.out; }
+	check "$f.data --show-*-events: perf's $(grep -c PERF_RECORD p.out) side-band lines" \
+		eval 'grep -q PERF_RECORD p.out && diff -q p.out t.out'
+done
+
+perf script --show-kernel-path -i g.data >p.out 2>/dev/null
+"$TALLY" script --show-kernel-path -i g.data >t.out 2>/dev/null
+check "g.data --show-kernel-path: perf's lines (kallsyms: [kernel.kallsyms])" \
+	eval 'grep -q "kernel.kallsyms" p.out && diff -q <(perl fold.pl p.out) <(perl fold.pl t.out)'
 
 # line for line on files without call chains
 for f in plain multi tp; do

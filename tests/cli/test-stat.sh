@@ -204,3 +204,58 @@ if [ -e /sys/bus/event_source/devices/msr/events/tsc ]; then
 else
 	skip "--no-merge names against perf (no msr PMU with tsc here)"
 fi
+
+# --quiet: counts, prints nothing (not even -o's file), the workload's exit status
+"$TALLY" stat --quiet -e task-clock -o q.txt -- sh -c 'exit 3' >q.out 2>q.err; rc=$?
+check "--quiet: nothing printed, no -o file, the workload's status (rc $rc)" \
+	eval 'test $rc -eq 3 && test ! -s q.out && test ! -s q.err && test ! -e q.txt'
+# --all-user / --all-kernel: every event's mode, as perf stat sets it (the attrs stat
+# record writes), and the two together refused as perf refuses them
+bad=""
+for o in --all-user --all-kernel "--all-user -e cpu-clock:k" "--all-kernel -e task-clock,cpu-clock:u"; do
+	rm -f ps.data ts.data
+	# shellcheck disable=SC2086
+	perf stat record --quiet $o -o ps.data true >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	"$TALLY" stat record --quiet $o -o ts.data true >/dev/null 2>&1
+	want=$(perf evlist -v -i ps.data 2>/dev/null)
+	[ -n "$want" ] && [ "$want" = "$(perf evlist -v -i ts.data 2>/dev/null)" ] || bad="$bad '$o'"
+done
+check "stat --all-user/--all-kernel: perf's attrs${bad:+ (differ:$bad)}" test -z "$bad"
+perf stat --all-user --all-kernel true 2>pex.err; p=$?
+"$TALLY" stat --all-user --all-kernel true 2>tex.err; t=$?
+check "stat --all-user with --all-kernel: perf's error and status ($p)" \
+	eval 'test $t -eq $p && test "$(head -1 tex.err)" = "$(head -1 pex.err)"'
+
+# --table: perf's table of the runs (numbers and bar lengths aside); -r needed
+perf stat -r 3 --table -e task-clock true 2>ptab.txt
+"$TALLY" stat -r 3 --table -e task-clock true 2>ttab.txt
+tshape() { sed -E 's/[0-9]+(\.[0-9]+)?/N/g; s/#+/#/g; s/\([+-]N\)/(SN)/g; s/ +/ /g; s/^ //; s/ $//' | grep -v 'task-clock'; }
+check "--table: perf's table (numbers aside)" diff <(tshape <ptab.txt) <(tshape <ttab.txt)
+check "--table: one row per run" test "$(grep -c '^ *[0-9.]* ([+-][0-9.]*) #' ttab.txt)" -eq 3
+"$TALLY" stat --table true 2>err; rc=$?
+check "--table without -r: refused, 129" eval 'test $rc -eq 129 && grep -q "only supported with -r" err'
+# --pre / --post: around each run, on stdout as perf runs them
+out=$("$TALLY" stat -r 2 --pre 'echo PRE' --post 'echo POST' -e task-clock true 2>/dev/null | tr '\n' ' ')
+check "--pre/--post run around each run (got '$out')" test "$out" = "PRE POST PRE POST "
+"$TALLY" stat --pre 'exit 3' -e task-clock true >/dev/null 2>err; rc=$?
+check "--pre failing: the run is not made, said on stderr (rc $rc)" eval 'test $rc -eq 1 && grep -q "pre .exit 3. failed" err'
+# --interval-clear: perf clears the screen on stdout and repeats the header each interval
+"$TALLY" stat -I 100 --interval-clear -e task-clock -- sleep 0.35 >clr.out 2>clr.err
+perf stat -I 100 --interval-clear -e task-clock -- sleep 0.35 >pclr.out 2>pclr.err
+check "--interval-clear: perf's clears and headers" \
+	eval 'test "$(grep -c "time *counts" clr.err)" -eq "$(grep -c . clr.out)" && test -s clr.out &&
+	      diff <(sort -u pclr.out) <(sort -u clr.out) >/dev/null'
+# --filter: the tracepoint filter of the -e before it, counted as perf counts it
+cmd='true; ls / >/dev/null; /bin/true'
+perf stat -x, -e sched:sched_process_exec --filter 'filename ~ "*ls*"' -e sched:sched_process_exec \
+	-- sh -c "$cmd" 2>pf.csv
+"$TALLY" stat -x, -e sched:sched_process_exec --filter 'filename ~ "*ls*"' \
+	-e sched:sched_process_exec -- sh -c "$cmd" 2>tf.csv
+check "--filter: the filtered tracepoint counts as perf's ($(cut -d, -f1 tf.csv | tr '\n' ' '))" \
+	eval 'diff <(cut -d, -f1,3 pf.csv) <(cut -d, -f1,3 tf.csv) && test "$(head -1 tf.csv | cut -d, -f1)" = 1'
+"$TALLY" stat -e task-clock --filter x true >/dev/null 2>err; rc=$?
+check "--filter after a non-tracepoint: refused, 129" eval 'test $rc -eq 129 && grep -q "not a tracepoint" err'
+perf stat -e sched:sched_switch --filter 'nosuch == 1' true >/dev/null 2>perr
+"$TALLY" stat -e sched:sched_switch --filter 'nosuch == 1' true >/dev/null 2>err; rc=$?
+check "--filter the kernel rejects: perf's message (rc $rc)" eval 'test $rc -ne 0 && grep -qF "$(head -1 perr)" err'

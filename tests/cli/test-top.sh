@@ -74,6 +74,22 @@ check "top while a process execs exits 0" test $rc -eq 0
 if last_table ex | grep -Eq "^ +[0-9.]+% +$EP:hot +hot +\[\.\] spin"; then ok "exec'd process resolved by its new comm and dso"
 else fail "exec'd process resolved by its new comm and dso"; last_table ex | head -5; fi
 
+# perf top's filters and columns: --comms/--dsos/--symbols keep the samples they name,
+# --percentage relative makes the kept ones 100%, --show-total-period adds periods
+"$TALLY" top --stdio -d 0.4 --iterations 1 -a --symbols spin --dsos hot --comms hot \
+	--percentage relative --show-total-period -n >flt 2>err; rc=$?
+rows=$(last_table flt)
+check "top --comms/--dsos/--symbols: only hot's spin rows (rc $rc)" \
+	eval 'test $rc -eq 0 && test -n "$rows" && ! grep -v "hot  \[\.\] spin$" <<<"$rows" | grep -q .'
+check "top --percentage relative: the kept rows make 100%" \
+	awk '{ s += $1 } END { exit !(s > 99.9 && s < 100.1) }' <<<"$rows"
+check "top --show-total-period -n: samples and period columns (period = samples x 250000)" \
+	awk '$3 != $2 * 250000 { bad = 1 } END { exit bad || !NR }' <<<"$rows"
+"$TALLY" top --stdio -d 0.3 --iterations 1 -a --comms nosuchcomm >flt 2>err; rc=$?
+check "top --comms of nothing: no rows" eval 'test $rc -eq 0 && test -z "$(last_table flt)"'
+"$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP --percentage bogus 2>err >/dev/null; rc=$?
+check "top --percentage bogus: refused, 129" test $rc -eq 129
+
 "$TALLY" top --stdio -d 0.3 --iterations 1 -t $HP -C 0,1 >tid 2>err; rc=$?
 check "top -t -C exits 0" test $rc -eq 0
 check "top -t -C header names the tid and the CPUs" grep -q "(target_tid: $HP, CPUs: 0,1)" tid

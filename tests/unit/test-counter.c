@@ -160,6 +160,40 @@ static void not_counted_and_unsupported(void **state)
 	sim_uninstall();
 }
 
+/* --filter: the string reaches every open fd of the event, and only that event's. */
+static void tracepoint_filter_on_every_fd(void **state)
+{
+	static const char filter[] = "prev_pid == 0";
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr;
+	struct tally_counters *set;
+	struct perf_event_attr a = sw(PERF_COUNT_SW_TASK_CLOCK), b = sw(PERF_COUNT_SW_CPU_CLOCK);
+	size_t bad;
+	int ia, ib;
+
+	(void)state;
+	sim_install();
+	assert_int_equal(tally_cpumap__parse("0-2", &cpus, &bad), 0);
+	assert_int_equal(tally_threadmap__single(-1, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, &ia), 0);
+	assert_int_equal(tally_counters__add(set, &b, -1, &ib), 0);
+	assert_int_equal(tally_counters__open(set, 0), 0);
+	assert_int_equal(tally_counters__set_filter(set, (size_t)ib, filter), 0);
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(sim_event_by_fd(set->ev[ib].fd[k])->last_ioctl_arg,
+				 (unsigned long)filter);
+		assert_int_not_equal(sim_event_by_fd(set->ev[ia].fd[k])->last_ioctl_arg,
+				     (unsigned long)filter);
+	}
+	assert_int_equal(tally_counters__set_filter(set, 5, filter), -EINVAL);
+	assert_int_equal(tally_counters__set_filter(NULL, 0, filter), -EINVAL);
+	tally_counters__delete(set);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
 static void fatal_error_closes_everything(void **state)
 {
 	struct tally_cpumap *cpus;
@@ -441,6 +475,7 @@ int main(void)
 		cmocka_unit_test(group_read_and_multiplexing),
 		cmocka_unit_test(not_counted_and_unsupported),
 		cmocka_unit_test(fatal_error_closes_everything),
+		cmocka_unit_test(tracepoint_filter_on_every_fd),
 		cmocka_unit_test(emfile_raises_limit_once),
 		cmocka_unit_test(all_threads),
 		cmocka_unit_test(exclude_guest_fallback),

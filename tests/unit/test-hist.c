@@ -341,6 +341,52 @@ static void filters(void **state)
 	tally_session__delete(s);
 }
 
+/* --time and -U: samples outside the span, or whose ip has no symbol, count nowhere
+ * (not in the totals either); the filter's questions asked directly say the same. */
+static void time_and_unresolved(void **state)
+{
+	struct tally_session *s = session();
+	struct tally_hist_filter f = { .time_start = 150, .time_end = 250 };
+	struct tally_hists_opts o = { .filter = &f };
+	const struct tally_hist_totals *t;
+	struct tally_hists *hs;
+	uint64_t ip = 0x10010;
+	(void)state;
+
+	assert_int_equal(tally_hists__new(&hs, s, 1, &o), 0);
+	for (uint64_t when = 100; when <= 300; when += 50) {
+		struct tally_sample smp = sample(10, 0, 10, &ip, 1);
+
+		smp.type |= PERF_SAMPLE_TIME;
+		smp.time = when;
+		assert_int_equal(tally_hist_filter__keeps_time(&f, &smp), when >= 150 && when <= 250);
+		assert_true(tally_hist_filter__keeps_time(NULL, &smp));
+		assert_int_equal(tally_hists__add_sample(hs, 0, &smp, 10), 0);
+	}
+	t = tally_hist__totals(tally_hists__hist(hs, 0));
+	assert_int_equal(t->nr_samples, 3);	/* 150, 200, 250: the bounds are in */
+	assert_int_equal(t->period, 30);
+	tally_hists__delete(hs);
+
+	f = (struct tally_hist_filter){ .hide_unresolved = true };
+	assert_int_equal(tally_hists__new(&hs, s, 1, &o), 0);
+	{
+		uint64_t in_self = IP(hist_fn_leaf);
+		struct tally_sample named = sample(30, 0, 7, &in_self, 1);
+		struct tally_sample bare = sample(10, 0, 5, &ip, 1);	/* liba.so: no file */
+
+		assert_true(tally_hist_filter__keeps_resolved(&f, s, &named));
+		assert_false(tally_hist_filter__keeps_resolved(&f, s, &bare));
+		assert_int_equal(tally_hists__add_sample(hs, 0, &named, 7), 0);
+		assert_int_equal(tally_hists__add_sample(hs, 0, &bare, 5), 0);
+	}
+	t = tally_hist__totals(tally_hists__hist(hs, 0));
+	assert_int_equal(t->nr_samples, 1);
+	assert_int_equal(t->period, 7);
+	tally_hists__delete(hs);
+	tally_session__delete(s);
+}
+
 static void memo_follows_the_session(void **state)
 {
 	struct tally_session *s = session();
@@ -464,6 +510,7 @@ int main(void)
 		cmocka_unit_test(rows_by_keys),
 		cmocka_unit_test(children_and_trees),
 		cmocka_unit_test(filters),
+		cmocka_unit_test(time_and_unresolved),
 		cmocka_unit_test(memo_follows_the_session),
 		cmocka_unit_test(group_members),
 		cmocka_unit_test(decay),
