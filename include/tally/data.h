@@ -79,6 +79,11 @@ int tally_data__feature(const struct tally_data *d, int feat, const void **buf, 
 /* A string feature (HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID) or NULL. */
 const char *tally_data__feature_string(const struct tally_data *d, int feat);
 
+/* A string-list feature (CMDLINE: the recording's command line), decoded: *out is one
+ * malloc'd block holding *nr pointers and the strings (free(*out) releases all), NULL
+ * terminated. 0, -ENOENT (no such feature), -EINVAL (damaged), -ENOMEM. */
+int tally_data__feature_strings(const struct tally_data *d, int feat, char ***out, size_t *nr);
+
 /* The file header (file mode; zeroed in pipe mode) and file size. */
 const struct tally_file_header *tally_data__header(const struct tally_data *d);
 uint64_t tally_data__file_size(const struct tally_data *d);

@@ -53,5 +53,7 @@ const char *tally_version(void);
 #include <tally/listing.h>
 #include <tally/annotate.h>
 #include <tally/diff.h>
+#include <tally/flame.h>
+#include <tally/convert.h>
 
 #endif

@@ -931,6 +931,59 @@ const char *tally_data__feature_string(const struct tally_data *d, int feat)
 	return feat > 0 && feat < TALLY_FEAT_MAX ? d->feat_str[feat] : NULL;
 }
 
+int tally_data__feature_strings(const struct tally_data *d, int feat, char ***out, size_t *nr)
+{
+	const unsigned char *buf, *p, *end;
+	const void *raw;
+	size_t len, room;
+	uint32_t n;
+	char **v, *text;
+
+	*out = NULL;
+	*nr = 0;
+	if (tally_data__feature(d, feat, &raw, &len))
+		return -ENOENT;
+	buf = raw;
+	if (len < 4)
+		return -EINVAL;
+	memcpy(&n, buf, 4);
+	if (n > len / 4)
+		return -EINVAL;
+	/* room: the pointers, and the payload's bytes bound the strings and their NULs */
+	room = (n + 1) * sizeof(char *) + len + n;
+	v = malloc(room);
+	if (!v)
+		return -ENOMEM;
+	text = (char *)(v + n + 1);
+	p = buf + 4;
+	end = buf + len;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t l;
+		size_t sl;
+
+		if (end - p < 4) {
+			free(v);
+			return -EINVAL;
+		}
+		memcpy(&l, p, 4);
+		p += 4;
+		if (l > (size_t)(end - p)) {
+			free(v);
+			return -EINVAL;
+		}
+		sl = strnlen((const char *)p, l);
+		memcpy(text, p, sl);
+		text[sl] = 0;
+		v[i] = text;
+		text += sl + 1;
+		p += l;
+	}
+	v[n] = NULL;
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
 const struct tally_file_header *tally_data__header(const struct tally_data *d)
 {
 	return &d->hdr;
