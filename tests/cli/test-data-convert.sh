@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# tally data convert: --to-json byte for byte as perf 6.1's perf data convert --to-json
+# on the same files (perf is the oracle; pipes, which perf 6.1 crashes on, against the
+# same stream read from a file), and --to-pprof read by a real client, go tool pprof:
+# -top's flat shares within 0.5 of perf report's self shares, -traces shows the call
+# stacks, -raw the inlined functions as lines of one location and the build-ids, -tags
+# the labels. Then the options' errors, and no half-written output.
+. "$(dirname "$0")/lib.sh"
+
+W=$TALLY_BUILD/workloads
+FIX=$TALLY_TOP/tests/data/perf
+
+"$TALLY" record -q -g -F 2000 -o hot.data "$W/hot" 0.4 >/dev/null 2>rec.err ||
+	{ fail "record hot (for the conversions)"; cat rec.err; exit 0; }
+
+# --- perf's JSON -----------------------------------------------------------------------
+"$TALLY" data convert -i hot.data --to-json hot.json 2>conv.err
+check "--to-json writes the file and says so, as perf" \
+	sh -c 'test -s hot.json && grep -q "Converted .hot.data. into JSON data .hot.json." conv.err'
+check "--to-json: a JSON document with every sample" python3 -c '
+import json, sys
+d = json.load(open("hot.json"))
+n = int(sys.argv[1])
+sys.exit(not (d["linux-perf-json-version"] == 1 and len(d["samples"]) == n and
+              any(f.get("symbol") == "spin" for s in d["samples"] for f in s["callchain"])))' \
+	"$("$TALLY" report --stats -i hot.data 2>/dev/null | awk '/^ *SAMPLE events:/ {print $3; exit}')"
+
+same_json() {	# NAME FILE [EXTRA tally options]: tally's JSON is perf's, byte for byte
+	local name=$1 f=$2
+	shift 2
+	perf data convert -i "$f" --to-json p.json --force >/dev/null 2>&1
+	"$TALLY" data convert -i "$f" --to-json t.json -f "$@" 2>/dev/null
+	if [ -s p.json ] && cmp -s p.json t.json; then
+		ok "--to-json as perf data convert: $name"
+	else
+		fail "--to-json as perf data convert: $name"; diff p.json t.json | head -10 | sed 's/^/# /'
+	fi
+	rm -f p.json t.json
+}
+if have_perf; then
+	same_json "tally record -g" hot.data
+	for f in callchain plain multi system; do
+		cp "$FIX/$f.data" .
+		same_json "perf's $f.data" "$f.data"
+	done
+	if "$TALLY" record -q -a -g -F 1000 -o sys.data -- sh -c "$W/hot 0.2 & ls -lR /usr/share >/dev/null 2>&1; wait" >/dev/null 2>&1; then
+		same_json "record -a -g (every process, kernel and library frames)" sys.data
+	else
+		skip "--to-json of a system-wide recording (record -a refused here)"
+	fi
+	if "$TALLY" record -q -e sched:sched_switch -a -o tp.data -- sleep 0.1 >/dev/null 2>&1; then
+		same_json "a tracepoint recording" tp.data
+	else
+		skip "--to-json of a tracepoint recording (tracepoints refused here)"
+	fi
+else
+	skip "--to-json against perf data convert (perf absent)"
+fi
+
+# a pipe: the samples of the stream read from a file (perf 6.1 crashes on pipes)
+"$TALLY" data convert -i "$FIX/pipe.data" --to-json pf.json 2>/dev/null
+cat "$FIX/pipe.data" | "$TALLY" data convert -i - --to-json pp.json 2>/dev/null
+check "--to-json from a pipe: the samples of the same stream in a file" python3 -c '
+import json
+a, b = json.load(open("pf.json")), json.load(open("pp.json"))
+assert a["samples"] and a["samples"] == b["samples"]
+assert b["headers"]["data-offset"] == 0 and b["headers"]["hostname"] == a["headers"]["hostname"]'
+
+# --- pprof, read by go tool pprof ---------------------------------------------------------
+if ! command -v go >/dev/null 2>&1; then
+	skip "--to-pprof read by go tool pprof (go absent: scripts/deps.sh installs golang-go)"
+	exit 0
+fi
+export GOCACHE=$TMP/gocache GOPATH=$TMP/gopath GOTOOLCHAIN=local GOPROXY=off GOTELEMETRY=off
+pprof() { go tool pprof "$@" 2>pprof.err; }
+
+"$TALLY" data convert -i hot.data --to-pprof hot.pb.gz --label host=web1 --label service=api 2>conv.err
+check "--to-pprof writes a gzip file" sh -c 'test -s hot.pb.gz && gzip -t hot.pb.gz'
+pprof -top -nodecount=10000 -nodefraction=0 -edgefraction=0 hot.pb.gz >top.out
+check "go tool pprof reads it" grep -q 'flat%' top.out
+# perf report's self shares (--sort sym), function by function, as the oracle; tally
+# report's are the same text (test-report.sh) when perf is absent
+if have_perf; then
+	perf report -i hot.data --stdio --no-children --sort sym -g none -q 2>/dev/null >rep.out
+	oracle=perf
+else
+	"$TALLY" report -i hot.data --stdio --no-children --sort sym -g none -q 2>/dev/null >rep.out
+	oracle=tally
+fi
+check "-top: flat shares within 0.5 of $oracle report's self shares" python3 -c '
+import re, sys
+rep, top = {}, {}
+dup = set()
+for l in open("rep.out"):
+    m = re.match(r"\s*([\d.]+)%\s+\[.\]\s+(\S.*?)\s*$", l)
+    if m:
+        name = m.group(2)
+        if name in rep: dup.add(name)
+        rep[name] = float(m.group(1))
+for l in open("top.out"):
+    m = re.match(r"\s*\S+\s+([\d.]+)%\s+[\d.]+%\s+\S+\s+[\d.]+%\s+(\S.*?)\s*$", l)
+    if m: top[m.group(2)] = float(m.group(1))
+bad = [(n, v, top.get(n)) for n, v in rep.items()
+       if n not in dup and not n.startswith("0x") and abs(v - top.get(n, 0.0)) > 0.5]
+checked = [n for n in rep if n not in dup]
+if bad or rep.get("spin", 0) < 50 or len(checked) < 2:
+    print("# mismatches:", bad[:10]); sys.exit(1)'
+pprof -traces hot.pb.gz >traces.out
+check "-traces: the call stacks, innermost first" python3 -c '
+import re, sys
+t = open("traces.out").read()
+sys.exit(not re.search(r"\bspin\n\s+hot_a\n\s+main\n", t))'
+check "-traces: comm, pid and tid labels" sh -c 'grep -q "comm:.*hot" traces.out && grep -q "pid:" traces.out && grep -q "tid:" traces.out'
+pprof -tags hot.pb.gz >tags.out
+check "--label: host and service on every sample" \
+	sh -c 'grep -A1 "^ *host:" tags.out | grep -q "100.*web1" && grep -A1 "^ *service:" tags.out | grep -q "100.*api"'
+pprof -raw hot.pb.gz >raw.out
+check "-raw: a sample type per value: samples (count) and cpu-clock (nanoseconds)" \
+	grep -Eq '^samples/count cpu-clock[^ ]*/nanoseconds' raw.out
+bid=$("$TALLY" buildid-list -i hot.data 2>/dev/null | awk -v p="$W/hot" '$2 == p {print $1}')
+check "-raw: the program's mapping comes first, with its build-id and symbols" \
+	sh -c 'sed -n "/^Mappings/,\$p" raw.out | sed -n 2p | grep -q "$0 $1 \\[FN\\]\\[FL\\]\\[LN\\]\\[IN\\]"' "$W/hot" "$bid"
+check "-raw: source lines of the program's functions" grep -Eq ' M=1 spin .*/workloads/hot\.c:[0-9]+ ' raw.out
+
+"$TALLY" record -q -g -F 2000 -o inl.data "$W/inlined" 0.3 >/dev/null 2>&1
+"$TALLY" data convert -i inl.data --to-pprof inl.pb.gz 2>/dev/null
+pprof -raw inl.pb.gz >inl.raw
+check "-raw: inlined functions are lines of one location, innermost first" python3 -c '
+import re, sys
+t = open("inl.raw").read()
+sys.exit(not re.search(r" mix \S*inlined\.c:1[0-9] s=0\n\s+stir \S*inlined\.c:2[0-9] s=0\n\s+churn\S* \S*inlined\.c:[0-9]+ s=0\n", t))'
+pprof -traces inl.pb.gz >inl.traces
+check "-traces: inlined frames marked (inline)" grep -q 'mix (inline)' inl.traces
+"$TALLY" data convert -i inl.data --to-pprof inl2.pb.gz --no-lines 2>/dev/null
+pprof -raw inl2.pb.gz >inl2.raw
+check "--no-lines: functions only" sh -c '! grep -q "inlined.c:" inl2.raw && grep -q " churn" inl2.raw'
+
+# one pass, both formats; a pipe in
+cat "$FIX/pipe.data" | "$TALLY" data convert -i - --to-json both.json --to-pprof both.pb.gz \
+	--symfs "$FIX/symfs" 2>/dev/null
+pprof -top both.pb.gz >both.top
+check "--to-json and --to-pprof in one pass, from a pipe" \
+	sh -c 'test -s both.json && grep -q " spin$" both.top'
+
+# --- options and errors --------------------------------------------------------------------
+echo keep >exists.json
+"$TALLY" data convert -i hot.data --to-json exists.json 2>e.err
+rc=$?
+check "an existing output without -f: refused, as perf, and left alone" \
+	sh -c 'test "$0" -ne 0 && grep -q "exists" e.err && test "$(cat exists.json)" = keep' "$rc"
+"$TALLY" data convert -i hot.data --to-json exists.json -f 2>/dev/null
+check "-f overwrites it" grep -q linux-perf-json-version exists.json
+"$TALLY" data convert -i nosuch.data --to-pprof gone.pb.gz 2>e.err
+rc=$?
+check "a missing input: an error and no output" \
+	sh -c 'test "$0" -eq 1 && grep -q nosuch.data e.err && ! ls gone.pb.gz* 2>/dev/null' "$rc"
+"$TALLY" data convert -i hot.data --to-pprof nodir/x.pb.gz 2>e.err
+check "an output directory that is not there: an error naming it" grep -q 'nodir/x.pb.gz' e.err
+"$TALLY" data convert -i hot.data 2>e.err
+rc=$?
+check "no --to-*: an error saying what to give" sh -c 'test "$0" -eq 129 && grep -q -- "--to-json" e.err' "$rc"
+"$TALLY" data convert -i hot.data --to-ctf out.ctf 2>e.err
+check "--to-ctf: not supported, said so" grep -q 'to-ctf.*not supported' e.err
+"$TALLY" data convert -i hot.data --to-pprof x.pb.gz --label novalue 2>e.err
+check "--label without '=': an error" grep -q 'key=value' e.err
+"$TALLY" data 2>e.err
+rc=$?
+check "tally data alone: usage, exit 129" sh -c 'test "$0" -eq 129 && grep -q "data convert" e.err' "$rc"
+check "no temporary files left behind" sh -c '! ls | grep -Eq "\\.(json|gz)\\.[A-Za-z0-9]{6}$"'
