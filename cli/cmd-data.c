@@ -62,8 +62,7 @@ static int opt_label(void *opts, const struct cli_opt *opt, const char *kv, bool
 
 #define CLI_OPTS struct convert_opts
 static const struct cli_opt convert_options[] = {
-	OPT_BOOL('f', "force", force, "don't complain, do it (overwrite outputs; read files "
-		 "another user owns)"),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
 	OPT_STRING('i', "input", in.input, "file", "input file name"),
 	OPT_VERBOSE("be more verbose"),
 	OPT_REFUSED(0, "all", NULL, CLI_ARG_NONE, "Convert all events",
@@ -77,9 +76,9 @@ static const struct cli_opt convert_options[] = {
 	OPT_GROUP("tally's:"),
 	OPT_STRING(0, "to-pprof", pprof, "file", "Convert to a gzipped pprof profile "
 		   "(profile.proto)"),
-	OPT_CALLBACK(0, "label", "key=value", "(pprof) a label on every sample, e.g. host=web1 "
+	OPT_CALLBACK(0, "label", "key=value", "(pprof) a label on every sample,\ne.g. host=web1 "
 		     "(may be repeated)", opt_label, .flags = CLI_NONEG),
-	OPT_BOOL(0, "no-lines", no_lines, "(pprof) functions only: no source lines or inline "
+	OPT_BOOL(0, "no-lines", no_lines, "(pprof) functions only: no source lines\nor inline "
 		 "frames", .flags = CLI_NONEG),
 	OPT_STRING('k', "kallsyms", in.kallsyms, "file", "kernel symbols"),
 	OPT_STRING(0, "symfs", in.symfs, "dir", "look for binaries under dir"),

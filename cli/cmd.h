@@ -36,6 +36,7 @@ extern const struct cli_command cmd_buildid_cache;
 extern const struct cli_command cmd_archive;
 extern const struct cli_command cmd_inject;
 extern const struct cli_command cmd_data;
+extern const struct cli_command cmd_flamegraph;
 
 /* "tally: <message>\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

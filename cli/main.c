@@ -20,7 +20,8 @@ volatile sig_atomic_t exiting;
 static const struct cli_command *const commands[] = {
 	&cmd_list, &cmd_parse_events, &cmd_top, &cmd_stat, &cmd_report, &cmd_script,
 	&cmd_evlist, &cmd_record, &cmd_annotate, &cmd_diff, &cmd_buildid_list,
-	&cmd_buildid_cache, &cmd_inject, &cmd_probe, &cmd_data, &cmd_archive,
+	&cmd_buildid_cache, &cmd_inject, &cmd_probe, &cmd_data, &cmd_flamegraph,
+	&cmd_archive,
 };
 
 static const char usage_text[] =
