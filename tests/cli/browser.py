@@ -12,6 +12,7 @@ into its own search box, not a script setting its value.
 Usage: browser.py PAGE OUTDIR STEP...
 Steps, run in order after the page has loaded (its <html> got data-render-ms):
   eval:JS            print the value of JS
+  wait:JS            wait until JS is true (print true)
   shot:NAME          screenshot to OUTDIR/NAME.png; print its size, the share of
                      pixels unlike the most common colour and how many colours it has
   click:SEL          click the centre of the first element matching CSS selector SEL,
@@ -228,6 +229,9 @@ def main():
             kind, _, arg = step.partition(':')
             if kind == 'eval':
                 out = b.eval(arg)
+            elif kind == 'wait':
+                b.wait(arg, arg)
+                out = True
             elif kind == 'shot':
                 png = base64.b64decode(b.send('Page.captureScreenshot', {'format': 'png'})['data'])
                 with open(os.path.join(outdir, arg + '.png'), 'wb') as f:

@@ -16,10 +16,10 @@ BROWSER="python3 $TALLY_TOP/tests/cli/browser.py"
 
 # --- folding: the stacks FlameGraph's pipeline would draw ------------------------------
 # stackcollapse-perf.pl's rules as tests/cli/test-script.sh writes them out; tally names
-# a symbol-less frame "[dso]" where stackcollapse writes "[[kernel.kallsyms]]"-style
-# double brackets for dsos that are already bracketed
+# a frame without symbol "[dso]", but "[kernel.kallsyms]" where stackcollapse doubles
+# the brackets of an already bracketed dso, and "[unknown]" where it writes "unknown"
 sed -n '/^cat >fold.pl <<.EOF.$/,/^EOF$/p' "$TALLY_TOP/tests/cli/test-script.sh" | sed '1d;$d' >fold.pl
-norm() { sed 's/\[\[\([^];]*\)\]\]/[\1]/g' "$@"; }
+norm() { perl -pe 's/\[\[([^];]*)\]\]/[$1]/g; s/(?<=;)unknown(?=[; ])/[unknown]/g' "$@" | LC_ALL=C sort; }
 "$TALLY" flamegraph --no-inline --folded -i hot.data >t.folded 2>t.err
 "$TALLY" script -i hot.data 2>/dev/null | perl fold.pl | norm >s.folded
 if [ -s t.folded ] && diff s.folded t.folded >d.out; then
