@@ -964,6 +964,12 @@ int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_
 		}
 		if (!found)
 			break;
+		/* a function inlined into itself (GCC does that to glibc's __libc_read: an
+		 * inlined instance of the function inside its own out-of-line copy) is one
+		 * function, as binutils' addr2line -i shows it */
+		if (nr && found->name && chain[nr - 1]->name &&
+		    !strcmp(found->name, chain[nr - 1]->name))
+			continue;
 		chain[nr++] = found;
 	}
 	/* out[0] is the innermost function's own row; each further entry is the line in
