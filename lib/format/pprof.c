@@ -835,12 +835,12 @@ static int write_samples(struct tally_pprof *p, struct gz_out *g)
 			s[i].value[2 * x->evidx] = (int64_t)x->count;
 			s[i].value[2 * x->evidx + 1] = (int64_t)x->period;
 			if (x->pid >= 0 || x->tid >= 0) {
-				L[k] = linit, L[k].key = p->k_pid, L[k++].num = x->pid;
-				L[k] = linit, L[k].key = p->k_tid, L[k++].num = x->tid;
+				L[k] = linit, L[k].key = p->k_pid, L[k].num_unit = p->k_pid, L[k++].num = x->pid;
+				L[k] = linit, L[k].key = p->k_tid, L[k].num_unit = p->k_tid, L[k++].num = x->tid;
 			}
 			L[k] = linit, L[k].key = p->k_comm, L[k++].str = x->comm;
 			if (x->cpu >= 0)
-				L[k] = linit, L[k].key = p->k_cpu, L[k++].num = x->cpu;
+				L[k] = linit, L[k].key = p->k_cpu, L[k].num_unit = p->k_cpu, L[k++].num = x->cpu;
 			for (size_t u = 0; u < p->o.nr_labels; u++)
 				L[k] = linit, L[k].key = p->user_keys[u], L[k++].str = p->user_values[u];
 			for (size_t u = 0; u < k; u++)

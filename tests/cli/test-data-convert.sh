@@ -111,6 +111,19 @@ import re, sys
 t = open("traces.out").read()
 sys.exit(not re.search(r"\bspin\n\s+hot_a\n\s+main\n", t))'
 check "-traces: comm, pid and tid labels" sh -c 'grep -q "comm:.*hot" traces.out && grep -q "pid:" traces.out && grep -q "tid:" traces.out'
+# perf's system-wide fixture samples the cpu; swapper's samples are pid 0 on cpu 0 (a
+# numeric label 0 without a unit is dropped by pprof's reader)
+"$TALLY" data convert -i "$FIX/system.data" --to-pprof sys.pb.gz 2>/dev/null
+pprof -tags sys.pb.gz >systags.out
+check "-tags: cpu labels, and pid/cpu 0 kept (swapper)" python3 -c '
+import re, sys
+t = open("systags.out").read()
+def total(key):
+    m = re.search(r"^ *" + key + r": Total ([\d.]+)", t, re.M)
+    return m and m.group(1)
+ok = total("cpu") and total("cpu") == total("comm") == total("pid") and \
+     re.search(r"^ *cpu: Total[^\n]*\n(\s+\S+ \([^)]*\): \d+\n)*\s+\S+ \([^)]*\): 0\n", t, re.M)
+sys.exit(not ok)'
 pprof -tags hot.pb.gz >tags.out
 check "--label: host and service on every sample" \
 	sh -c 'grep -A1 "^ *host:" tags.out | grep -q "100.*web1" && grep -A1 "^ *service:" tags.out | grep -q "100.*api"'
