@@ -87,6 +87,11 @@ static void threads(void **state)
 	assert_string_equal(tally_thread__comm(t), "hot");
 	assert_int_equal(tally_thread__tid(t), 21);
 	assert_int_equal(tally_session__process(s, fork_rec(PERF_RECORD_EXIT, 20, 20, 21, 20)), 0);
+	/* a thread of a process no COMM named (started while the recorder synthesized
+	 * the others): named after its own tid, as perf's thread__fork leaves it */
+	assert_int_equal(tally_session__process(s, fork_rec(PERF_RECORD_FORK, 30, 30, 35, 30)), 0);
+	assert_string_equal(tally_thread__comm(tally_session__thread(s, 30, 35)), ":35");
+	assert_string_equal(tally_thread__comm(tally_session__thread(s, 30, 30)), ":30");
 	/* short records are rejected, not read past */
 	struct perf_event_header h = { .type = PERF_RECORD_COMM, .size = 8 };
 	assert_int_equal(tally_session__process(s, &h), -EINVAL);
