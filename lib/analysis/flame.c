@@ -420,7 +420,8 @@ int tally_flame__write_folded(struct tally_flame *f, unsigned series, unsigned f
 	c.line_of = malloc(f->nr * sizeof(*c.line_of));
 	ret = c.line_of ? tally_flame__walk(f, folded_collect, &c) : -ENOMEM;
 	if (!ret) {
-		qsort(c.fo.lines, c.fo.nr, sizeof(*c.fo.lines), line_cmp);
+		if (c.fo.nr)
+			qsort(c.fo.lines, c.fo.nr, sizeof(*c.fo.lines), line_cmp);
 		for (size_t i = 0; i < c.fo.nr; i++) {
 			struct line *l = &c.fo.lines[i];
 

@@ -455,7 +455,8 @@ static bool sample_eq(const struct tally_pprof *p, const struct psample *a, cons
 {
 	return a->evidx == b->evidx && a->pid == b->pid && a->tid == b->tid && a->cpu == b->cpu &&
 	       a->comm == b->comm && a->nr_locs == b->nr_locs &&
-	       !memcmp(p->loc_ids + a->first_loc, b_locs, a->nr_locs * sizeof(*b_locs));
+	       (!a->nr_locs ||
+		!memcmp(p->loc_ids + a->first_loc, b_locs, a->nr_locs * sizeof(*b_locs)));
 }
 
 static int grow_sample_slots(struct tally_pprof *p)
@@ -552,7 +553,8 @@ int tally_pprof__add(struct tally_pprof *p, const struct tally_convert_sample *s
 		p->cap_loc_ids = cap;
 	}
 	key.first_loc = p->nr_loc_ids;
-	memcpy(p->loc_ids + p->nr_loc_ids, p->scratch, s->nr_frames * sizeof(*p->scratch));
+	if (s->nr_frames)	/* (a sample without frames: nothing yet to copy from or to) */
+		memcpy(p->loc_ids + p->nr_loc_ids, p->scratch, s->nr_frames * sizeof(*p->scratch));
 	p->nr_loc_ids += s->nr_frames;
 	key.count = 1;
 	key.period = s->period;
