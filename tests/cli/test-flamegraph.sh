@@ -10,6 +10,21 @@
 
 W=$TALLY_BUILD/workloads
 BROWSER="python3 $TALLY_TOP/tests/cli/browser.py"
+# browse PAGE OUTDIR STEP...: browser.py, retried once from scratch (a fresh browser)
+# when it fails: on a loaded machine Chromium may fail to start or to answer in time.
+# A fault of the page fails both runs. What the browser said goes to stderr.
+browse() {
+	local try
+	for try in 1 2; do
+		if $BROWSER "$@" >browse.out 2>browse.err; then
+			cat browse.out
+			return 0
+		fi
+		sed "s/^/# browser.py (run $try): /" browse.err >&2
+	done
+	cat browse.out
+	return 1
+}
 
 "$TALLY" record -q -g -F 2000 -o hot.data "$W/hot" 0.4 >/dev/null 2>rec.err ||
 	{ fail "record hot (for the flame graphs)"; cat rec.err; exit 0; }
@@ -64,7 +79,7 @@ magenta='[...document.querySelectorAll("#svg g")].filter(g=>g.querySelector("rec
 frame='(function(n){return [...document.querySelectorAll("#svg g")].find(g=>tallyFlame.nameOf(g)===n)})'
 widthof="(function(n){var g=${frame}(n);return g?+g.querySelector('rect').getAttribute('width'):-1})"
 yof="(function(n){var g=${frame}(n);return g?+g.querySelector('rect').getAttribute('y'):-1})"
-$BROWSER hot.html . \
+browse hot.html . \
 	"eval:document.title" \
 	"eval:$labels" \
 	"shot:hot" \
@@ -116,12 +131,12 @@ is_user() { read -r r g b <<<"$(hue "$1")"; [ "$r" -ge 200 ] && [ "$g" -le 130 ]
 is_kernel() { read -r r g b <<<"$(hue "$1")"; [ "$r" -ge 235 ] && [ "$g" -ge 150 ] && [ "$g" -le 205 ]; }
 is_inlined() { read -r r g b <<<"$(hue "$1")"; [ "$r" -le 120 ] && [ "$g" -ge 175 ] && [ "$b" -ge 175 ]; }
 is_jit() { read -r r g b <<<"$(hue "$1")"; [ "$r" -le 120 ] && [ "$g" -ge 190 ] && [ "$b" -le 120 ]; }
-check "user functions are drawn in the user palette" is_user "$($BROWSER hot.html . "eval:${rgb}('spin')" | cut -f2)"
+check "user functions are drawn in the user palette" is_user "$(browse hot.html . "eval:${rgb}('spin')" | cut -f2)"
 # the kernel function with the most samples (report's [k] rows)
 kframe=$("$TALLY" report --stdio --no-children --sort sym -g none -i hot.data 2>/dev/null |
 	awk '$2 == "[k]" {print $3; exit}')
 if [ -n "$kframe" ]; then
-	c=$($BROWSER hot.html . "eval:${rgb}('$kframe')" | cut -f2)
+	c=$(browse hot.html . "eval:${rgb}('$kframe')" | cut -f2)
 	check "kernel functions are drawn in the kernel palette ($kframe: $c)" is_kernel "$c"
 else
 	skip "kernel palette (no kernel sample in this recording)"
@@ -134,12 +149,12 @@ check "inlined functions are frames of their own, innermost last (DWARF)" \
 "$TALLY" flamegraph -i inl.data --folded --no-inline >inl2.folded 2>/dev/null
 check "--no-inline: no frames for inlined functions" sh -c '! grep -q ";stir" inl2.folded'
 "$TALLY" flamegraph -i inl.data -o inl.html 2>/dev/null
-c=$($BROWSER inl.html . "eval:${rgb}('mix')" | cut -f2)
+c=$(browse inl.html . "eval:${rgb}('mix')" | cut -f2)
 check "inlined functions are drawn in the inlined palette" is_inlined "$c"
 
 if jpid=$("$TALLY" record -q -g -F 2000 -o jit.data "$W/jit" 0.3 2>/dev/null) && [ -n "$jpid" ]; then
 	"$TALLY" flamegraph -i jit.data -o jit.html 2>/dev/null
-	c=$($BROWSER jit.html . "eval:${rgb}('jitted_loop')" | cut -f2)
+	c=$(browse jit.html . "eval:${rgb}('jitted_loop')" | cut -f2)
 	check "JIT code (a /tmp/perf-PID.map) is drawn in the JIT palette" is_jit "$c"
 	rm -f "/tmp/perf-$jpid.map"
 else
@@ -149,10 +164,10 @@ fi
 # many processes, most of them a sliver: at 300 pixels most frames are under one pixel
 if "$TALLY" record -q -a -g -F 1000 -o sys.data -- sh -c "$W/hot 0.3 & $W/inlined 0.3 & ls -lR /usr/share >/dev/null 2>&1; wait" >/dev/null 2>&1; then
 	"$TALLY" flamegraph -i sys.data -o sys.html 2>/dev/null
-	$BROWSER sys.html . \
+	browse sys.html . \
 		"eval:document.getElementById('svg').style.width='300px'; window.dispatchEvent(new Event('resize')); [+document.documentElement.dataset.nodes, document.querySelectorAll('#svg g').length, document.querySelectorAll('#svg g.merged').length, Math.min(...[...document.querySelectorAll('#svg g:not(.merged) rect')].map(r=>+r.getAttribute('width')))]" \
 		"hover:#svg g.merged" \
-		"eval:document.getElementById('tip').textContent" >sys.steps 2>browser.err
+		"eval:document.getElementById('tip').textContent" >sys.steps 2>browser.err || sed 's/^/# /' browser.err
 	step1=$(awk -F'\t' '$1 == 1 {print $2}' sys.steps)
 	check "frames under a pixel are merged: fewer drawn than folded, none drawn narrower" \
 		python3 -c 'import json,sys; n,d,m,w=json.loads(sys.argv[1]); sys.exit(not (d < n and m > 0 and w >= 1))' "$step1"
@@ -189,8 +204,8 @@ check "--diff --folded: difffolded's two columns" \
 	sh -c 'grep -Eq "^hot;.* [1-9][0-9]* 0$" diff.folded && grep -Eq "^inlined;.* 0 [1-9][0-9]*$" diff.folded'
 "$TALLY" flamegraph --diff hot.data inl.data -o diff.html 2>/dev/null
 # frames are as wide as in the new profile; "Old widths" draws the old one's
-$BROWSER diff.html . "eval:[${rgb}('inlined'), ${rgb}('hot')]" "shot:diff" "click:#oldwidth" \
-	"eval:[${rgb}('inlined'), ${rgb}('hot')]" >diff.steps 2>browser.err
+browse diff.html . "eval:[${rgb}('inlined'), ${rgb}('hot')]" "shot:diff" "click:#oldwidth" \
+	"eval:[${rgb}('inlined'), ${rgb}('hot')]" >diff.steps 2>browser.err || sed 's/^/# /' browser.err
 red() { python3 -c 'import re,sys; r,g,b=map(int,re.findall(r"\d+",sys.argv[1])); sys.exit(not (r == 255 and b < 200 and g < 200))' "$1"; }
 blue() { python3 -c 'import re,sys; r,g,b=map(int,re.findall(r"\d+",sys.argv[1])); sys.exit(not (b == 255 and r < 200 and g < 200))' "$1"; }
 dstep() { awk -F'\t' -v n="$1" '$1 == n {print $2}' diff.steps | python3 -c 'import json,sys; print(json.load(sys.stdin)[int(sys.argv[1])])' "$2"; }
