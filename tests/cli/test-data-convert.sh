@@ -25,12 +25,21 @@ sys.exit(not (d["linux-perf-json-version"] == 1 and len(d["samples"]) == n and
               any(f.get("symbol") == "spin" for s in d["samples"] for f in s["callchain"])))' \
 	"$("$TALLY" report --stats -i hot.data 2>/dev/null | awk '/^ *SAMPLE events:/ {print $3; exit}')"
 
+# perf 6.1 puts the PLT stubs of a non-PIE executable (gcc's driver, gcc-ar: other
+# work of this machine that a system-wide recording catches) at their file offsets,
+# where no sample is, and names a sample in them after the symbol before: "_init".
+# tally names them "free@plt". Only that line may differ (SAME_JSON_PLT=1).
+plt_only() { python3 -c '
+import sys
+a, b = open(sys.argv[1]).read().split("\n"), open(sys.argv[2]).read().split("\n")
+sys.exit(not (len(a) == len(b) and all(x == y or (x.strip() == "\"symbol\": \"_init\"," and
+         y.strip().startswith("\"symbol\": \"") and y.strip().endswith("@plt\",")) for x, y in zip(a, b))))' "$1" "$2"; }
 same_json() {	# NAME FILE [EXTRA tally options]: tally's JSON is perf's, byte for byte
 	local name=$1 f=$2
 	shift 2
 	perf data convert -i "$f" --to-json p.json --force >/dev/null 2>&1
 	"$TALLY" data convert -i "$f" --to-json t.json -f "$@" 2>/dev/null
-	if [ -s p.json ] && cmp -s p.json t.json; then
+	if [ -s p.json ] && { cmp -s p.json t.json || { [ "${SAME_JSON_PLT:-}" = 1 ] && plt_only p.json t.json; }; }; then
 		ok "--to-json as perf data convert: $name"
 	else
 		fail "--to-json as perf data convert: $name"; diff p.json t.json | head -10 | sed 's/^/# /'
@@ -44,7 +53,7 @@ if have_perf; then
 		same_json "perf's $f.data" "$f.data"
 	done
 	if "$TALLY" record -q -a -g -F 1000 -o sys.data -- sh -c "$W/hot 0.2 & ls -lR /usr/share >/dev/null 2>&1; wait" >/dev/null 2>&1; then
-		same_json "record -a -g (every process, kernel and library frames)" sys.data
+		SAME_JSON_PLT=1 same_json "record -a -g (every process, kernel and library frames)" sys.data
 	else
 		skip "--to-json of a system-wide recording (record -a refused here)"
 	fi
