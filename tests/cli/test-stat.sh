@@ -119,7 +119,7 @@ check "--no-csv-summary drops the word" grep -qE '^ {16},[0-9.]+,msec,task-clock
 check "no command, no target: counts system-wide (rc $rc)" eval 'test $rc -eq 0 && grep -q "^ Performance counter stats for '"'"'system wide'"'"':" nt.txt && grep -q " cpu-clock .*CPUs utilized" nt.txt'
 # -a --per-thread: every thread of the system that counted something, busiest first
 # (the thread lists are read at the start: wait until hot has exec'd, so it is called hot)
-hot_running() { "$HOT" 1 & hp=$!; for _ in $(seq 100); do [ "$(cat /proc/$hp/comm 2>/dev/null)" = hot ] && break; sleep 0.01; done; }
+hot_running() { "$HOT" 5 & hp=$!; for _ in $(seq 100); do [ "$(cat /proc/$hp/comm 2>/dev/null)" = hot ] && break; sleep 0.01; done; }
 hot_running
 "$TALLY" stat -a --per-thread -x, -e task-clock --timeout 300 2>pt.csv; rc=$?
 kill $hp 2>/dev/null; wait $hp 2>/dev/null
