@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include <tally/flame.h>
-#include "internal/strtab.h"
+#include "internal/strpool.h"
 
 #define NONE UINT32_MAX
 
@@ -29,7 +29,7 @@ struct tally_flame {
 	uint32_t nr, cap;
 	uint32_t *buckets;	/* first node of each chain */
 	uint32_t nr_buckets;	/* power of two */
-	struct tly_strtab pool;
+	struct tly_strpool pool;
 };
 
 static uint32_t node_hash(uint32_t parent, uint32_t name, uint32_t kind)
@@ -104,7 +104,7 @@ int tally_flame__new(struct tally_flame **out)
 	f->nr_buckets = 1024;
 	f->nodes = calloc(f->cap, sizeof(*f->nodes));
 	f->buckets = malloc(f->nr_buckets * sizeof(*f->buckets));
-	root_name = f->nodes && f->buckets ? tly_strtab__intern(&f->pool, "all") : -ENOMEM;
+	root_name = f->nodes && f->buckets ? tly_strpool__intern(&f->pool, "all") : -ENOMEM;
 	if (root_name < 0) {
 		tally_flame__delete(f);
 		return -ENOMEM;
@@ -121,7 +121,7 @@ void tally_flame__delete(struct tally_flame *f)
 {
 	if (!f)
 		return;
-	tly_strtab__exit(&f->pool);
+	tly_strpool__exit(&f->pool);
 	free(f->nodes);
 	free(f->buckets);
 	free(f);
@@ -155,7 +155,7 @@ int tally_flame__add(struct tally_flame *f, unsigned series, const struct tally_
 
 		if (frames[i].kind >= TALLY_FLAME_ROOT)
 			return -EINVAL;
-		id = tly_strtab__intern(&f->pool, name);
+		id = tly_strpool__intern(&f->pool, name);
 		if (id < 0)
 			return -ENOMEM;
 		node = child(f, node, (uint32_t)id, frames[i].kind);

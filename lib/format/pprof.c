@@ -18,7 +18,7 @@
 #include <tally/buildid.h>
 #include <tally/convert.h>
 #include <tally/srcline.h>
-#include "internal/strtab.h"
+#include "internal/strpool.h"
 #include "profile.pb-c.h"
 
 #define MAX_LINES 16		/* inline depth kept per location */
@@ -147,7 +147,7 @@ struct tally_pprof {
 	const struct tally_data *data;
 	struct tally_pprof_opts o;
 	struct tally_dso_lines *lines;
-	struct tly_strtab strs;
+	struct tly_strpool strs;
 	struct event *ev;
 	size_t nr_ev;
 
@@ -198,7 +198,7 @@ static int grow(void *v, size_t *cap, size_t nr, size_t sz)
 
 static int str(struct tally_pprof *p, const char *s, uint32_t *id)
 {
-	int64_t r = tly_strtab__intern(&p->strs, s ? s : "");
+	int64_t r = tly_strpool__intern(&p->strs, s ? s : "");
 
 	*id = 0;
 	if (r < 0)
@@ -290,7 +290,7 @@ void tally_pprof__delete(struct tally_pprof *p)
 	if (!p)
 		return;
 	tally_dso_lines__delete(p->lines);
-	tly_strtab__exit(&p->strs);
+	tly_strpool__exit(&p->strs);
 	free(p->ev);
 	free(p->maps);
 	ktab_exit(&p->map_tab);
