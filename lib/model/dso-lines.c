@@ -233,16 +233,18 @@ static int look_up(struct tally_dso_lines *l, struct dso_state *d, uint64_t off,
 	return 0;
 }
 
-int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
-			  bool return_addr, struct tally_line *out, size_t max)
+/* The kept answer for loc (looked up on first use) in *out; NULL when loc's dso has no
+ * lines. 0 or -ENOMEM. The answer is valid until the next lookup. */
+static int answer_of(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+		     bool return_addr, const struct answer **out)
 {
 	struct dso_state *d;
 	struct answer *a;
 	uint64_t off;
 	uint32_t key;
-	size_t n;
 
-	if (!loc->dso || !loc->map || !max)
+	*out = NULL;
+	if (!loc->dso || !loc->map)
 		return 0;
 	d = state(l, loc->dso);
 	if (!d)
@@ -262,7 +264,21 @@ int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc
 		a->off = off;
 		l->nr_answers++;
 	}
-	n = a->n < max ? a->n : max;
+	*out = a;
+	return 0;
+}
+
+int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+			  bool return_addr, struct tally_line *out, size_t max)
+{
+	const struct answer *a;
+	size_t n;
+
+	if (!max)
+		return 0;
+	if (answer_of(l, loc, return_addr, &a))
+		return -ENOMEM;
+	n = a ? (a->n < max ? a->n : max) : 0;
 	if (n)	/* no line yet: l->lines may still be NULL */
 		memcpy(out, l->lines + a->first, n * sizeof(*out));
 	return (int)n;
@@ -396,28 +412,21 @@ int tally_dso_lines__find_symtab(struct tally_dso_lines *l, const struct tally_a
 	return 0;
 }
 
-/* Did the last lookup of loc find a unit without a row for it? */
-static bool unit_without_row(struct tally_dso_lines *l, const struct tally_addr_loc *loc)
-{
-	size_t i;
-
-	if (!l->cap_answers || !loc->dso)
-		return false;
-	i = answer_slot(l, tally_dso__index(loc->dso) + 1, loc->dso_addr);
-	return l->answers[i].dso && l->answers[i].no_row;
-}
-
 int tally_dso_lines__text(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
 			  bool full_path, char *buf, size_t len, size_t *file_len)
 {
 	struct tally_line ln;
+	const struct answer *a;
 	const char *file;
-	int n = tally_dso_lines__find(l, loc, false, &ln, 1);
+	int n;
 
 	*file_len = 0;
-	if (n < 0)
-		return n;
-	if (n == 0 && unit_without_row(l, loc)) {
+	if (answer_of(l, loc, false, &a))
+		return -ENOMEM;
+	n = a && a->n ? 1 : 0;
+	if (n) {
+		ln = l->lines[a->first];
+	} else if (a && a->no_row) {
 		n = snprintf(buf, len, ":0");
 		return n > 0 && (size_t)n < len ? n : 0;
 	}
