@@ -11,6 +11,8 @@
 #ifndef TALLY_ANNOTATE_H
 #define TALLY_ANNOTATE_H
 
+#include <tally/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,34 +31,36 @@ struct tally_annotate_count {
 };
 
 /* Shares for events 0 .. nr_events-1. 0, -EINVAL (no events), -ENOMEM. */
-int tally_annotate__new(struct tally_annotate **out, size_t nr_events);
-void tally_annotate__delete(struct tally_annotate *a);
+TALLY_API int tally_annotate__new(struct tally_annotate **out, size_t nr_events);
+TALLY_API void tally_annotate__delete(struct tally_annotate *a);
 
 /* One sample of event evidx with its period, resolved to loc. Every sample counts in
  * the event's total; one whose address is inside its symbol (loc->sym, from its start
  * up to start + size) also in that symbol's histogram, at offset dso_addr - start.
  * 0, -EINVAL (evidx out of range), -ENOMEM. */
-int tally_annotate__add(struct tally_annotate *a, size_t evidx, const struct tally_addr_loc *loc,
-			uint64_t period);
+TALLY_API int tally_annotate__add(struct tally_annotate *a, size_t evidx,
+				  const struct tally_addr_loc *loc, uint64_t period);
 
 /* Every sample of event evidx added so far. */
-struct tally_annotate_count tally_annotate__event_total(const struct tally_annotate *a,
-							 size_t evidx);
+TALLY_API struct tally_annotate_count tally_annotate__event_total(const struct tally_annotate *a,
+								  size_t evidx);
 
 /* The symbols with samples of event evidx, hottest first as perf annotate lists them:
  * by period, then dso short name, then symbol name, then address. *out is a malloc'd
  * array of *nr pointers (the caller frees the array, not the symbols, which live as long
  * as a). 0 or -ENOMEM. */
-int tally_annotate__symbols(struct tally_annotate *a, size_t evidx, struct tally_annotated ***out,
-			    size_t *nr);
+TALLY_API int tally_annotate__symbols(struct tally_annotate *a, size_t evidx,
+				      struct tally_annotated ***out, size_t *nr);
 
-struct tally_dso *tally_annotated__dso(const struct tally_annotated *s);
-const struct tally_symbol *tally_annotated__symbol(const struct tally_annotated *s);
+TALLY_API struct tally_dso *tally_annotated__dso(const struct tally_annotated *s);
+TALLY_API const struct tally_symbol *tally_annotated__symbol(const struct tally_annotated *s);
 /* Samples of event evidx inside the symbol. */
-struct tally_annotate_count tally_annotated__total(const struct tally_annotated *s, size_t evidx);
+TALLY_API struct tally_annotate_count tally_annotated__total(const struct tally_annotated *s,
+							     size_t evidx);
 /* Samples of event evidx at offsets [from, to) of the symbol. */
-struct tally_annotate_count tally_annotated__range(struct tally_annotated *s, size_t evidx,
-						   uint64_t from, uint64_t to);
+TALLY_API struct tally_annotate_count tally_annotated__range(struct tally_annotated *s,
+							     size_t evidx, uint64_t from,
+							     uint64_t to);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
 #ifndef TALLY_BUILDID_CACHE_H
 #define TALLY_BUILDID_CACHE_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,13 +46,13 @@ struct tally_buildid_cache;
 
 /* The cache directory in force when none is given (see above) into BUF. 0 or
  * -ENAMETOOLONG. */
-int tally_buildid_cache__default_dir(char *buf, size_t len);
+TALLY_API int tally_buildid_cache__default_dir(char *buf, size_t len);
 
 /* A cache in DIR (NULL: the default). Nothing is created until something is added.
  * 0 or -ENOMEM. */
-int tally_buildid_cache__new(struct tally_buildid_cache **out, const char *dir);
-void tally_buildid_cache__delete(struct tally_buildid_cache *c);
-const char *tally_buildid_cache__dir(const struct tally_buildid_cache *c);
+TALLY_API int tally_buildid_cache__new(struct tally_buildid_cache **out, const char *dir);
+TALLY_API void tally_buildid_cache__delete(struct tally_buildid_cache *c);
+TALLY_API const char *tally_buildid_cache__dir(const struct tally_buildid_cache *c);
 
 /* What one entry directory holds. */
 enum tally_buildid_kind {
@@ -67,34 +69,36 @@ enum tally_buildid_kind {
  * an empty probes file when the binary has no SDT notes, and the .build-id link. An
  * entry already there is kept. -ESTALE when the file's id is not ID (it changed since it
  * was recorded: nothing is cached), -ENOENT when it is gone, or another -errno. */
-int tally_buildid_cache__add_file(struct tally_buildid_cache *c, const char *path,
-				  const struct tally_build_id *id);
+TALLY_API int tally_buildid_cache__add_file(struct tally_buildid_cache *c, const char *path,
+					    const struct tally_build_id *id);
 /* Cache a kallsyms file (SRC; NULL: /proc/kallsyms) as the one of the kernel with ID.
  * -EPERM when its addresses are all zero (kptr_restrict): such a copy would be of no
  * use. */
-int tally_buildid_cache__add_kallsyms(struct tally_buildid_cache *c,
-				      const struct tally_build_id *id, const char *src);
+TALLY_API int tally_buildid_cache__add_kallsyms(struct tally_buildid_cache *c,
+						const struct tally_build_id *id, const char *src);
 /* Cache a vdso image under ID (as perf does, for files recorded where it ran). */
-int tally_buildid_cache__add_vdso(struct tally_buildid_cache *c,
-				  const struct tally_build_id *id, const void *image, size_t len);
+TALLY_API int tally_buildid_cache__add_vdso(struct tally_buildid_cache *c,
+					    const struct tally_build_id *id, const void *image,
+					    size_t len);
 /* perf buildid-cache -k: copy a kcore directory's kcore (the segments holding kernel
  * and module text), kallsyms and modules into [kernel.kcore]/ID/YYYYmmddHHMMSShh,
  * where ID is the kernel's id from ROOT/sys/kernel/notes, ROOT being the parent of
  * KCORE's directory. Nothing is copied when an entry with the same kallsyms and modules
  * exists, unless FORCE. The entry's directory goes to DIR_OUT (may be NULL). 0 or
  * -errno (-EINVAL: the file is not named kcore, or is not an ELF core file). */
-int tally_buildid_cache__add_kcore(struct tally_buildid_cache *c, const char *kcore, bool force,
-				   char *dir_out, size_t len);
+TALLY_API int tally_buildid_cache__add_kcore(struct tally_buildid_cache *c, const char *kcore,
+					     bool force, char *dir_out, size_t len);
 
 /* ---- removing ---- */
 
 /* Remove the entry of ID: its link and its directory. -ENOENT when not cached. */
-int tally_buildid_cache__remove(struct tally_buildid_cache *c, const struct tally_build_id *id);
+TALLY_API int tally_buildid_cache__remove(struct tally_buildid_cache *c,
+					  const struct tally_build_id *id);
 /* Remove every entry cached for PATH (all its build-ids). Returns how many, or -errno
  * (-ENOENT: none cached). */
-int tally_buildid_cache__purge(struct tally_buildid_cache *c, const char *path);
+TALLY_API int tally_buildid_cache__purge(struct tally_buildid_cache *c, const char *path);
 /* Remove every entry of the cache. Returns how many, or -errno. */
-int tally_buildid_cache__purge_all(struct tally_buildid_cache *c);
+TALLY_API int tally_buildid_cache__purge_all(struct tally_buildid_cache *c);
 
 /* ---- listing ---- */
 
@@ -110,13 +114,14 @@ struct tally_buildid_cache_entry {
  * return of FN stops the walk and is returned. 0, or -errno when the cache cannot be
  * read (an absent cache is empty: 0). */
 typedef int (*tally_buildid_cache_fn)(void *arg, const struct tally_buildid_cache_entry *e);
-int tally_buildid_cache__for_each(struct tally_buildid_cache *c, tally_buildid_cache_fn fn,
-				  void *arg);
+TALLY_API int tally_buildid_cache__for_each(struct tally_buildid_cache *c,
+					    tally_buildid_cache_fn fn, void *arg);
 /* perf's test of a listed entry: its original file (or the running kernel, for
  * [kernel.kallsyms]) still has this id. */
-bool tally_buildid_cache__entry_current(const struct tally_buildid_cache_entry *e);
+TALLY_API bool tally_buildid_cache__entry_current(const struct tally_buildid_cache_entry *e);
 /* Whether ID has a .build-id link (dangling or not). */
-bool tally_buildid_cache__has(struct tally_buildid_cache *c, const struct tally_build_id *id);
+TALLY_API bool tally_buildid_cache__has(struct tally_buildid_cache *c,
+					const struct tally_build_id *id);
 
 /* ---- finding ---- */
 
@@ -126,9 +131,10 @@ bool tally_buildid_cache__has(struct tally_buildid_cache *c, const struct tally_
  * it has is damaged or not to be trusted, with WHY (may be NULL) saying what (a dangling
  * link, a truncated copy, another id, another owner). A dangling link with a good entry
  * still found by NAME returns 0 and says so in WHY, for a warning. */
-int tally_buildid_cache__find(struct tally_buildid_cache *c, const struct tally_build_id *id,
-			      const char *name, enum tally_buildid_kind kind, char *path,
-			      size_t len, char *why, size_t why_len);
+TALLY_API int tally_buildid_cache__find(struct tally_buildid_cache *c,
+					const struct tally_build_id *id, const char *name,
+					enum tally_buildid_kind kind, char *path, size_t len,
+					char *why, size_t why_len);
 
 /* ---- archiving ---- */
 
@@ -141,9 +147,10 @@ int tally_buildid_cache__find(struct tally_buildid_cache *c, const struct tally_
  * -errno (a write error). */
 typedef void (*tally_buildid_skip_fn)(void *arg, const struct tally_build_id *id,
 				      const char *why);
-int tally_buildid_cache__archive(struct tally_buildid_cache *c, const struct tally_build_id *ids,
-				 size_t nr, int fd, tally_buildid_skip_fn skipped, void *arg,
-				 size_t *archived);
+TALLY_API int tally_buildid_cache__archive(struct tally_buildid_cache *c,
+					   const struct tally_build_id *ids, size_t nr, int fd,
+					   tally_buildid_skip_fn skipped, void *arg,
+					   size_t *archived);
 
 #ifdef __cplusplus
 }

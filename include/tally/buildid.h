@@ -13,6 +13,8 @@
 #ifndef TALLY_BUILDID_H
 #define TALLY_BUILDID_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,28 +36,29 @@ struct tally_build_id {
  * PT_NOTE segments when it has none. 0, -ENOENT (no such file, or not a regular file:
  * a FIFO or device is never opened for reading), -ENOEXEC (not ELF), -ENODATA (no
  * build-id note). */
-int tally_build_id__from_elf(struct tally_build_id *id, const char *path);
+TALLY_API int tally_build_id__from_elf(struct tally_build_id *id, const char *path);
 /* The same, of an ELF image in memory (e.g. the vdso). */
-int tally_build_id__from_elf_mem(struct tally_build_id *id, const void *buf, size_t len);
+TALLY_API int tally_build_id__from_elf_mem(struct tally_build_id *id, const void *buf, size_t len);
 /* The GNU build-id in a raw notes blob as the kernel exports them (NOTES, normally
  * "/sys/kernel/notes"; "/sys/module/NAME/notes/.note.gnu.build-id" for a module).
  * 0, -ENOENT (unreadable), -ENODATA (no build-id note). */
-int tally_build_id__from_notes(struct tally_build_id *id, const char *notes);
+TALLY_API int tally_build_id__from_notes(struct tally_build_id *id, const char *notes);
 /* The running kernel's id (/sys/kernel/notes). */
-int tally_build_id__running_kernel(struct tally_build_id *id);
+TALLY_API int tally_build_id__running_kernel(struct tally_build_id *id);
 
 /* Lower-case hex of ID into BUF (TALLY_BUILD_ID_HEX_SIZE bytes); returns BUF ("" for
  * an empty id). */
-char *tally_build_id__hex(const struct tally_build_id *id, char *buf);
+TALLY_API char *tally_build_id__hex(const struct tally_build_id *id, char *buf);
 /* Parse LEN hex digits (an even number, 2..40) into ID. 0 or -EINVAL. */
-int tally_build_id__parse(struct tally_build_id *id, const char *hex, size_t len);
+TALLY_API int tally_build_id__parse(struct tally_build_id *id, const char *hex, size_t len);
 /* Set ID from raw bytes (at most TALLY_BUILD_ID_SIZE are kept). */
-void tally_build_id__set(struct tally_build_id *id, const uint8_t *data, size_t len);
-bool tally_build_id__equal(const struct tally_build_id *a, const struct tally_build_id *b);
+TALLY_API void tally_build_id__set(struct tally_build_id *id, const uint8_t *data, size_t len);
+TALLY_API bool tally_build_id__equal(const struct tally_build_id *a,
+				     const struct tally_build_id *b);
 
 /* This process's vdso image (the kernel maps the same one into every 64-bit process):
  * its address and size. 0 or -ENOENT (no vdso). */
-int tally_vdso_image(const void **image, size_t *size);
+TALLY_API int tally_vdso_image(const void **image, size_t *size);
 
 #ifdef __cplusplus
 }

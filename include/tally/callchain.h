@@ -11,6 +11,8 @@
 #ifndef TALLY_CALLCHAIN_H
 #define TALLY_CALLCHAIN_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,25 +54,25 @@ static inline struct tally_cc_node *tally_cc_node__kid(const struct tally_cc_nod
 }
 
 /* Are a and b the same function (see struct tally_cc_frame)? */
-bool tally_cc_frame__same(const struct tally_cc_frame *a, const struct tally_cc_frame *b);
+TALLY_API bool tally_cc_frame__same(const struct tally_cc_frame *a, const struct tally_cc_frame *b);
 /* The frame as perf names it in a graph: the symbol, or the address in hex (in buf). */
-const char *tally_cc_frame__name(const struct tally_cc_frame *f, char *buf, size_t len);
+TALLY_API const char *tally_cc_frame__name(const struct tally_cc_frame *f, char *buf, size_t len);
 
 /* An empty tree (root is the caller's). */
-void tally_cc_root__init(struct tally_cc_node *root);
+TALLY_API void tally_cc_root__init(struct tally_cc_node *root);
 /* Add one chain of n frames (frames[0] next to the root) with weight period. 0 or
  * -ENOMEM (the tree is still whole: some nodes of this chain may be missing). */
-int tally_cc_root__append(struct tally_cc_node *root, const struct tally_cc_frame *frames,
-			  size_t n, uint64_t period);
+TALLY_API int tally_cc_root__append(struct tally_cc_node *root, const struct tally_cc_frame *frames,
+				    size_t n, uint64_t period);
 /* Free a tree built with tally_cc_root__append; root is left empty. */
-void tally_cc_root__exit(struct tally_cc_node *root);
+TALLY_API void tally_cc_root__exit(struct tally_cc_node *root);
 
 /* Depth-first walk, kids in the order they were first added. fn gets the path from the
  * root's first kid down to the node (path[depth - 1] is the node); a nonzero return
  * stops the walk and is returned. Paths deeper than 1024 frames are cut there. */
 typedef int (*tally_cc_walk_fn)(void *arg, const struct tally_cc_node *const *path,
 				size_t depth);
-int tally_cc_root__walk(const struct tally_cc_node *root, tally_cc_walk_fn fn, void *arg);
+TALLY_API int tally_cc_root__walk(const struct tally_cc_node *root, tally_cc_walk_fn fn, void *arg);
 
 #ifdef __cplusplus
 }

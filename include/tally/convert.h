@@ -19,6 +19,8 @@
 #ifndef TALLY_CONVERT_H
 #define TALLY_CONVERT_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,14 +62,16 @@ struct tally_json_export_opts {
 
 /* Start the document on fp: the version and the headers of d (what its features say;
  * a pipe stream's offsets are 0). 0, -ENOMEM, -EIO. */
-int tally_json_export__new(struct tally_json_export **out, FILE *fp, const struct tally_data *d,
-			   const struct tally_json_export_opts *opts);
+TALLY_API int tally_json_export__new(struct tally_json_export **out, FILE *fp,
+				     const struct tally_data *d,
+				     const struct tally_json_export_opts *opts);
 /* One sample, as perf prints it. 0 or -EIO (fp failed). */
-int tally_json_export__sample(struct tally_json_export *x, const struct tally_convert_sample *s);
+TALLY_API int tally_json_export__sample(struct tally_json_export *x,
+					const struct tally_convert_sample *s);
 /* Close the document. 0 or -EIO (fp failed at some point). */
-int tally_json_export__finish(struct tally_json_export *x);
-uint64_t tally_json_export__nr_samples(const struct tally_json_export *x);
-void tally_json_export__delete(struct tally_json_export *x);
+TALLY_API int tally_json_export__finish(struct tally_json_export *x);
+TALLY_API uint64_t tally_json_export__nr_samples(const struct tally_json_export *x);
+TALLY_API void tally_json_export__delete(struct tally_json_export *x);
 
 /* ---- pprof -------------------------------------------------------------------------- */
 
@@ -86,17 +90,17 @@ struct tally_pprof_opts {
 
 /* A profile of d's events; s is the session the samples are resolved by (its dsos'
  * files give source lines; it must outlive the tally_pprof). 0 or -ENOMEM. */
-int tally_pprof__new(struct tally_pprof **out, const struct tally_data *d, struct tally_session *s,
-		     const struct tally_pprof_opts *opts);
-void tally_pprof__delete(struct tally_pprof *p);
+TALLY_API int tally_pprof__new(struct tally_pprof **out, const struct tally_data *d,
+			       struct tally_session *s, const struct tally_pprof_opts *opts);
+TALLY_API void tally_pprof__delete(struct tally_pprof *p);
 /* Add a sample (samples alike in event, locations and labels are summed). 0 or
  * -ENOMEM. */
-int tally_pprof__add(struct tally_pprof *p, const struct tally_convert_sample *s);
+TALLY_API int tally_pprof__add(struct tally_pprof *p, const struct tally_convert_sample *s);
 /* Write the profile, gzipped, to fp. 0, -ENOMEM, -EIO (fp failed). */
-int tally_pprof__write(struct tally_pprof *p, FILE *fp);
+TALLY_API int tally_pprof__write(struct tally_pprof *p, FILE *fp);
 /* How many distinct samples, locations, functions and mappings it holds so far. */
-void tally_pprof__counts(const struct tally_pprof *p, size_t *samples, size_t *locations,
-			 size_t *functions, size_t *mappings);
+TALLY_API void tally_pprof__counts(const struct tally_pprof *p, size_t *samples, size_t *locations,
+				   size_t *functions, size_t *mappings);
 
 #ifdef __cplusplus
 }

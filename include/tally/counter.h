@@ -8,6 +8,8 @@
 #ifndef TALLY_COUNTER_H
 #define TALLY_COUNTER_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,7 +28,7 @@ struct tally_count {
 
 /* val * ena / run without overflow (exact for any 64-bit inputs, saturating at
  * UINT64_MAX). run == 0 returns 0; run >= ena returns val unchanged. */
-uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run);
+TALLY_API uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run);
 
 /*
  * A counter set: events opened on every (cpu, thread) pair of a cpu map and a thread
@@ -71,17 +73,18 @@ struct tally_counters {
 
 /* A new, empty set over cpus x threads (use a cpumap of {-1} for per-task counting,
  * a threadmap of {-1} for per-CPU counting). 0 or -ENOMEM/-EINVAL. */
-int tally_counters__new(const struct tally_cpumap *cpus, const struct tally_threadmap *threads,
-			struct tally_counters **out);
+TALLY_API int tally_counters__new(const struct tally_cpumap *cpus,
+				  const struct tally_threadmap *threads,
+				  struct tally_counters **out);
 /* Add an event (attr is copied). leader: index of an already added leader to join its
  * group, or -1 to start a new group/single event. The new index goes to *idx if
  * non-NULL. 0, -EINVAL (bad leader) or -ENOMEM. */
-int tally_counters__add(struct tally_counters *set, const struct perf_event_attr *attr,
-			int leader, int *idx);
+TALLY_API int tally_counters__add(struct tally_counters *set, const struct perf_event_attr *attr,
+				  int leader, int *idx);
 
 /* Errnos that mean "this event is not supported here" (perf stat shows <not supported>
  * and carries on): ENOENT, EOPNOTSUPP, ENXIO, ENOSYS, EINVAL, ENODEV. */
-bool tally_counters__unsupported_err(int err);
+TALLY_API bool tally_counters__unsupported_err(int err);
 
 /* Open every event on every pair (read_format gets TOTAL_TIME_ENABLED|RUNNING, and
  * GROUP|ID for every event of a group with members). An event failing with an "unsupported" errno is
@@ -91,25 +94,26 @@ bool tally_counters__unsupported_err(int err);
  * them (PMUs such as msr cannot filter guests). Any other failure closes everything,
  * records where it happened in fail_* and returns -errno. flags: perf_event_open flags (FD_CLOEXEC is
  * always added). */
-int tally_counters__open(struct tally_counters *set, unsigned long flags);
+TALLY_API int tally_counters__open(struct tally_counters *set, unsigned long flags);
 /* ENABLE / DISABLE / RESET every open fd. 0 or the first -errno. */
-int tally_counters__enable(struct tally_counters *set);
-int tally_counters__disable(struct tally_counters *set);
-int tally_counters__reset(struct tally_counters *set);
+TALLY_API int tally_counters__enable(struct tally_counters *set);
+TALLY_API int tally_counters__disable(struct tally_counters *set);
+TALLY_API int tally_counters__reset(struct tally_counters *set);
 /* Set a tracepoint filter (ftrace syntax, PERF_EVENT_IOC_SET_FILTER) on every open fd
  * of event i. 0, or the first -errno (EINVAL: the kernel rejects the filter). */
-int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter);
+TALLY_API int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter);
 /* Read every open event into its count[] (group leaders in one read). 0 or -errno. */
-int tally_counters__read(struct tally_counters *set);
+TALLY_API int tally_counters__read(struct tally_counters *set);
 /* Index of the (cpu_idx, thread_idx) pair in per-pair arrays. */
-size_t tally_counters__idx(const struct tally_counters *set, size_t cpu_idx, size_t thread_idx);
+TALLY_API size_t tally_counters__idx(const struct tally_counters *set, size_t cpu_idx,
+				     size_t thread_idx);
 /* Number of pairs (cpus x threads). */
-size_t tally_counters__nr_pairs(const struct tally_counters *set);
+TALLY_API size_t tally_counters__nr_pairs(const struct tally_counters *set);
 /* Sum of event i's counts over all pairs (val, ena, run each summed). */
-struct tally_count tally_counters__sum(const struct tally_counters *set, size_t i);
+TALLY_API struct tally_count tally_counters__sum(const struct tally_counters *set, size_t i);
 /* Close all fds (the set can be opened again). */
-void tally_counters__close(struct tally_counters *set);
-void tally_counters__delete(struct tally_counters *set);
+TALLY_API void tally_counters__close(struct tally_counters *set);
+TALLY_API void tally_counters__delete(struct tally_counters *set);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef TALLY_DATA_H
 #define TALLY_DATA_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,40 +55,43 @@ struct tally_data_open_opts {
  * input) is mapped. A pipe or FIFO is read up to its first SAMPLE here (its attrs and
  * features come first); the rest is read during the walk, which a stream allows once.
  * On failure returns a negative errno and fills *err (which may be NULL). */
-int tally_data__open(struct tally_data **out, const char *path,
-		     const struct tally_data_open_opts *opts, struct tally_data_error *err);
-void tally_data__delete(struct tally_data *d);
+TALLY_API int tally_data__open(struct tally_data **out, const char *path,
+			       const struct tally_data_open_opts *opts,
+			       struct tally_data_error *err);
+TALLY_API void tally_data__delete(struct tally_data *d);
 /* Read perf.data (file or pipe layout) from a memory buffer, which must stay valid and
  * unchanged until tally_data__delete (nothing is copied). For fuzzers and tests. */
-int tally_data__open_mem(struct tally_data **out, const void *buf, size_t len,
-			 struct tally_data_error *err);
+TALLY_API int tally_data__open_mem(struct tally_data **out, const void *buf, size_t len,
+				   struct tally_data_error *err);
 /* The path given to open ("-" for standard input, "(memory)" for open_mem). */
-const char *tally_data__path(const struct tally_data *d);
+TALLY_API const char *tally_data__path(const struct tally_data *d);
 
-bool tally_data__is_pipe(const struct tally_data *d);
-size_t tally_data__nr_events(const struct tally_data *d);
-const struct tally_data_event *tally_data__event(const struct tally_data *d, size_t idx);
+TALLY_API bool tally_data__is_pipe(const struct tally_data *d);
+TALLY_API size_t tally_data__nr_events(const struct tally_data *d);
+TALLY_API const struct tally_data_event *tally_data__event(const struct tally_data *d, size_t idx);
 /* Index of the event a record belongs to (by id), or -1. With one event it is always 0;
  * a non-sample record that carries no id is given event 0 (perf decodes its trailer
  * with the first event too); user records (type >= 64) get -1. */
-int tally_data__event_of(const struct tally_data *d, const struct perf_event_header *hdr);
+TALLY_API int tally_data__event_of(const struct tally_data *d, const struct perf_event_header *hdr);
 /* Index of the event with sample id ID, or -1. */
-int tally_data__event_of_id(const struct tally_data *d, uint64_t id);
+TALLY_API int tally_data__event_of_id(const struct tally_data *d, uint64_t id);
 
 /* Raw payload of header feature FEAT (enum tally_feature) if present. */
-bool tally_data__has_feature(const struct tally_data *d, int feat);
-int tally_data__feature(const struct tally_data *d, int feat, const void **buf, size_t *len);
+TALLY_API bool tally_data__has_feature(const struct tally_data *d, int feat);
+TALLY_API int tally_data__feature(const struct tally_data *d, int feat, const void **buf,
+				  size_t *len);
 /* A string feature (HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID) or NULL. */
-const char *tally_data__feature_string(const struct tally_data *d, int feat);
+TALLY_API const char *tally_data__feature_string(const struct tally_data *d, int feat);
 
 /* A string-list feature (CMDLINE: the recording's command line), decoded: *out is one
  * malloc'd block holding *nr pointers and the strings (free(*out) releases all), NULL
  * terminated. 0, -ENOENT (no such feature), -EINVAL (damaged), -ENOMEM. */
-int tally_data__feature_strings(const struct tally_data *d, int feat, char ***out, size_t *nr);
+TALLY_API int tally_data__feature_strings(const struct tally_data *d, int feat, char ***out,
+					  size_t *nr);
 
 /* The file header (file mode; zeroed in pipe mode) and file size. */
-const struct tally_file_header *tally_data__header(const struct tally_data *d);
-uint64_t tally_data__file_size(const struct tally_data *d);
+TALLY_API const struct tally_file_header *tally_data__header(const struct tally_data *d);
+TALLY_API uint64_t tally_data__file_size(const struct tally_data *d);
 
 /* Called for each record. evidx is the record's event (-1 if none can be found).
  * file_offset is the record's position in the file (or in the decompressed stream,
@@ -116,13 +121,13 @@ enum {
  * TALLY_DATA_ORDERED follows perf: at each FINISHED_ROUND the records up to the newest
  * time of the previous round are delivered in time order; records without a time
  * and user records (type >= 64) go out at once. A pipe stream: -ESPIPE the 2nd time. */
-int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn fn, void *arg,
-			 struct tally_data_error *err);
+TALLY_API int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn fn,
+				   void *arg, struct tally_data_error *err);
 
 /* After for_each: bytes missing at the end of a file cut short (0 if complete), and
  * counts of records skipped because their type was unknown. */
-uint64_t tally_data__truncated(const struct tally_data *d);
-uint64_t tally_data__nr_unknown_records(const struct tally_data *d);
+TALLY_API uint64_t tally_data__truncated(const struct tally_data *d);
+TALLY_API uint64_t tally_data__nr_unknown_records(const struct tally_data *d);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 #ifndef TALLY_DIFF_H
 #define TALLY_DIFF_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,19 +63,20 @@ struct tally_profile_opts {
 /* Read the perf.data at path into rows (o may be NULL for the defaults). 0, or -errno
  * with err filled when reading failed. A file cut short is read up to the damage (see
  * tally_profile__truncated). */
-int tally_profile__load(struct tally_profile **out, const char *path,
-			const struct tally_profile_opts *o, struct tally_data_error *err);
-void tally_profile__delete(struct tally_profile *p);
+TALLY_API int tally_profile__load(struct tally_profile **out, const char *path,
+				  const struct tally_profile_opts *o, struct tally_data_error *err);
+TALLY_API void tally_profile__delete(struct tally_profile *p);
 
-const char *tally_profile__path(const struct tally_profile *p);
+TALLY_API const char *tally_profile__path(const struct tally_profile *p);
 /* Bytes missing at the end of a file cut short (0: complete). */
-uint64_t tally_profile__truncated(const struct tally_profile *p);
+TALLY_API uint64_t tally_profile__truncated(const struct tally_profile *p);
 /* Records skipped because their type is unknown (a newer perf). */
-uint64_t tally_profile__nr_unknown_records(const struct tally_profile *p);
+TALLY_API uint64_t tally_profile__nr_unknown_records(const struct tally_profile *p);
 /* Why kernel addresses went without symbols, or NULL (tally_session__kernel_symbols_problem). */
-const char *tally_profile__kernel_problem(const struct tally_profile *p);
-size_t tally_profile__nr_events(const struct tally_profile *p);
-const struct tally_data_event *tally_profile__event(const struct tally_profile *p, size_t ev);
+TALLY_API const char *tally_profile__kernel_problem(const struct tally_profile *p);
+TALLY_API size_t tally_profile__nr_events(const struct tally_profile *p);
+TALLY_API const struct tally_data_event *tally_profile__event(const struct tally_profile *p,
+							      size_t ev);
 
 struct tally_profile_total {
 	uint64_t nr_samples;
@@ -81,7 +84,7 @@ struct tally_profile_total {
 	uint64_t filtered_period;	/* the samples the filters kept */
 };
 
-struct tally_profile_total tally_profile__total(const struct tally_profile *p, size_t ev);
+TALLY_API struct tally_profile_total tally_profile__total(const struct tally_profile *p, size_t ev);
 
 /* ---- differences ------------------------------------------------------------------- */
 
@@ -126,18 +129,18 @@ struct tally_diff_row {
  * each of files[1 .. nr-1], which must be keyed alike; o may be NULL (delta-abs,
  * ordered by profile 1). 0, -EINVAL (fewer than 2 files, ev out of range, different
  * keys, sort_idx past the files), -ENOMEM. */
-int tally_diff__new(struct tally_diff **out, struct tally_profile *const *files, size_t nr,
-		    size_t ev, const struct tally_diff_opts *o);
-void tally_diff__delete(struct tally_diff *d);
+TALLY_API int tally_diff__new(struct tally_diff **out, struct tally_profile *const *files,
+			      size_t nr, size_t ev, const struct tally_diff_opts *o);
+TALLY_API void tally_diff__delete(struct tally_diff *d);
 /* Does profile i (>= 1) have the baseline's event? Without it no row pairs with it. */
-bool tally_diff__matched(const struct tally_diff *d, size_t i);
+TALLY_API bool tally_diff__matched(const struct tally_diff *d, size_t i);
 /* Rows in perf diff's order: by the computed value of profile sort_idx (paired rows
  * first), then baseline period, then the other profiles' values, then the keys. */
-size_t tally_diff__nr_rows(const struct tally_diff *d);
-const struct tally_diff_row *tally_diff__row(const struct tally_diff *d, size_t i);
+TALLY_API size_t tally_diff__nr_rows(const struct tally_diff *d);
+TALLY_API const struct tally_diff_row *tally_diff__row(const struct tally_diff *d, size_t i);
 /* The total a profile's shares are of (filtered with o->relative); for the baseline
  * with baseline_only, the rows that remain. */
-uint64_t tally_diff__total(const struct tally_diff *d, size_t i);
+TALLY_API uint64_t tally_diff__total(const struct tally_diff *d, size_t i);
 
 #ifdef __cplusplus
 }

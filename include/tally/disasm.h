@@ -12,6 +12,8 @@
 #ifndef TALLY_DISASM_H
 #define TALLY_DISASM_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,31 +30,33 @@ struct tally_code;
  * ELF core file whose PT_LOAD segments are the kernel's memory). 0, or -errno: -ENOENT
  * no such file, -EACCES not readable, -ENOEXEC not ELF, -ENOTSUP a machine capstone
  * does not handle here. */
-int tally_code__open(struct tally_code **out, const char *path);
+TALLY_API int tally_code__open(struct tally_code **out, const char *path);
 /* The same for an ELF image in memory (a vdso), copied: 0, -ENOEXEC, -ENOMEM. */
-int tally_code__open_mem(struct tally_code **out, const void *image, size_t len);
-void tally_code__delete(struct tally_code *c);
+TALLY_API int tally_code__open_mem(struct tally_code **out, const void *image, size_t len);
+TALLY_API void tally_code__delete(struct tally_code *c);
 /* The file's build-id (its GNU build-id note): bytes at *id, 0 when it has none. */
-size_t tally_code__build_id(const struct tally_code *c, const uint8_t **id);
+TALLY_API size_t tally_code__build_id(const struct tally_code *c, const uint8_t **id);
 
 /* Up to len bytes at ELF virtual address addr (the addresses objdump prints): a
  * pointer into the file's loadable contents and how many bytes are there (fewer than len
  * at the end of a segment); 0 when addr is in no segment with file contents. */
-size_t tally_code__bytes(struct tally_code *c, uint64_t addr, size_t len, const uint8_t **bytes);
+TALLY_API size_t tally_code__bytes(struct tally_code *c, uint64_t addr, size_t len,
+				   const uint8_t **bytes);
 /* A file offset (what session symbols of ELF files are: perf's map addresses) as ELF
  * virtual address, through the PT_LOAD segments; the offset itself without them. */
-uint64_t tally_code__offset_to_addr(const struct tally_code *c, uint64_t offset);
+TALLY_API uint64_t tally_code__offset_to_addr(const struct tally_code *c, uint64_t offset);
 /* The reverse: an ELF virtual address as file offset (the address itself outside every
  * segment). */
-uint64_t tally_code__addr_to_offset(const struct tally_code *c, uint64_t addr);
+TALLY_API uint64_t tally_code__addr_to_offset(const struct tally_code *c, uint64_t addr);
 /* Name of the section holding addr (".text", ".plt.sec", ...), or NULL (kcore has none). */
-const char *tally_code__section(const struct tally_code *c, uint64_t addr);
+TALLY_API const char *tally_code__section(const struct tally_code *c, uint64_t addr);
 /* The symbol of the file (functions and data objects, .symtab or else .dynsym, whose
  * names carry their version as objdump prints them: "name@@VERSION") that holds addr, or
  * the nearest one below it in the same section (or, with none below, the first above:
  * then start > addr): its name and start. NULL when there is none. objdump names branch
  * targets and memory operands this way. */
-const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64_t *start);
+TALLY_API const char *tally_code__symbol(const struct tally_code *c, uint64_t addr,
+					 uint64_t *start);
 /* The name objdump gives a branch target or memory operand at addr, in code being
  * disassembled at cur: the nearest symbol at or below it in any section (with none
  * below, the first symbol: then start > addr), PLT entries named as objdump names them
@@ -62,21 +66,21 @@ const char *tally_code__symbol(const struct tally_code *c, uint64_t addr, uint64
  * ("__errno_location@GLIBC_2.2.5", start == addr for another file's symbol, else the
  * symbol's value: "<_nl_msg_cat_cntr@@GLIBC_2.2.5-0x1e90>"). NULL when the file has no
  * symbols. */
-const char *tally_code__target_symbol(const struct tally_code *c, uint64_t addr, uint64_t cur,
-				      uint64_t *start);
+TALLY_API const char *tally_code__target_symbol(const struct tally_code *c, uint64_t addr,
+						uint64_t cur, uint64_t *start);
 /* Add the .symtab of another ELF file, a separate debuginfo file of this one (objdump -S
  * reads its symbols too): they replace the dynamic symbols of a file without a .symtab.
  * 0, -ENOENT (it has no .symtab), -ENOEXEC, -ENOMEM, or the open's -errno. */
-int tally_code__add_symbols(struct tally_code *c, const char *path);
+TALLY_API int tally_code__add_symbols(struct tally_code *c, const char *path);
 /* The address of the file's symbol called name (functions and objects; a dynamic
  * symbol's version, "@@VERSION", need not be given): 0, or -ENOENT.
  * A vmlinux is linked at other addresses than the running kernel's (KASLR): the same
  * name in kallsyms gives the distance. */
-int tally_code__symbol_addr(const struct tally_code *c, const char *name, uint64_t *addr);
+TALLY_API int tally_code__symbol_addr(const struct tally_code *c, const char *name, uint64_t *addr);
 /* True for a 64-bit ELF file. */
-bool tally_code__is_64bit(const struct tally_code *c);
+TALLY_API bool tally_code__is_64bit(const struct tally_code *c);
 /* The ELF e_machine (EM_X86_64, EM_386, EM_AARCH64). */
-unsigned tally_code__machine(const struct tally_code *c);
+TALLY_API unsigned tally_code__machine(const struct tally_code *c);
 
 /* ---- instructions ------------------------------------------------------------ */
 
@@ -112,17 +116,17 @@ struct tally_insn {
 /* A decoder for e_machine (EM_X86_64, EM_386, EM_AARCH64) in the given syntax (Intel
  * and AT&T matter on x86 only). 0, -ENOTSUP for another machine, -ELIBACC when the
  * capstone library (opened on the first call) cannot be loaded, -ENOMEM. */
-int tally_disasm__new(struct tally_disasm **out, unsigned e_machine, bool is_64bit,
-		      enum tally_disasm_syntax syntax);
-void tally_disasm__delete(struct tally_disasm *d);
+TALLY_API int tally_disasm__new(struct tally_disasm **out, unsigned e_machine, bool is_64bit,
+				enum tally_disasm_syntax syntax);
+TALLY_API void tally_disasm__delete(struct tally_disasm *d);
 /* Decode the instruction at code[0 .. len) placed at addr. Returns its size (>= 1);
  * bytes that are no instruction decode as one TALLY_INSN_INVALID byte. 0 when len is 0. */
-size_t tally_disasm__one(struct tally_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
-			 struct tally_insn *insn);
+TALLY_API size_t tally_disasm__one(struct tally_disasm *d, const uint8_t *code, size_t len,
+				   uint64_t addr, struct tally_insn *insn);
 
 /* perf's -M/--disassembler-style words: "att" (also "att-mnemonic") and "intel"
  * ("intel-mnemonic"); 0, or -EINVAL for another. */
-int tally_disasm_syntax_parse(const char *s, enum tally_disasm_syntax *syntax);
+TALLY_API int tally_disasm_syntax_parse(const char *s, enum tally_disasm_syntax *syntax);
 
 #ifdef __cplusplus
 }

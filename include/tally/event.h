@@ -17,6 +17,8 @@
 #ifndef TALLY_EVENT_H
 #define TALLY_EVENT_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,26 +104,28 @@ struct tally_parse_error {
 /* Flags for tally_evlist__set_flags. */
 #define TALLY_EVLIST_NO_PFM	0x1	/* do not consult libpfm4 for unknown names */
 
-int tally_evlist__new(struct tally_evlist **out);
+TALLY_API int tally_evlist__new(struct tally_evlist **out);
 /* Parse perf's event syntax and append the events (repeated -e options append).
  * On a syntax or lookup error, returns -EINVAL (or -ENOENT for a tracepoint / PMU that
  * does not exist, -EACCES when tracefs is not readable …), fills *err when non-NULL and
  * leaves the list as it was before the call. */
-int tally_evlist__add(struct tally_evlist *list, const char *str, struct tally_parse_error *err);
-void tally_evlist__delete(struct tally_evlist *list);
+TALLY_API int tally_evlist__add(struct tally_evlist *list, const char *str,
+				struct tally_parse_error *err);
+TALLY_API void tally_evlist__delete(struct tally_evlist *list);
 /* Read sysfs (PMUs) under @root instead of "/sys" and tracepoints under
  * @root/kernel/tracing (or @root/kernel/debug/tracing). For tests. */
-int tally_evlist__set_sysfs_root(struct tally_evlist *list, const char *root);
+TALLY_API int tally_evlist__set_sysfs_root(struct tally_evlist *list, const char *root);
 /* Read tracepoint ids under @dir (a tracefs mount) instead. */
-int tally_evlist__set_tracefs(struct tally_evlist *list, const char *dir);
-void tally_evlist__set_flags(struct tally_evlist *list, int flags);
+TALLY_API int tally_evlist__set_tracefs(struct tally_evlist *list, const char *dir);
+TALLY_API void tally_evlist__set_flags(struct tally_evlist *list, int flags);
 /* Append a copy of an event built elsewhere (a command's default events). The group
  * fields of the copy are reset to "ungrouped". */
-int tally_evlist__add_event(struct tally_evlist *list, const struct tally_event *ev);
+TALLY_API int tally_evlist__add_event(struct tally_evlist *list, const struct tally_event *ev);
 
 /* "event syntax error: 'cycles:zz'\n                            \\___ <msg>" style, like perf (caret under the bad part).
  * Returns the length of the whole message, as snprintf does (more than len - 1: cut). */
-int tally_parse_error__format(const struct tally_parse_error *err, const char *input, char *buf, size_t len);
+TALLY_API int tally_parse_error__format(const struct tally_parse_error *err, const char *input,
+					char *buf, size_t len);
 
 /* True for an event that leads its group, and for an event outside any group (its own
  * leader); false for the other members of a group. */
@@ -132,29 +136,29 @@ static inline bool tally_event__is_leader(const struct tally_evlist *list, size_
 
 /* perf's names for the symbolic events, for `list` and for printing:
  * type PERF_TYPE_HARDWARE/SOFTWARE and config → "cycles" / "task-clock", or NULL. */
-const char *tally_event__symbol_name(uint32_t type, uint64_t config);
+TALLY_API const char *tally_event__symbol_name(uint32_t type, uint64_t config);
 /* Alias of a symbolic event ("cpu-cycles" → "cycles", "cs" for context-switches), or NULL. */
-const char *tally_event__symbol_alias(uint32_t type, uint64_t config);
+TALLY_API const char *tally_event__symbol_alias(uint32_t type, uint64_t config);
 /* Name of a PERF_TYPE_HW_CACHE config ("L1-dcache-load-misses") into buf; -EINVAL
  * for a combination perf rejects. */
-int tally_event__hw_cache_name(uint64_t config, char *buf, size_t len);
+TALLY_API int tally_event__hw_cache_name(uint64_t config, char *buf, size_t len);
 /* The name of a tool event ("duration_time"), or NULL. */
-const char *tally_event__tool_name(enum tally_tool_event tool);
+TALLY_API const char *tally_event__tool_name(enum tally_tool_event tool);
 
 /* perf's default sampling event, "cycles:P", into *attr (other fields zero): hardware
  * CPU cycles, precise_ip 3 (lowered by whoever opens it when the PMU refuses), and
  * exclude_guest set, except on AMD CPUs ("AuthenticAMD"), where precise cycles are
  * sampled through IBS, which cannot filter guests, so perf 6.1 leaves it clear. */
-void tally_event__default_cycles(struct perf_event_attr *attr);
+TALLY_API void tally_event__default_cycles(struct perf_event_attr *attr);
 
 /* Whether the event opens here: a disabled, user-only counter on the calling thread
  * is opened and closed (what perf list does to hide unsupported hardware events).
  * 0 or -errno from perf_event_open. */
-int tally_event__probe(const struct tally_event *ev);
+TALLY_API int tally_event__probe(const struct tally_event *ev);
 
 /* Names of the modifier letters set on an event, perf's evsel__add_modifiers style
  * (":u", ":ppp", ":uG" …: the letters u, k, h, p, G, I, S, D, e) into buf; "" when none. */
-size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t len);
+TALLY_API size_t tally_event__modifier_str(const struct tally_event *ev, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 #ifndef TALLY_FLAME_H
 #define TALLY_FLAME_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,19 +44,21 @@ struct tally_flame_frame {
 
 struct tally_flame;
 
-int tally_flame__new(struct tally_flame **out);
-void tally_flame__delete(struct tally_flame *f);
+TALLY_API int tally_flame__new(struct tally_flame **out);
+TALLY_API void tally_flame__delete(struct tally_flame *f);
 
 /* Fold one stack into series (0, or 1 for the new profile of a differential graph):
  * frames[0] is the innermost (the sampled function), frames[nr - 1] the outermost,
  * which sits on the root. Every node on the path gains weight in its value and one in
  * its samples. The names are copied. *leaf (may be NULL) gets the innermost node's id,
  * for __add_to. 0, -EINVAL (series > 1, kind out of range), -ENOMEM. */
-int tally_flame__add(struct tally_flame *f, unsigned series, const struct tally_flame_frame *frames,
-		     size_t nr, uint64_t weight, uint32_t *leaf);
+TALLY_API int tally_flame__add(struct tally_flame *f, unsigned series,
+			       const struct tally_flame_frame *frames, size_t nr, uint64_t weight,
+			       uint32_t *leaf);
 /* Fold a stack again that __add gave node as its leaf (callers that remember what a
  * sample folded to skip the names). 0, or -EINVAL for an unknown node or series. */
-int tally_flame__add_to(struct tally_flame *f, unsigned series, uint32_t node, uint64_t weight);
+TALLY_API int tally_flame__add_to(struct tally_flame *f, unsigned series, uint32_t node,
+				  uint64_t weight);
 
 /* A node as the walk shows it. */
 struct tally_flame_node {
@@ -68,16 +72,16 @@ struct tally_flame_node {
 	uint32_t nr_children;
 };
 
-size_t tally_flame__nr_nodes(const struct tally_flame *f);
+TALLY_API size_t tally_flame__nr_nodes(const struct tally_flame *f);
 /* The root's value and samples of a series: the totals of what was folded. */
-uint64_t tally_flame__total(const struct tally_flame *f, unsigned series);
-uint64_t tally_flame__total_samples(const struct tally_flame *f, unsigned series);
+TALLY_API uint64_t tally_flame__total(const struct tally_flame *f, unsigned series);
+TALLY_API uint64_t tally_flame__total_samples(const struct tally_flame *f, unsigned series);
 
 /* Every node in depth-first preorder (the root first, then each child's subtree),
  * children by name (byte order), then kind. fn returns 0 to go on; nonzero stops the
  * walk and is returned. -ENOMEM when the order cannot be built. */
 typedef int (*tally_flame_fn)(void *arg, const struct tally_flame_node *n);
-int tally_flame__walk(struct tally_flame *f, tally_flame_fn fn, void *arg);
+TALLY_API int tally_flame__walk(struct tally_flame *f, tally_flame_fn fn, void *arg);
 
 enum {
 	TALLY_FLAME_FOLDED_PERIOD = 1 << 0,	/* weights, not sample counts */
@@ -90,7 +94,8 @@ enum {
  * its own, lines sorted by byte order, as stackcollapse-perf prints them. In names ';'
  * becomes ':' and in process names ' ' becomes '_' (stackcollapse's rules). 0 or
  * -errno (-EIO: fp failed). */
-int tally_flame__write_folded(struct tally_flame *f, unsigned series, unsigned flags, FILE *fp);
+TALLY_API int tally_flame__write_folded(struct tally_flame *f, unsigned series, unsigned flags,
+					FILE *fp);
 
 #ifdef __cplusplus
 }

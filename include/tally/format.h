@@ -7,6 +7,8 @@
 #ifndef TALLY_FORMAT_H
 #define TALLY_FORMAT_H
 
+#include <tally/api.h>
+
 #include <stdint.h>
 #include <linux/perf_event.h>
 

@@ -19,6 +19,8 @@
 #ifndef TALLY_HIST_H
 #define TALLY_HIST_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,14 +66,14 @@ static inline bool tally_hist_col__is_key(enum tally_hist_col c)
 /* perf's name of a sort key or -F field ("overhead", "overhead_children", "sample",
  * "period", "comm", "pid", "tid", "dso", "sym", "symbol", "cpu", "trace", "srcline",
  * "srcfile"); -1 if unknown. */
-int tally_hist_col__parse(const char *name);
+TALLY_API int tally_hist_col__parse(const char *name);
 
 /* Interned strings: equal strings, equal pointers. */
 struct tally_strpool;
-struct tally_strpool *tally_strpool__new(void);
-void tally_strpool__delete(struct tally_strpool *p);
+TALLY_API struct tally_strpool *tally_strpool__new(void);
+TALLY_API void tally_strpool__delete(struct tally_strpool *p);
 /* The pool's copy of s (NULL: out of memory). */
-const char *tally_strpool__intern(struct tally_strpool *p, const char *s);
+TALLY_API const char *tally_strpool__intern(struct tally_strpool *p, const char *s);
 
 /* One row. Read-only for callers: the hists own it. */
 struct tally_hist_entry {
@@ -111,31 +113,33 @@ struct tally_hist_totals {
 	uint64_t filtered_period, nr_filtered;	/* the samples the filter kept */
 };
 
-const struct tally_hist_totals *tally_hist__totals(const struct tally_hist *h);
-size_t tally_hist__nr_entries(const struct tally_hist *h);
+TALLY_API const struct tally_hist_totals *tally_hist__totals(const struct tally_hist *h);
+TALLY_API size_t tally_hist__nr_entries(const struct tally_hist *h);
 /* Does h keep call-chain trees in its entries? */
-bool tally_hist__has_trees(const struct tally_hist *h);
+TALLY_API bool tally_hist__has_trees(const struct tally_hist *h);
 
 /* Sort entries for output: by children period (children) then self period, heaviest
  * first, ties broken as perf breaks them. 0 or -ENOMEM. */
-int tally_hist__sort(struct tally_hist *h, bool children);
+TALLY_API int tally_hist__sort(struct tally_hist *h, bool children);
 /* Sort by these value columns in order (heaviest first), then the sort keys (-F). */
-int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order, size_t nr);
+TALLY_API int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order,
+				  size_t nr);
 /* The entries in the order of the last sort (*nr of them: entries added since are not
  * there), valid until the next sort, add or decay. */
-struct tally_hist_entry *const *tally_hist__sorted(const struct tally_hist *h, size_t *nr);
+TALLY_API struct tally_hist_entry *const *tally_hist__sorted(const struct tally_hist *h,
+							     size_t *nr);
 /* The entry of h with like's sort keys, or NULL (like may be from another hist that
  * shares h's strpool). */
-struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
-					  const struct tally_hist_entry *like);
+TALLY_API struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
+						    const struct tally_hist_entry *like);
 
 /* Group view: link every entry of member (index idx >= 1 of nr in the group) into
  * leader's entries' members[idx], adding empty leader rows for keys only the member
  * has. Call for each member before sorting the leader. 0 or -ENOMEM. */
-int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *member, size_t idx,
-			    size_t nr);
+TALLY_API int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *member,
+				      size_t idx, size_t nr);
 /* Members per row (1 unless linked). */
-size_t tally_hist__nr_members(const struct tally_hist *h);
+TALLY_API size_t tally_hist__nr_members(const struct tally_hist *h);
 
 /* Which samples count in entries (all NULL / 0: every sample). Samples the filter drops
  * still count in the totals' period and nr_samples, except for cpus: samples of other
@@ -168,19 +172,20 @@ enum tally_cc_key {
  * --cpu, --comms, --pid, --tid, --dsos, --symbols): does f keep a sample of these cpus,
  * of this thread (comm: its thread's name; asked before resolving it), at this
  * resolved location (dso by short or long name, symbol by name)? f NULL keeps all. */
-bool tally_hist_filter__keeps_cpu(const struct tally_hist_filter *f,
-				  const struct tally_sample *smp);
+TALLY_API bool tally_hist_filter__keeps_cpu(const struct tally_hist_filter *f,
+					    const struct tally_sample *smp);
 /* --time: is the sample's time within f's span (or f has none)? */
-bool tally_hist_filter__keeps_time(const struct tally_hist_filter *f,
-				   const struct tally_sample *smp);
+TALLY_API bool tally_hist_filter__keeps_time(const struct tally_hist_filter *f,
+					     const struct tally_sample *smp);
 /* -U: does f keep a sample of session s (its ip resolved to a symbol, or f does not
  * ask)? */
-bool tally_hist_filter__keeps_resolved(const struct tally_hist_filter *f,
-				       struct tally_session *s, const struct tally_sample *smp);
-bool tally_hist_filter__keeps_thread(const struct tally_hist_filter *f,
-				     const struct tally_sample *smp, const char *comm);
-bool tally_hist_filter__keeps_loc(const struct tally_hist_filter *f,
-				  const struct tally_addr_loc *loc);
+TALLY_API bool tally_hist_filter__keeps_resolved(const struct tally_hist_filter *f,
+						 struct tally_session *s,
+						 const struct tally_sample *smp);
+TALLY_API bool tally_hist_filter__keeps_thread(const struct tally_hist_filter *f,
+					       const struct tally_sample *smp, const char *comm);
+TALLY_API bool tally_hist_filter__keeps_loc(const struct tally_hist_filter *f,
+					    const struct tally_addr_loc *loc);
 
 enum tally_hist_trees {
 	TALLY_TREES_NONE,	/* no call-chain trees */
@@ -221,23 +226,23 @@ struct tally_hists_opts {
 
 /* A histogram per event (evidx 0 .. nr_events - 1) of samples resolved in session.
  * opts: NULL for the defaults. 0 or -errno (-EINVAL for bad keys). */
-int tally_hists__new(struct tally_hists **out, struct tally_session *session,
-		     size_t nr_events, const struct tally_hists_opts *opts);
-void tally_hists__delete(struct tally_hists *hs);
-struct tally_hist *tally_hists__hist(struct tally_hists *hs, size_t evidx);
+TALLY_API int tally_hists__new(struct tally_hists **out, struct tally_session *session,
+			       size_t nr_events, const struct tally_hists_opts *opts);
+TALLY_API void tally_hists__delete(struct tally_hists *hs);
+TALLY_API struct tally_hist *tally_hists__hist(struct tally_hists *hs, size_t evidx);
 
 /* Add a sample of event evidx weighing period (tally_sample__period()). Resolves its ip
  * and chain in the session, which must have seen every side-band record before it.
  * Equal samples (same thread, cpu where it is a key, ip and chain) are resolved once
  * while the session's generation says their answer holds. 0 or -ENOMEM. */
-int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
-			    const struct tally_sample *smp, uint64_t period);
+TALLY_API int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
+				      const struct tally_sample *smp, uint64_t period);
 /* After the last sample: build deferred trees. 0 or -ENOMEM. */
-int tally_hists__finish(struct tally_hists *hs);
+TALLY_API int tally_hists__finish(struct tally_hists *hs);
 
 /* Age every hist (live views between refreshes): periods and counts * 7/8, or 0 when
  * zero; entries and branches that reach 0 go. Needs opts.decay. 0 or -ENOMEM. */
-int tally_hists__decay(struct tally_hists *hs, bool zero);
+TALLY_API int tally_hists__decay(struct tally_hists *hs, bool zero);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef TALLY_JITDUMP_H
 #define TALLY_JITDUMP_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,27 +65,27 @@ struct tally_jit_record {
 
 /* Open and check the header of a jitdump file. 0, -ENOENT, -EINVAL (not a jitdump, or
  * a version this reader does not know), -ENOMEM. */
-int tally_jitdump__open(struct tally_jitdump **out, const char *path);
-void tally_jitdump__delete(struct tally_jitdump *j);
+TALLY_API int tally_jitdump__open(struct tally_jitdump **out, const char *path);
+TALLY_API void tally_jitdump__delete(struct tally_jitdump *j);
 /* The header: the runtime's pid, its ELF machine (e_machine), its flags. */
-uint32_t tally_jitdump__pid(const struct tally_jitdump *j);
-uint32_t tally_jitdump__elf_mach(const struct tally_jitdump *j);
-uint64_t tally_jitdump__flags(const struct tally_jitdump *j);
+TALLY_API uint32_t tally_jitdump__pid(const struct tally_jitdump *j);
+TALLY_API uint32_t tally_jitdump__elf_mach(const struct tally_jitdump *j);
+TALLY_API uint64_t tally_jitdump__flags(const struct tally_jitdump *j);
 /* The next record into *R: 1, 0 at the end, -EINVAL for a record that does not fit its
  * size (the rest of the file is not read). */
-int tally_jitdump__next(struct tally_jitdump *j, struct tally_jit_record *r);
+TALLY_API int tally_jitdump__next(struct tally_jitdump *j, struct tally_jit_record *r);
 
 /* Is MMAP_NAME (an mmap's file name) the marker of a jitdump for process PID: a file
  * named jit-PID.dump (PID 0: any, as for maps synthesized system-wide)? */
-bool tally_jitdump__is_marker(const char *mmap_name, pid_t pid);
+TALLY_API bool tally_jitdump__is_marker(const char *mmap_name, pid_t pid);
 
 /* Write the ELF file for a JIT_CODE_LOAD record at PATH (replaced if it exists): a
  * shared object for MACHINE whose one loadable segment holds the code at
  * TALLY_JIT_ELF_TEXT_OFFSET, a .symtab naming it, and a build-id note. The id is
  * derived from the code, its address and its name, so writing the same function again
  * gives the same file; it goes to ID (may be NULL). 0 or -errno. */
-int tally_jitdump__write_elf(const char *path, const struct tally_jit_record *load,
-			     uint16_t machine, struct tally_build_id *id);
+TALLY_API int tally_jitdump__write_elf(const char *path, const struct tally_jit_record *load,
+				       uint16_t machine, struct tally_build_id *id);
 
 #ifdef __cplusplus
 }

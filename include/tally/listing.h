@@ -16,6 +16,8 @@
 #ifndef TALLY_LISTING_H
 #define TALLY_LISTING_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,9 +41,9 @@ struct tally_lister_opts {
 
 /* A lister for symbols of s: binaries, DWARF and source files opened once and shared
  * by the listings it makes. 0 or -ENOMEM. */
-int tally_lister__new(struct tally_lister **out, struct tally_session *s,
-		      const struct tally_lister_opts *opts);
-void tally_lister__delete(struct tally_lister *l);
+TALLY_API int tally_lister__new(struct tally_lister **out, struct tally_session *s,
+				const struct tally_lister_opts *opts);
+TALLY_API void tally_lister__delete(struct tally_lister *l);
 
 enum tally_row_kind {
 	TALLY_ROW_FUNCTION,	/* text: the function's name; full: a demangled C++ name with
@@ -92,9 +94,10 @@ struct tally_listing {
  * -errno with a sentence in why (the file missing, another kernel, /proc/kcore not
  * readable, a machine capstone does not handle, ...). The listing's strings live as long
  * as the lister. */
-int tally_lister__list(struct tally_lister *l, struct tally_dso *d, const struct tally_symbol *sym,
-		       struct tally_listing **out, char *why, size_t why_len);
-void tally_listing__delete(struct tally_listing *x);
+TALLY_API int tally_lister__list(struct tally_lister *l, struct tally_dso *d,
+				 const struct tally_symbol *sym, struct tally_listing **out,
+				 char *why, size_t why_len);
+TALLY_API void tally_listing__delete(struct tally_listing *x);
 
 #ifdef __cplusplus
 }

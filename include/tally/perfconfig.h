@@ -13,6 +13,8 @@
 #ifndef TALLY_PERFCONFIG_H
 #define TALLY_PERFCONFIG_H
 
+#include <tally/api.h>
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -22,7 +24,7 @@ extern "C" {
 /* The value of KEY ("section.name", or "section.sub.name"; compared without regard to
  * case) into BUF (LEN bytes). A name without "= value" reads as "true". 0, -ENOENT (not
  * set anywhere), -ENAMETOOLONG (BUF too small). */
-int tally_perf_config_get(const char *key, char *buf, size_t len);
+TALLY_API int tally_perf_config_get(const char *key, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #ifndef TALLY_PMU_H
 #define TALLY_PMU_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,24 +63,28 @@ struct tally_pmus {
 
 /* Read every PMU under @sysfs_root/bus/event_source/devices (@sysfs_root NULL = "/sys").
  * -ENOENT when the directory does not exist; unreadable single PMUs are skipped. */
-int tally_pmus__new(const char *sysfs_root, struct tally_pmus **out);
-void tally_pmus__delete(struct tally_pmus *pmus);
+TALLY_API int tally_pmus__new(const char *sysfs_root, struct tally_pmus **out);
+TALLY_API void tally_pmus__delete(struct tally_pmus *pmus);
 /* The PMU called @name, or NULL. */
-const struct tally_pmu *tally_pmus__find(const struct tally_pmus *pmus, const char *name);
+TALLY_API const struct tally_pmu *tally_pmus__find(const struct tally_pmus *pmus, const char *name);
 /* The PMU with attr.type @type, or NULL. */
-const struct tally_pmu *tally_pmus__find_type(const struct tally_pmus *pmus, uint32_t type);
+TALLY_API const struct tally_pmu *tally_pmus__find_type(const struct tally_pmus *pmus,
+							uint32_t type);
 
-const struct tally_pmu_format *tally_pmu__format(const struct tally_pmu *pmu, const char *name);
-const struct tally_pmu_alias *tally_pmu__alias(const struct tally_pmu *pmu, const char *name);
+TALLY_API const struct tally_pmu_format *tally_pmu__format(const struct tally_pmu *pmu,
+							   const char *name);
+TALLY_API const struct tally_pmu_alias *tally_pmu__alias(const struct tally_pmu *pmu,
+							 const char *name);
 /* The caps/NAME value, or NULL. */
-const char *tally_pmu__cap(const struct tally_pmu *pmu, const char *name);
+TALLY_API const char *tally_pmu__cap(const struct tally_pmu *pmu, const char *name);
 /* Largest value a format can hold (all mask bits set, compacted). */
-uint64_t tally_pmu_format__max(const struct tally_pmu_format *fmt);
+TALLY_API uint64_t tally_pmu_format__max(const struct tally_pmu_format *fmt);
 /* Put @val into the format's bits of *config. -ERANGE when it does not fit. */
-int tally_pmu_format__apply(const struct tally_pmu_format *fmt, uint64_t val, uint64_t *config);
+TALLY_API int tally_pmu_format__apply(const struct tally_pmu_format *fmt, uint64_t val,
+				      uint64_t *config);
 /* Parse a format file's text ("config1:0-7,21") into @fmt's field and mask. -EINVAL on
  * a malformed spec. Does not touch fmt->name. */
-int tally_pmu_format__parse(const char *spec, struct tally_pmu_format *fmt);
+TALLY_API int tally_pmu_format__parse(const char *spec, struct tally_pmu_format *fmt);
 
 /* The architectural PMU the CPU describes in CPUID leaf 0xA (Intel x86), whether or not
  * the kernel exposes it (a VM often hides it: the kernel then has no "cpu" PMU). On AMD,
@@ -95,9 +101,9 @@ struct tally_cpuid_pmu {
 	unsigned int nr_arch_events;	/* EAX[31:24]: length of that vector */
 };
 /* Fill @info from CPUID. -EOPNOTSUPP on a CPU without CPUID leaf 0xA or not x86. */
-int tally_cpuid_pmu(struct tally_cpuid_pmu *info);
+TALLY_API int tally_cpuid_pmu(struct tally_cpuid_pmu *info);
 /* Name of architectural event bit @bit of leaf 0xA's EBX ("core cycles" …), or NULL. */
-const char *tally_cpuid_pmu__event_name(unsigned int bit);
+TALLY_API const char *tally_cpuid_pmu__event_name(unsigned int bit);
 
 #ifdef __cplusplus
 }

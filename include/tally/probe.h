@@ -20,6 +20,8 @@
 #ifndef TALLY_PROBE_H
 #define TALLY_PROBE_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,11 +64,11 @@ struct tally_probe_spec {
  *   [[GROUP:]EVENT=]SRC;PT [[NAME=]ARG ...]
  *   [[GROUP:]EVENT=]0xADDR [[NAME=]ARG ...]
  * 0 or -EINVAL with a sentence naming the bad part in @err; -ENOMEM. */
-int tally_probe_spec__parse(const char *def, struct tally_probe_spec **out, char *err,
-			    size_t errlen);
-void tally_probe_spec__delete(struct tally_probe_spec *s);
+TALLY_API int tally_probe_spec__parse(const char *def, struct tally_probe_spec **out, char *err,
+				      size_t errlen);
+TALLY_API void tally_probe_spec__delete(struct tally_probe_spec *s);
 /* Does the spec need DWARF (source lines, lazy patterns, variables)? */
-bool tally_probe_spec__needs_dwarf(const struct tally_probe_spec *s);
+TALLY_API bool tally_probe_spec__needs_dwarf(const struct tally_probe_spec *s);
 
 /* ---- trace events ------------------------------------------------------------------ */
 
@@ -89,37 +91,37 @@ struct tally_probe_event {
 	char *function;		/* the function the address is in (names the event) */
 };
 
-void tally_probe_event__release(struct tally_probe_event *e);
-void tally_probe_events__free(struct tally_probe_event *v, size_t nr);
+TALLY_API void tally_probe_event__release(struct tally_probe_event *e);
+TALLY_API void tally_probe_events__free(struct tally_probe_event *v, size_t nr);
 
 /* The definition line the kernel takes ("p:grp/ev /bin:0x1149 a=%di:s32"). The length
  * (as snprintf), or -errno. */
-int tally_probe_event__format(const struct tally_probe_event *e, char *buf, size_t len);
+TALLY_API int tally_probe_event__format(const struct tally_probe_event *e, char *buf, size_t len);
 /* Parse a line of uprobe_events / kprobe_events as the kernel lists them. 0 or -EINVAL. */
-int tally_probe_event__parse(const char *line, bool uprobe, struct tally_probe_event *e);
+TALLY_API int tally_probe_event__parse(const char *line, bool uprobe, struct tally_probe_event *e);
 
 /* perf's default group for a probe: "probe" for the kernel, "probe_" + the binary's
  * name up to its first '.' (non-alphanumerics as '_') for a binary. */
-void tally_probe__default_group(const char *binary, char *buf, size_t len);
+TALLY_API void tally_probe__default_group(const char *binary, char *buf, size_t len);
 /* Make @name a valid event name as perf does (characters other than [A-Za-z0-9_] become
  * '_', a leading digit gets a '_' in front). */
-void tally_probe__sanitize_name(char *name);
+TALLY_API void tally_probe__sanitize_name(char *name);
 
 /* ---- tracefs ------------------------------------------------------------------------ */
 
 /* Read the uprobe (or kprobe) events of tracefs directory @tracefs. 0 (none when the
  * file does not exist: check __supported), or -errno. */
-int tally_probe_events__read(const char *tracefs, bool uprobe, struct tally_probe_event **out,
-			     size_t *nr);
+TALLY_API int tally_probe_events__read(const char *tracefs, bool uprobe,
+				       struct tally_probe_event **out, size_t *nr);
 /* 0 when @tracefs has uprobe_events (kprobe_events), -ENOENT when this kernel has no
  * such probes, -EACCES when they cannot be written. */
-int tally_probe_events__supported(const char *tracefs, bool uprobe);
+TALLY_API int tally_probe_events__supported(const char *tracefs, bool uprobe);
 /* Write one definition (tally_probe_event__format's line). 0 or -errno (the kernel's
  * answer: -EEXIST, -EINVAL for a fetch argument it refuses, ...). */
-int tally_probe_events__add(const char *tracefs, bool uprobe, const char *line);
+TALLY_API int tally_probe_events__add(const char *tracefs, bool uprobe, const char *line);
 /* Remove GROUP/EVENT. 0 or -errno (-EBUSY while perf or tally records it). */
-int tally_probe_events__del(const char *tracefs, bool uprobe, const char *group,
-			    const char *event);
+TALLY_API int tally_probe_events__del(const char *tracefs, bool uprobe, const char *group,
+				      const char *event);
 
 /* ---- resolution --------------------------------------------------------------------- */
 
@@ -128,17 +130,17 @@ struct tally_probe_finder;
 /* The probe target: a binary (uprobes) or the running kernel (kprobes: symbols from
  * @kallsyms, NULL for /proc/kallsyms; @module for -m). 0, -ENOENT (no such file),
  * -ENOEXEC (not ELF), -ENOMEM. */
-int tally_probe_finder__new_binary(struct tally_probe_finder **out, const char *path);
-int tally_probe_finder__new_kernel(struct tally_probe_finder **out, const char *kallsyms,
-				   const char *module);
-void tally_probe_finder__delete(struct tally_probe_finder *f);
+TALLY_API int tally_probe_finder__new_binary(struct tally_probe_finder **out, const char *path);
+TALLY_API int tally_probe_finder__new_kernel(struct tally_probe_finder **out, const char *kallsyms,
+					     const char *module);
+TALLY_API void tally_probe_finder__delete(struct tally_probe_finder *f);
 /* Probe functions only where they are out of line, not their inlined copies (perf's
  * --no-inlines). */
-void tally_probe_finder__no_inlines(struct tally_probe_finder *f);
+TALLY_API void tally_probe_finder__no_inlines(struct tally_probe_finder *f);
 /* The binary's real path (NULL for the kernel). */
-const char *tally_probe_finder__path(const struct tally_probe_finder *f);
+TALLY_API const char *tally_probe_finder__path(const struct tally_probe_finder *f);
 /* Does the binary have DWARF (in itself or in separate debuginfo)? */
-bool tally_probe_finder__has_dwarf(struct tally_probe_finder *f);
+TALLY_API bool tally_probe_finder__has_dwarf(struct tally_probe_finder *f);
 
 /* Resolve @spec into events, one per address, with group and event still to be named
  * (tally_probe_events__name). Messages: perf's when it has one for the case ("Probe
@@ -146,50 +148,53 @@ bool tally_probe_finder__has_dwarf(struct tally_probe_finder *f);
  * address.\n Perhaps it has been optimized out.", ...), in @err. @note gets an
  * informational sentence perf prints too ("Target program is compiled without
  * optimization. Skipping prologue.\n...") or stays empty. 0, or -errno. */
-int tally_probe_finder__find(struct tally_probe_finder *f, const struct tally_probe_spec *spec,
-			     struct tally_probe_event **out, size_t *nr, char *err, size_t errlen,
-			     char *note, size_t notelen);
+TALLY_API int tally_probe_finder__find(struct tally_probe_finder *f,
+				       const struct tally_probe_spec *spec,
+				       struct tally_probe_event **out, size_t *nr, char *err,
+				       size_t errlen, char *note, size_t notelen);
 
 /* Give events their group and event names as perf does: the spec's, else the default
  * group and the function's name (FUNC_L<RL> for :RL, FUNC__return for %return,
  * abs_<hex> for an address). A name taken by @existing or by an earlier event of @evs
  * (other than the same spec's other addresses) is -EEXIST with perf's message in @err,
  * unless @force: then _1, _2, ... is appended. */
-int tally_probe_events__name(struct tally_probe_event *evs, size_t nr,
-			     const struct tally_probe_spec *spec, const char *target,
-			     const struct tally_probe_event *existing, size_t nr_existing,
-			     struct tally_probe_event *earlier, size_t nr_earlier, bool force,
-			     char *err, size_t errlen);
+TALLY_API int tally_probe_events__name(struct tally_probe_event *evs, size_t nr,
+				       const struct tally_probe_spec *spec, const char *target,
+				       const struct tally_probe_event *existing, size_t nr_existing,
+				       struct tally_probe_event *earlier, size_t nr_earlier,
+				       bool force, char *err, size_t errlen);
 
 /* For listings: where an address of the binary is, as perf -l says it ("add:2@/src/t.c",
  * "add@/src/t.c", or "0x1149" without DWARF and symbols). @retprobe adds "%return".
  * The length or -errno. */
-int tally_probe_finder__describe(struct tally_probe_finder *f, uint64_t offset, bool retprobe,
-				 char *buf, size_t len);
+TALLY_API int tally_probe_finder__describe(struct tally_probe_finder *f, uint64_t offset,
+					   bool retprobe, char *buf, size_t len);
 
 /* -V: the variables available at each address of @spec, as perf prints them: called
  * once per address with "@<func+off>" and then once per variable ("type\tname", or
  * with @range "[VAL]\ttype\tname\t@<func+[a-b,c-d]>"), sorted as perf sorts them. */
 typedef int (*tally_probe_vars_fn)(void *arg, const char *where, const char *var);
-int tally_probe_finder__vars(struct tally_probe_finder *f, const struct tally_probe_spec *spec,
-			     bool range, bool externs, tally_probe_vars_fn fn, void *arg,
-			     char *err, size_t errlen);
+TALLY_API int tally_probe_finder__vars(struct tally_probe_finder *f,
+				       const struct tally_probe_spec *spec, bool range,
+				       bool externs, tally_probe_vars_fn fn, void *arg, char *err,
+				       size_t errlen);
 
 /* -L: the source lines of FUNC[@SRC][:START[-END|+N]] or SRC[:START[-END|+N]], as perf
  * prints them: the header ("<add@/src/t.c:0>" or "</src/t.c:5>"), then each line with
  * its number (relative to FUNC's line) when it has code, else none. */
 typedef int (*tally_probe_line_fn)(void *arg, const char *header, long lineno, bool probeable,
 				   const char *text, size_t len);
-int tally_probe_finder__lines(struct tally_probe_finder *f, const char *range,
-			      tally_probe_line_fn fn, void *arg, char *err, size_t errlen);
+TALLY_API int tally_probe_finder__lines(struct tally_probe_finder *f, const char *range,
+					tally_probe_line_fn fn, void *arg, char *err,
+					size_t errlen);
 
 /* -F: the symbol names of the binary (or kernel) that match @filter (perf's filter
  * syntax: globs joined by '&' and '|', '!' negates, parentheses group; NULL: perf's
  * default "!_* & !*@plt"), sorted (a name twice when two symbols have it, as perf); plt entries as NAME@plt. -EINVAL for a
  * filter that does not parse. */
 typedef int (*tally_probe_func_fn)(void *arg, const char *name);
-int tally_probe_finder__funcs(struct tally_probe_finder *f, const char *filter,
-			      tally_probe_func_fn fn, void *arg);
+TALLY_API int tally_probe_finder__funcs(struct tally_probe_finder *f, const char *filter,
+					tally_probe_func_fn fn, void *arg);
 
 #ifdef __cplusplus
 }

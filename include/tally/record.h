@@ -7,6 +7,8 @@
 #ifndef TALLY_RECORD_H
 #define TALLY_RECORD_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +29,8 @@ struct tally_sample_layout {
 };
 
 /* Fill a layout from an attr. */
-void tally_sample_layout__from_attr(struct tally_sample_layout *l,
-				    const struct perf_event_attr *attr);
+TALLY_API void tally_sample_layout__from_attr(struct tally_sample_layout *l,
+					      const struct perf_event_attr *attr);
 
 /* The sample_id trailer of non-sample records (sample_id_all) / sample fields. */
 struct tally_sample_id {
@@ -104,26 +106,27 @@ struct tally_sample {
 
 /* Decode a PERF_RECORD_SAMPLE. hdr->size bytes at hdr must be readable.
  * 0, or -EINVAL when the record is shorter than its fields say (never reads past it). */
-int tally_sample__parse(const struct tally_sample_layout *l,
-			const struct perf_event_header *hdr, struct tally_sample *out);
+TALLY_API int tally_sample__parse(const struct tally_sample_layout *l,
+				  const struct perf_event_header *hdr, struct tally_sample *out);
 /* Would tally_sample__parse accept this record? The same answer, without decoding it
  * (a reader checking every sample before handing it out). 0 or -EINVAL. */
-int tally_sample__check(const struct tally_sample_layout *l,
-			const struct perf_event_header *hdr);
+TALLY_API int tally_sample__check(const struct tally_sample_layout *l,
+				  const struct perf_event_header *hdr);
 
 /* The period a sample counts for, as perf counts it: its PERIOD field, else the attr's
  * fixed sample_period, else 1. */
-uint64_t tally_sample__period(const struct tally_sample *s, const struct perf_event_attr *attr);
+TALLY_API uint64_t tally_sample__period(const struct tally_sample *s,
+					const struct perf_event_attr *attr);
 
 /* Was the sample recorded with --call-graph dwarf, and does it carry what unwinding
  * needs: the user registers (64-bit ABI) and some bytes of user stack? (perf's test
  * before it unwinds.) */
-bool tally_sample__has_user_stack(const struct tally_sample *s);
+TALLY_API bool tally_sample__has_user_stack(const struct tally_sample *s);
 
 /* Entry I (0 … read.nr-1) of a PERF_SAMPLE_READ group, or the single value.
  * 0, or -ENOENT when the sample has no such entry. */
-int tally_sample__read_value(const struct tally_sample *s, uint64_t i,
-			     struct tally_read_value *v);
+TALLY_API int tally_sample__read_value(const struct tally_sample *s, uint64_t i,
+				       struct tally_read_value *v);
 
 /* Kernel or guest kernel cpumode: the addresses the kernel's maps and symbols hold. */
 static inline bool tally_cpumode_is_kernel(uint8_t cpumode)
@@ -134,24 +137,25 @@ static inline bool tally_cpumode_is_kernel(uint8_t cpumode)
 /* A call-chain entry that is a PERF_CONTEXT_* marker: sets *cpumode to the cpumode of
  * the entries after it and returns 1, or -1 for an unknown marker (the chain is
  * corrupt); 0 for an address. */
-int tally_chain_context(uint64_t entry, uint8_t *cpumode);
+TALLY_API int tally_chain_context(uint64_t entry, uint8_t *cpumode);
 
 /* Decode the sample_id trailer of a non-sample record (needs l->sample_id_all).
  * 0, -ENOENT when the layout has no trailer, -EINVAL when it does not fit. */
-int tally_sample_id__parse(const struct tally_sample_layout *l,
-			   const struct perf_event_header *hdr, struct tally_sample_id *out);
+TALLY_API int tally_sample_id__parse(const struct tally_sample_layout *l,
+				     const struct perf_event_header *hdr,
+				     struct tally_sample_id *out);
 
 /* Size in bytes of the sample_id trailer for this layout (0 without sample_id_all). */
-size_t tally_sample_id__size(const struct tally_sample_layout *l);
+TALLY_API size_t tally_sample_id__size(const struct tally_sample_layout *l);
 
 /* Where the event id sits, to find the attr of a record before decoding it:
  * PERF_SAMPLE_IDENTIFIER makes it the first u64 of a sample / last u64 of a trailer.
  * Returns 0 and sets *id, or -ENOENT if this layout carries no id. */
-int tally_record__peek_id(const struct tally_sample_layout *l,
-			  const struct perf_event_header *hdr, uint64_t *id);
+TALLY_API int tally_record__peek_id(const struct tally_sample_layout *l,
+				    const struct perf_event_header *hdr, uint64_t *id);
 
 /* Name of a record type ("SAMPLE", "MMAP2", "FINISHED_ROUND", …) or NULL if unknown. */
-const char *tally_record__type_name(uint32_t type);
+TALLY_API const char *tally_record__type_name(uint32_t type);
 
 #ifdef __cplusplus
 }

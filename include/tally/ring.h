@@ -20,6 +20,8 @@
 #ifndef TALLY_RING_H
 #define TALLY_RING_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,28 +54,29 @@ struct tally_ring_stats {
  * the reader skips to data_head and counts the bytes in stats.overwritten. Normally
  * pass true.
  * Returns 0 or -errno (-EPERM typically means the mlock limit refused the buffer). */
-int tally_ring__mmap(struct tally_ring **out, int fd, size_t data_pages, bool writable);
+TALLY_API int tally_ring__mmap(struct tally_ring **out, int fd, size_t data_pages, bool writable);
 
 /* Read a ring laid out like a perf mmap that the caller owns: BASE is the metadata
  * page (struct perf_event_mmap_page), the data area is DATA_SIZE bytes (a power of
  * two) at BASE + DATA_OFFSET. The ring never unmaps or frees BASE. Used for tests and
  * for rings mapped elsewhere. If the metadata page carries data_offset/data_size
  * (kernel 4.1+), those must agree with the arguments. */
-int tally_ring__wrap(struct tally_ring **out, void *base, size_t data_offset, size_t data_size);
+TALLY_API int tally_ring__wrap(struct tally_ring **out, void *base, size_t data_offset,
+			       size_t data_size);
 
 /* Unmap (if tally_ring__mmap made it) and free. NULL-safe. */
-void tally_ring__delete(struct tally_ring *r);
+TALLY_API void tally_ring__delete(struct tally_ring *r);
 
 /* The metadata page (time conversion, data_head/data_tail, ...). */
-struct perf_event_mmap_page *tally_ring__meta(const struct tally_ring *r);
+TALLY_API struct perf_event_mmap_page *tally_ring__meta(const struct tally_ring *r);
 /* The fd given to tally_ring__mmap, or -1. */
-int tally_ring__fd(const struct tally_ring *r);
+TALLY_API int tally_ring__fd(const struct tally_ring *r);
 /* Size of the data area in bytes, and of the whole mapping (metadata page included). */
-size_t tally_ring__data_size(const struct tally_ring *r);
-size_t tally_ring__mmap_size(const struct tally_ring *r);
+TALLY_API size_t tally_ring__data_size(const struct tally_ring *r);
+TALLY_API size_t tally_ring__mmap_size(const struct tally_ring *r);
 
 /* Bytes the kernel has published beyond our read position (loads data_head). */
-size_t tally_ring__avail(struct tally_ring *r);
+TALLY_API size_t tally_ring__avail(struct tally_ring *r);
 
 /* Next complete record, or none. Returns 1 and sets *rec (valid until the next call to
  * tally_ring__read or tally_ring__consume), 0 when no complete record is available
@@ -81,21 +84,21 @@ size_t tally_ring__avail(struct tally_ring *r);
  * -EBADMSG when the ring holds a record header that cannot be right (size < 8 or
  * larger than the ring); the reader then stops and the caller should reset the ring
  * (tally_ring__skip_all). */
-int tally_ring__read(struct tally_ring *r, const struct perf_event_header **rec);
+TALLY_API int tally_ring__read(struct tally_ring *r, const struct perf_event_header **rec);
 
 /* The bytes read by tally_ring__read but not consumed yet, as one or two pieces (the
  * second is empty unless they wrap the end of the buffer). Returns the total. */
-size_t tally_ring__span(const struct tally_ring *r, const void **p1, size_t *len1,
-			const void **p2, size_t *len2);
+TALLY_API size_t tally_ring__span(const struct tally_ring *r, const void **p1, size_t *len1,
+				  const void **p2, size_t *len2);
 
 /* Hand the bytes read so far back to the kernel (release store of data_tail). */
-void tally_ring__consume(struct tally_ring *r);
+TALLY_API void tally_ring__consume(struct tally_ring *r);
 
 /* Drop everything published so far without reading it (after -EBADMSG). */
-void tally_ring__skip_all(struct tally_ring *r);
+TALLY_API void tally_ring__skip_all(struct tally_ring *r);
 
 /* Statistics of records delivered by tally_ring__read. */
-void tally_ring__stats(const struct tally_ring *r, struct tally_ring_stats *st);
+TALLY_API void tally_ring__stats(const struct tally_ring *r, struct tally_ring_stats *st);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@
 #ifndef TALLY_SAMPLE_MEMO_H
 #define TALLY_SAMPLE_MEMO_H
 
+#include <tally/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,23 +48,24 @@ struct tally_sample_key {
 
 /* max_words: budget in 8-byte words of entries (0 or more than the largest: the
  * largest); min_hit_pct: the hits it must have in its trial (0: 25). NULL: ENOMEM. */
-struct tally_sample_memo *tally_sample_memo__new(size_t max_words, unsigned min_hit_pct);
-void tally_sample_memo__delete(struct tally_sample_memo *m);
+TALLY_API struct tally_sample_memo *tally_sample_memo__new(size_t max_words, unsigned min_hit_pct);
+TALLY_API void tally_sample_memo__delete(struct tally_sample_memo *m);
 
 /* The key's hash (never 0), as __find computes it. */
-uint64_t tally_sample_key__hash(const struct tally_sample_key *k);
+TALLY_API uint64_t tally_sample_key__hash(const struct tally_sample_key *k);
 /* The payload remembered for k, still valid in session s (counted as a hit), with its
  * size in words in *nr_words; or NULL (a miss: resolve the sample, then __add what came
  * of it). *hash is k's hash either way, for __add. */
-void *tally_sample_memo__find(struct tally_sample_memo *m, struct tally_session *s,
-			      const struct tally_sample_key *k, uint64_t *hash,
-			      size_t *nr_words);
+TALLY_API void *tally_sample_memo__find(struct tally_sample_memo *m, struct tally_session *s,
+					const struct tally_sample_key *k, uint64_t *hash,
+					size_t *nr_words);
 /* Room for nr_words words of payload (8-byte aligned) for k, dated now; replaces an
  * older entry for the same key. NULL when the memo is off, the entry is bigger than the
  * budget, or memory ran out (go on without it). The payload moves on the next add:
  * fill it in at once. */
-void *tally_sample_memo__add(struct tally_sample_memo *m, struct tally_session *s,
-			     const struct tally_sample_key *k, uint64_t hash, size_t nr_words);
+TALLY_API void *tally_sample_memo__add(struct tally_sample_memo *m, struct tally_session *s,
+				       const struct tally_sample_key *k, uint64_t hash,
+				       size_t nr_words);
 
 #ifdef __cplusplus
 }

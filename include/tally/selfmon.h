@@ -20,6 +20,8 @@
 #ifndef TALLY_SELFMON_H
 #define TALLY_SELFMON_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,7 +68,7 @@ enum tally_self_path {
 };
 
 /* A one-line explanation of @path, with what to do about it where something can be. */
-const char *tally_self_path_str(enum tally_self_path path);
+TALLY_API const char *tally_self_path_str(enum tally_self_path path);
 
 /*
  * Open @attr on (@pid, @cpu): pid 0 / cpu -1 is the calling thread, the only target
@@ -80,10 +82,11 @@ const char *tally_self_path_str(enum tally_self_path path);
  * bit 0 for a 64-bit counter when the hardware has one) if /proc/sys/kernel/
  * perf_user_access allows it. Returns 0 or -errno (the open's errno, unchanged).
  */
-int tally_selfmon__open(struct tally_selfmon **out, const struct perf_event_attr *attr,
-			pid_t pid, int cpu, struct tally_selfmon *leader, unsigned int flags);
+TALLY_API int tally_selfmon__open(struct tally_selfmon **out, const struct perf_event_attr *attr,
+				  pid_t pid, int cpu, struct tally_selfmon *leader,
+				  unsigned int flags);
 /* Close the event and unmap its page. NULL is a no-op. */
-void tally_selfmon__delete(struct tally_selfmon *c);
+TALLY_API void tally_selfmon__delete(struct tally_selfmon *c);
 
 /*
  * Convenience: open every event of @events, in perf's -e syntax
@@ -98,65 +101,65 @@ void tally_selfmon__delete(struct tally_selfmon *c);
  * failed, and nothing stays open. Tool events (duration_time, ...) are not kernel
  * counters: -EOPNOTSUPP.
  */
-int tally_selfmon_open_events(const char *events, unsigned int flags,
-			      struct tally_selfmon ***out, size_t *nr,
-			      struct tally_parse_error *perr, size_t *failed);
+TALLY_API int tally_selfmon_open_events(const char *events, unsigned int flags,
+					struct tally_selfmon ***out, size_t *nr,
+					struct tally_parse_error *perr, size_t *failed);
 /* Close @nr counters from tally_selfmon_open_events (members first) and free the
  * array. NULL is a no-op. */
-void tally_selfmon_close_events(struct tally_selfmon **counters, size_t nr);
+TALLY_API void tally_selfmon_close_events(struct tally_selfmon **counters, size_t nr);
 /* The event's name as perf displays it ("cycles:u") when opened from a string,
  * else NULL. */
-const char *tally_selfmon__name(const struct tally_selfmon *c);
+TALLY_API const char *tally_selfmon__name(const struct tally_selfmon *c);
 
 /* The event's file descriptor (owned by @c). */
-int tally_selfmon__fd(const struct tally_selfmon *c);
+TALLY_API int tally_selfmon__fd(const struct tally_selfmon *c);
 /* The kernel's id for the event (PERF_EVENT_IOC_ID); 0 or -errno. */
-int tally_selfmon__id(const struct tally_selfmon *c, uint64_t *id);
+TALLY_API int tally_selfmon__id(const struct tally_selfmon *c, uint64_t *id);
 
 /* Enable, disable, reset the event, or with @group its whole group
  * (PERF_IOC_FLAG_GROUP). 0 or -errno. */
-int tally_selfmon__enable(struct tally_selfmon *c, bool group);
-int tally_selfmon__disable(struct tally_selfmon *c, bool group);
-int tally_selfmon__reset(struct tally_selfmon *c, bool group);
+TALLY_API int tally_selfmon__enable(struct tally_selfmon *c, bool group);
+TALLY_API int tally_selfmon__disable(struct tally_selfmon *c, bool group);
+TALLY_API int tally_selfmon__reset(struct tally_selfmon *c, bool group);
 
 /* Enable / disable every event the calling process owns (counters opened on it by
  * itself), via prctl(PR_TASK_PERF_EVENTS_ENABLE/DISABLE). 0 or -errno. */
-int tally_selfmon_enable_all(void);
-int tally_selfmon_disable_all(void);
+TALLY_API int tally_selfmon_enable_all(void);
+TALLY_API int tally_selfmon_disable_all(void);
 
 /* Read the raw {val, ena, run}: the fast path when it is available, read() otherwise.
  * 0 or -errno. */
-int tally_selfmon__read(struct tally_selfmon *c, struct tally_count *out);
+TALLY_API int tally_selfmon__read(struct tally_selfmon *c, struct tally_count *out);
 /* Read through read() only (the reference the fast path must agree with). */
-int tally_selfmon__read_syscall(struct tally_selfmon *c, struct tally_count *out);
+TALLY_API int tally_selfmon__read_syscall(struct tally_selfmon *c, struct tally_count *out);
 /* The multiplexing-scaled value (tally_scale of a tally_selfmon__read). */
-int tally_selfmon__read_scaled(struct tally_selfmon *c, uint64_t *val);
+TALLY_API int tally_selfmon__read_scaled(struct tally_selfmon *c, uint64_t *val);
 /*
  * Read a whole group with one read() on a leader opened with TALLY_SELF_GROUP.
  * Fills up to @max entries of @counts (and of @ids if not NULL) in group order, the
  * leader first; every entry carries the group's ena/run. With @scaled, val is scaled.
  * Returns the number of members (which may exceed @max) or -errno.
  */
-int tally_selfmon__read_group(struct tally_selfmon *leader, struct tally_count *counts,
-			      uint64_t *ids, size_t max, bool scaled);
+TALLY_API int tally_selfmon__read_group(struct tally_selfmon *leader, struct tally_count *counts,
+					uint64_t *ids, size_t max, bool scaled);
 /* How the last tally_selfmon__read was served. */
-enum tally_self_path tally_selfmon__last_path(const struct tally_selfmon *c);
+TALLY_API enum tally_self_path tally_selfmon__last_path(const struct tally_selfmon *c);
 /* Whether the fast path can serve @c at all (a fixed reason, independent of when the
  * kernel happens to have the event scheduled): TALLY_SELF_PATH_FAST if so. */
-enum tally_self_path tally_selfmon__fast_path(const struct tally_selfmon *c);
+TALLY_API enum tally_self_path tally_selfmon__fast_path(const struct tally_selfmon *c);
 /* The mapped user page, or NULL. Valid until tally_selfmon__delete. */
-const struct perf_event_mmap_page *tally_selfmon__page(const struct tally_selfmon *c);
+TALLY_API const struct perf_event_mmap_page *tally_selfmon__page(const struct tally_selfmon *c);
 
 /*
  * Overflow signals: deliver @signo to the calling thread on each overflow (or wakeup)
  * of this sampling event: O_ASYNC, F_SETSIG (si_fd identifies the event),
  * F_SETOWN_EX to the calling thread. 0 or -errno.
  */
-int tally_selfmon__set_signal(struct tally_selfmon *c, int signo);
+TALLY_API int tally_selfmon__set_signal(struct tally_selfmon *c, int signo);
 /* PERF_EVENT_IOC_REFRESH: enable for @n more overflows, then disable. 0 or -errno. */
-int tally_selfmon__refresh(struct tally_selfmon *c, int n);
+TALLY_API int tally_selfmon__refresh(struct tally_selfmon *c, int n);
 /* PERF_EVENT_IOC_PERIOD: change the sample period (or frequency). 0 or -errno. */
-int tally_selfmon__set_period(struct tally_selfmon *c, uint64_t period);
+TALLY_API int tally_selfmon__set_period(struct tally_selfmon *c, uint64_t period);
 
 /*
  * The fast path on a user page mapped by the caller (the page of any perf event fd
@@ -166,8 +169,8 @@ int tally_selfmon__set_period(struct tally_selfmon *c, uint64_t period);
  * time_cycles/mask). Returns TALLY_SELF_PATH_FAST with @out filled, or the reason
  * the caller must fall back to read() (then @out is untouched).
  */
-enum tally_self_path tally_userpage_read(const struct perf_event_mmap_page *pc,
-					 struct tally_count *out);
+TALLY_API enum tally_self_path tally_userpage_read(const struct perf_event_mmap_page *pc,
+						   struct tally_count *out);
 
 /* Conversion between perf timestamps (sample time, perf clock) and the hardware
  * timestamp counter (TSC / cntvct), from a user page's time_zero/mult/shift. */
@@ -183,16 +186,16 @@ struct tally_time_conv {
 /* Snapshot the conversion from @pc (consistent under its seqlock). 0, or
  * -EOPNOTSUPP when the kernel does not publish cap_user_time_zero (as in most VMs),
  * -EBUSY if the seqlock never settled. */
-int tally_userpage_time_conv(const struct perf_event_mmap_page *pc,
-			     struct tally_time_conv *conv);
+TALLY_API int tally_userpage_time_conv(const struct perf_event_mmap_page *pc,
+				       struct tally_time_conv *conv);
 /* Same from @c's page; -ENODATA if it has none. */
-int tally_selfmon__time_conv(const struct tally_selfmon *c, struct tally_time_conv *conv);
+TALLY_API int tally_selfmon__time_conv(const struct tally_selfmon *c, struct tally_time_conv *conv);
 /* A hardware counter reading -> perf timestamp (ns on the perf clock). */
-uint64_t tally_time_conv__to_perf(const struct tally_time_conv *conv, uint64_t cyc);
+TALLY_API uint64_t tally_time_conv__to_perf(const struct tally_time_conv *conv, uint64_t cyc);
 /* A perf timestamp -> hardware counter reading (the inverse, rounded down). */
-uint64_t tally_time_conv__to_cycles(const struct tally_time_conv *conv, uint64_t ts);
+TALLY_API uint64_t tally_time_conv__to_cycles(const struct tally_time_conv *conv, uint64_t ts);
 /* Read the hardware timestamp counter now (rdtsc / cntvct_el0; 0 elsewhere). */
-uint64_t tally_read_timestamp_counter(void);
+TALLY_API uint64_t tally_read_timestamp_counter(void);
 
 /*
  * Self-sampling: a sampling event on the calling thread and its ring buffer, read by
@@ -207,15 +210,15 @@ struct tally_selfsample;
  * (enable through tally_selfsample__counter). 0 or -errno; -EPERM from the mmap
  * usually means the locked-memory limit (ulimit -l, perf_event_mlock_kb).
  */
-int tally_selfsample__open(struct tally_selfsample **out, const struct perf_event_attr *attr,
-			   size_t data_pages);
+TALLY_API int tally_selfsample__open(struct tally_selfsample **out,
+				     const struct perf_event_attr *attr, size_t data_pages);
 /* Unmap and close. NULL is a no-op. */
-void tally_selfsample__delete(struct tally_selfsample *s);
+TALLY_API void tally_selfsample__delete(struct tally_selfsample *s);
 /* The event as a tally_selfmon: enable/disable/reset, read its count, set a signal,
  * refresh, change the period, time conversion from its user page. Owned by @s. */
-struct tally_selfmon *tally_selfsample__counter(struct tally_selfsample *s);
+TALLY_API struct tally_selfmon *tally_selfsample__counter(struct tally_selfsample *s);
 /* The ring (statistics: samples, lost, throttling). Owned by @s. */
-struct tally_ring *tally_selfsample__ring(struct tally_selfsample *s);
+TALLY_API struct tally_ring *tally_selfsample__ring(struct tally_selfsample *s);
 /*
  * The next PERF_RECORD_SAMPLE, decoded with the event's sample_type: returns 1 and
  * fills @out (pointers into the ring, valid until the next call), 0 when the ring
@@ -224,7 +227,7 @@ struct tally_ring *tally_selfsample__ring(struct tally_selfsample *s);
  * in the ring's statistics. Each call first hands the space read so far back to the
  * kernel.
  */
-int tally_selfsample__next(struct tally_selfsample *s, struct tally_sample *out);
+TALLY_API int tally_selfsample__next(struct tally_selfsample *s, struct tally_sample *out);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef TALLY_SESSION_H
 #define TALLY_SESSION_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,33 +68,33 @@ struct tally_session_opts {
  * build-id. Unless opts->no_symbols, they load on a thread of their own from the first
  * __add_build_ids or __process call; the first kernel lookup parses what is left of the
  * file alongside that thread and then joins it (__delete joins it too). */
-int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts);
-void tally_session__delete(struct tally_session *s);
+TALLY_API int tally_session__new(struct tally_session **out, const struct tally_session_opts *opts);
+TALLY_API void tally_session__delete(struct tally_session *s);
 
 /* Feed one side-band record (non-SAMPLE records; others are ignored). HEADER_BUILD_ID
  * records (perf inject -b in pipe mode) give dsos their build-ids.
  */
-int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr);
+TALLY_API int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr);
 
 /* Give dsos the build-ids of a BUILD_ID header feature (tally_data__feature(d,
  * TALLY_FEAT_BUILD_ID, …)); call before processing records. Each entry makes its dso
  * (as perf does: they come first in the dso order). 0 or -errno. */
-int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len);
+TALLY_API int tally_session__add_build_ids(struct tally_session *s, const void *buf, size_t len);
 
 /* Why kernel addresses went without symbols, once a kernel lookup wanted them: a
  * sentence for the user (another kernel's file with no kallsyms copy at hand, addresses
  * hidden by kptr_restrict, an unreadable --kallsyms file); NULL when kernel symbols were
  * there or never needed. */
-const char *tally_session__kernel_symbols_problem(const struct tally_session *s);
+TALLY_API const char *tally_session__kernel_symbols_problem(const struct tally_session *s);
 /* When kernel symbols were wanted and the build-id cache's copy of the recording
  * kernel's kallsyms failed its checks (buildid-cache.h) but this machine runs that
  * kernel, so /proc/kallsyms served: a sentence saying what is wrong with the copy.
  * NULL otherwise. */
-const char *tally_session__kernel_symbols_note(const struct tally_session *s);
+TALLY_API const char *tally_session__kernel_symbols_note(const struct tally_session *s);
 
 /* The thread for pid/tid, created if new. A thread with no COMM yet is named ":TID"
  * like perf; tid 0 is "swapper". */
-struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, pid_t tid);
+TALLY_API struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, pid_t tid);
 
 /* Resolve an address. cpumode is the sample's header.misc & PERF_RECORD_MISC_CPUMODE_MASK
  * (for callchain entries, the PERF_CONTEXT_* marker in force). Returns 0, and fills
@@ -103,8 +105,8 @@ struct tally_thread *tally_session__thread(struct tally_session *s, pid_t pid, p
  * only what a record may change (a process's MMAP, COMM, FORK or EXIT its addresses; a
  * kernel MMAP, KSYMBOL, BPF_EVENT or TEXT_POKE the kernel's; a record of unknown meaning
  * everything), so answers are always what an uncached lookup would give. */
-int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
-			   uint64_t ip, struct tally_addr_loc *loc);
+TALLY_API int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+				     uint64_t ip, struct tally_addr_loc *loc);
 
 /* What kind of code a resolved frame is, for views that tell them apart (a flame
  * graph's colours). */
@@ -119,18 +121,18 @@ enum tally_frame_kind {
 
 /* The kind of a resolved address: kernel by its cpumode or dso, JIT by its dso, else
  * user. (Frames for inlined functions say so where they are made.) */
-enum tally_frame_kind tally_addr_loc__kind(const struct tally_addr_loc *loc);
+TALLY_API enum tally_frame_kind tally_addr_loc__kind(const struct tally_addr_loc *loc);
 
 /* perf's level letter for a cpumode: '.' user, 'k' kernel, 'g' guest kernel, 'u' guest
  * user, 'H' hypervisor. */
-char tally_cpumode_level(uint8_t cpumode);
+TALLY_API char tally_cpumode_level(uint8_t cpumode);
 
 /* Mark the dso that IP falls in as hit by a sample (perf's build_id__mark_dso_hit);
  * returns it when this is its first hit (perf inject -b adds its build-id then), NULL
  * otherwise or when IP is in no dso. Resolves like __resolve, so a session without
  * no_symbols loads the dso's symbols. */
-struct tally_dso *tally_session__mark_hit(struct tally_session *s, pid_t pid, pid_t tid,
-					 uint8_t cpumode, uint64_t ip);
+TALLY_API struct tally_dso *tally_session__mark_hit(struct tally_session *s, pid_t pid, pid_t tid,
+						    uint8_t cpumode, uint64_t ip);
 
 struct tally_data;
 struct tally_data_error;
@@ -138,8 +140,8 @@ struct tally_data_error;
  * each sample marking the dso it hit (perf's build_id__mark_dso_hit pass, behind
  * buildid-list -H and archive). Best with a no_symbols session. Returns what
  * tally_data__for_each returns. */
-int tally_session__read_hits(struct tally_session *s, struct tally_data *d,
-			     struct tally_data_error *err);
+TALLY_API int tally_session__read_hits(struct tally_session *s, struct tally_data *d,
+				       struct tally_data_error *err);
 
 /*
  * A sample's call chain, resolved: one frame per address, callee (the sampled ip)
@@ -149,17 +151,17 @@ int tally_session__read_hits(struct tally_session *s, struct tally_data *d,
  * callers just walk the frames. A tally_frames is a buffer reused from sample to
  * sample; its frames stay valid until the next resolve_chain into it.
  */
-struct tally_frames *tally_frames__new(void);
-void tally_frames__delete(struct tally_frames *f);
-size_t tally_frames__nr(const struct tally_frames *f);
+TALLY_API struct tally_frames *tally_frames__new(void);
+TALLY_API void tally_frames__delete(struct tally_frames *f);
+TALLY_API size_t tally_frames__nr(const struct tally_frames *f);
 /* Frame i (0: the callee), or NULL past the end. loc->thread is the sample's thread. */
-const struct tally_addr_loc *tally_frames__get(const struct tally_frames *f, size_t i);
+TALLY_API const struct tally_addr_loc *tally_frames__get(const struct tally_frames *f, size_t i);
 /* Resolve smp's PERF_SAMPLE_CALLCHAIN into f (no frames without one), at most max_stack
  * frames of it in the order the chain lists them, innermost first (UINT_MAX: all; 0:
  * none). 0; 1 when the chain holds an unknown PERF_CONTEXT_* marker (corrupt:
  * no frames, perf then skips the chain); -ENOMEM. */
-int tally_session__resolve_chain(struct tally_session *s, const struct tally_sample *smp,
-				 unsigned max_stack, struct tally_frames *f);
+TALLY_API int tally_session__resolve_chain(struct tally_session *s, const struct tally_sample *smp,
+					   unsigned max_stack, struct tally_frames *f);
 
 /*
  * For caches a caller keeps of what it made from resolved addresses (formatted lines,
@@ -169,44 +171,44 @@ int tally_session__resolve_chain(struct tally_session *s, const struct tally_sam
  * would give while g >= tally_session__valid_since(s, pid, cpumode). Kernel cpumodes
  * share one validity for all processes. Generations only grow.
  */
-uint64_t tally_session__generation(struct tally_session *s);
-uint64_t tally_session__valid_since(struct tally_session *s, pid_t pid, uint8_t cpumode);
+TALLY_API uint64_t tally_session__generation(struct tally_session *s);
+TALLY_API uint64_t tally_session__valid_since(struct tally_session *s, pid_t pid, uint8_t cpumode);
 
-const char *tally_thread__comm(const struct tally_thread *t);
-pid_t tally_thread__pid(const struct tally_thread *t);
-pid_t tally_thread__tid(const struct tally_thread *t);
+TALLY_API const char *tally_thread__comm(const struct tally_thread *t);
+TALLY_API pid_t tally_thread__pid(const struct tally_thread *t);
+TALLY_API pid_t tally_thread__tid(const struct tally_thread *t);
 
 /* Full path ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[kernel.kallsyms]", "[vdso]") and
  * perf's short name (basename; kernel/vdso names unchanged). */
-const char *tally_dso__name(const struct tally_dso *d);
-const char *tally_dso__short_name(const struct tally_dso *d);
-bool tally_dso__is_kernel(const struct tally_dso *d);
+TALLY_API const char *tally_dso__name(const struct tally_dso *d);
+TALLY_API const char *tally_dso__short_name(const struct tally_dso *d);
+TALLY_API bool tally_dso__is_kernel(const struct tally_dso *d);
 /* JIT-compiled code: a /tmp/perf-PID.map (anonymous memory of a process that wrote
  * one) or a function perf inject --jit made into an ELF file (jitted-PID-N.so). */
-bool tally_dso__is_jit(const struct tally_dso *d);
+TALLY_API bool tally_dso__is_jit(const struct tally_dso *d);
 /* The dso's place in the session's creation order (0 for the first dso made): a stable
  * order for ties (perf breaks them by the dso objects' addresses, which grow in the
  * same order). */
-uint32_t tally_dso__index(const struct tally_dso *d);
+TALLY_API uint32_t tally_dso__index(const struct tally_dso *d);
 /* Build-id bytes if known: the recording's (BUILD_ID feature, HEADER_BUILD_ID records,
  * MMAP2 build-ids), never one read from a file here. */
-size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id);
-const struct tally_build_id *tally_dso__bid(const struct tally_dso *d);
+TALLY_API size_t tally_dso__build_id(const struct tally_dso *d, const uint8_t **id);
+TALLY_API const struct tally_build_id *tally_dso__bid(const struct tally_dso *d);
 /* The name the recording gives: a kernel module's path (name is "[mod]"), else
  * tally_dso__name. */
-const char *tally_dso__long_name(const struct tally_dso *d);
+TALLY_API const char *tally_dso__long_name(const struct tally_dso *d);
 /* Why the dso went without symbols once a lookup wanted them, as a sentence naming
  * it: the file is gone or is another build and the build-id cache has no usable copy
  * (saying what is wrong with a damaged one), or a damaged cache entry was passed over.
  * NULL when there is nothing to say. Symbols load on the first lookup in the dso, so
  * ask after resolving. */
-const char *tally_dso__problem(const struct tally_dso *d);
+TALLY_API const char *tally_dso__problem(const struct tally_dso *d);
 /* Mark a dso as hit by a sample (for BUILD_ID) / iterate dsos in the order they were
  * made (perf's order of its dso list: BUILD_ID entries first, then as maps came). */
-void tally_dso__set_hit(struct tally_dso *d);
-bool tally_dso__hit(const struct tally_dso *d);
+TALLY_API void tally_dso__set_hit(struct tally_dso *d);
+TALLY_API bool tally_dso__hit(const struct tally_dso *d);
 typedef int (*tally_dso_fn)(void *arg, struct tally_dso *d);
-int tally_session__for_each_dso(struct tally_session *s, tally_dso_fn fn, void *arg);
+TALLY_API int tally_session__for_each_dso(struct tally_session *s, tally_dso_fn fn, void *arg);
 
 /* The files the session reads a dso's symbols from, for tools that read its code
  * (annotate): the binary (under --symfs, at its path, or in the build-id cache, checked
@@ -214,20 +216,21 @@ int tally_session__for_each_dso(struct tally_session *s, tally_dso_fn fn, void *
  * when there is none); for [vdso], perf's copy in the build-id cache. 0, or -ENOENT when
  * no matching copy is at hand, or for dsos that are no ELF file (the kernel, JIT maps,
  * anonymous memory). */
-int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char *path,
-			     size_t len, char *debug, size_t dlen);
+TALLY_API int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char *path,
+				       size_t len, char *debug, size_t dlen);
 /* The symbol of dso d holding dso_addr (the dso's address space, as in tally_addr_loc),
  * loading the dso's symbols if no lookup did yet; NULL when none does. */
-const struct tally_symbol *tally_session__dso_symbol(struct tally_session *s,
-							 struct tally_dso *d, uint64_t dso_addr);
+TALLY_API const struct tally_symbol *tally_session__dso_symbol(struct tally_session *s,
+							       struct tally_dso *d,
+							       uint64_t dso_addr);
 /* Does this machine run the kernel the file was recorded on (the BUILD_ID list's
  * [kernel.kallsyms] against /sys/kernel/notes)? 1 yes, 0 no, -ENOENT when either
  * build-id is unknown. */
-int tally_session__runs_recording_kernel(const struct tally_session *s);
+TALLY_API int tally_session__runs_recording_kernel(const struct tally_session *s);
 
-uint64_t tally_map__start(const struct tally_map *m);
-uint64_t tally_map__end(const struct tally_map *m);
-uint64_t tally_map__pgoff(const struct tally_map *m);
+TALLY_API uint64_t tally_map__start(const struct tally_map *m);
+TALLY_API uint64_t tally_map__end(const struct tally_map *m);
+TALLY_API uint64_t tally_map__pgoff(const struct tally_map *m);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #ifndef TALLY_SRCLINE_H
 #define TALLY_SRCLINE_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,8 +26,8 @@ struct tally_lines;
 /* DWARF of the binary at path, or of debug_path (its separate debuginfo) when that is
  * given and has line tables. 0, -ENOENT (no file), -ENODATA (no DWARF line tables in
  * either), -ENOMEM. */
-int tally_lines__open(struct tally_lines **out, const char *path, const char *debug_path);
-void tally_lines__delete(struct tally_lines *l);
+TALLY_API int tally_lines__open(struct tally_lines **out, const char *path, const char *debug_path);
+TALLY_API void tally_lines__delete(struct tally_lines *l);
 
 struct tally_line {
 	const char *file;	/* as the line table names it, compilation dir joined when
@@ -40,20 +42,20 @@ struct tally_line {
 
 /* The row for ELF virtual address addr. 0, -ENOENT when no unit covers it, or -ENODATA
  * when a unit does but its line table has no row for it (binutils then prints ":?"). */
-int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out);
+TALLY_API int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out);
 
 /* The function binutils names from the symbol table for code no compilation unit
  * covers (crtstuff's __do_global_dtors_aux, _init: objdump -l prints its "name():"
  * line), as bfd's find_function picks it; NULL when no symbol holds addr. Lives as
  * long as l. */
-const char *tally_lines__symtab_function(struct tally_lines *l, uint64_t addr);
+TALLY_API const char *tally_lines__symtab_function(struct tally_lines *l, uint64_t addr);
 
 /* Start a listing: from now on find names a C++ function without a linkage name as
  * one run of objdump does (after the ELF symbol around the address the first time it
  * is asked about, see srcline.c's bfd_name), and forgets what the last listing asked.
  * Without a listing it gets the ELF symbol's name when one starts where the function
  * does, else its DW_AT_name. */
-void tally_lines__begin_listing(struct tally_lines *l);
+TALLY_API void tally_lines__begin_listing(struct tally_lines *l);
 
 /* The row for addr and the functions inlined there, innermost first: out[0] is what
  * __find gives (the innermost function, inlined or not, and the line-table row), and
@@ -62,14 +64,14 @@ void tally_lines__begin_listing(struct tally_lines *l);
  * DWARF does not say). The last entry is the function the code belongs to. Returns how
  * many entries were filled (at most max), or as tally_lines__find -ENOENT / -ENODATA.
  * Function names are valid until the next lookup in l, file names until __delete. */
-int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_line *out,
-			     size_t max);
+TALLY_API int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_line *out,
+				       size_t max);
 
 /* The name objdump gives the function starting at addr, from the symbol table of the
  * file the DWARF came from (a debuginfo file has the full one): of several symbols
  * there, a function before a label, global before weak before local, the larger, then
  * the first by name. NULL when no symbol starts there. Lives as long as l. */
-const char *tally_lines__symbol_name(struct tally_lines *l, uint64_t addr);
+TALLY_API const char *tally_lines__symbol_name(struct tally_lines *l, uint64_t addr);
 
 /* Source lines of the addresses a session resolves, for exporters (pprof's lines, a
  * flame graph's inlined frames): each dso's DWARF is opened on its first lookup, from the
@@ -80,15 +82,15 @@ struct tally_session;
 struct tally_addr_loc;
 struct tally_dso_lines;
 
-int tally_dso_lines__new(struct tally_dso_lines **out, struct tally_session *s);
-void tally_dso_lines__delete(struct tally_dso_lines *l);
+TALLY_API int tally_dso_lines__new(struct tally_dso_lines **out, struct tally_session *s);
+TALLY_API void tally_dso_lines__delete(struct tally_dso_lines *l);
 /* The lines at loc (resolved by the session), innermost first as
  * tally_lines__find_inline gives them. return_addr: loc->addr is a return address (a
  * caller's frame in a call chain), so the call before it is looked up. Returns how
  * many entries were filled (0: no lines known), or -ENOMEM. Answers are kept per
  * address; their names stay valid until __delete. */
-int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
-			  bool return_addr, struct tally_line *out, size_t max);
+TALLY_API int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+				    bool return_addr, struct tally_line *out, size_t max);
 
 /* What binutils' addr2line says of an address its DWARF has no row for (or of a dso
  * without DWARF): the ELF symbol table's function around it, named in out->function,
@@ -96,8 +98,9 @@ int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc
  * addr2line prints "??"), out->line 0. perf prints that answer ("hot.c:0", "??:0").
  * Returns 1, 0 when no function of the symbol table holds the address (addr2line
  * fails), or -ENOMEM. */
-int tally_dso_lines__find_symtab(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
-				 struct tally_line *out);
+TALLY_API int tally_dso_lines__find_symtab(struct tally_dso_lines *l,
+					   const struct tally_addr_loc *loc,
+					   struct tally_line *out);
 
 /* perf's source line of loc (perf report's srcline, perf script's -F srcline): the
  * DWARF's "file:line", ":0" where a unit covers the address with no row for it (an
@@ -106,20 +109,20 @@ int tally_dso_lines__find_symtab(struct tally_dso_lines *l, const struct tally_a
  * base name unless full_path. Writes it to buf and returns its length, 0 when neither
  * knows the address (or buf is too small), -ENOMEM. *file_len: how long its file part
  * is (0 for "??"). */
-int tally_dso_lines__text(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
-			  bool full_path, char *buf, size_t len, size_t *file_len);
+TALLY_API int tally_dso_lines__text(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+				    bool full_path, char *buf, size_t len, size_t *file_len);
 
 /* Source files read once each and split into lines. */
 struct tally_sources;
 
-int tally_sources__new(struct tally_sources **out);
-void tally_sources__delete(struct tally_sources *s);
+TALLY_API int tally_sources__new(struct tally_sources **out);
+TALLY_API void tally_sources__delete(struct tally_sources *s);
 /* How many lines path has (0: unreadable or empty). Reads the file on first use. */
-unsigned tally_sources__nr_lines(struct tally_sources *s, const char *path);
+TALLY_API unsigned tally_sources__nr_lines(struct tally_sources *s, const char *path);
 /* Line n (from 1) of path, without its newline: 0 with the text and its length, or -ENOENT when the
  * file cannot be read, -ERANGE past its end. */
-int tally_sources__line(struct tally_sources *s, const char *path, unsigned n, const char **text,
-			size_t *len);
+TALLY_API int tally_sources__line(struct tally_sources *s, const char *path, unsigned n,
+				  const char **text, size_t *len);
 
 #ifdef __cplusplus
 }

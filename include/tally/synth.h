@@ -13,6 +13,8 @@
 #ifndef TALLY_SYNTH_H
 #define TALLY_SYNTH_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +29,7 @@ extern "C" {
 typedef int (*tally_synth_fn)(void *arg, const struct perf_event_header *rec);
 
 /* Size of the sample_id trailer for ATTR (0 unless attr->sample_id_all). */
-size_t tally_synth__id_hdr_size(const struct perf_event_attr *attr);
+TALLY_API size_t tally_synth__id_hdr_size(const struct perf_event_attr *attr);
 
 struct tally_synth_opts {
 	size_t id_hdr_size;	/* trailer bytes appended to every record */
@@ -38,25 +40,27 @@ struct tally_synth_opts {
 /* COMM for every thread of process PID, then MMAP2 for its executable maps (perf
  * record -p). Returns 0, -ESRCH when the process is gone, or the callback's nonzero
  * value. */
-int tally_synth__process(pid_t pid, const struct tally_synth_opts *opts,
-			 tally_synth_fn fn, void *arg);
+TALLY_API int tally_synth__process(pid_t pid, const struct tally_synth_opts *opts,
+				   tally_synth_fn fn, void *arg);
 /* The same for only thread TID (COMM) of its process (maps of the whole process). */
-int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts,
-			tally_synth_fn fn, void *arg);
+TALLY_API int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts, tally_synth_fn fn,
+				  void *arg);
 /* One COMM record for PID/TID named COMM (e.g. a forked workload before its exec). */
-int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
-		      const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
+TALLY_API int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
+				const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
 /* Every process in /proc (tally record -a): for each thread a FORK (misc FORK_EXEC; the
  * main thread's parent is the parent process) and then its COMM, as perf synthesizes
  * them, then the maps. Processes that vanish are skipped. */
-int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
+TALLY_API int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
 
 /* MMAP (pid -1, misc KERNEL) "[kernel.kallsyms]_text" from _text to _etext. Returns
  * -ENOENT when /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols. */
-int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
+TALLY_API int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn fn,
+				      void *arg);
 /* One MMAP (pid -1, misc KERNEL) per loaded module, named by its .ko path under
  * /lib/modules/`uname -r` when found, else "[name]". 0 when /proc/modules is absent. */
-int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
+TALLY_API int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn,
+				   void *arg);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef TALLY_TALLY_H
 #define TALLY_TALLY_H
 
+#include <tally/api.h>
+
 #define TALLY_VERSION_MAJOR 0
 #define TALLY_VERSION_MINOR 1
 #define TALLY_VERSION_PATCH 0
@@ -21,7 +23,7 @@ extern "C" {
 #endif
 
 /* The library's version string, e.g. "0.1.0". */
-const char *tally_version(void);
+TALLY_API const char *tally_version(void);
 
 #ifdef __cplusplus
 }

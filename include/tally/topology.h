@@ -6,6 +6,8 @@
 #ifndef TALLY_TOPOLOGY_H
 #define TALLY_TOPOLOGY_H
 
+#include <tally/api.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,10 +27,10 @@ struct tally_topology {
 
 /* Read the topology of CPUs 0..max online/possible from root (NULL: "/sys"; tests pass
  * a fake tree). 0, -ENOENT when the cpu directory is missing, -ENOMEM. */
-int tally_topology__read(const char *root, struct tally_topology **out);
+TALLY_API int tally_topology__read(const char *root, struct tally_topology **out);
 /* The entry for @cpu or NULL. */
-const struct tally_cpu_topo *tally_topology__cpu(const struct tally_topology *t, int cpu);
-void tally_topology__delete(struct tally_topology *t);
+TALLY_API const struct tally_cpu_topo *tally_topology__cpu(const struct tally_topology *t, int cpu);
+TALLY_API void tally_topology__delete(struct tally_topology *t);
 
 #ifdef __cplusplus
 }

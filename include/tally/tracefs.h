@@ -9,6 +9,8 @@
 #ifndef TALLY_TRACEFS_H
 #define TALLY_TRACEFS_H
 
+#include <tally/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,18 +26,18 @@ extern "C" {
  * -EACCES when it is mounted but not readable (@buf names it), otherwise why it
  * could not be mounted (-EPERM without CAP_SYS_ADMIN, -ENODEV when the kernel has no
  * tracefs, -ENOENT when there is no mount point); @buf then names the mount point. */
-int tally_tracefs__find(const char *sysfs_root, char *buf, size_t len);
+TALLY_API int tally_tracefs__find(const char *sysfs_root, char *buf, size_t len);
 
 /* One sentence saying why tracefs at @dir cannot be used, for @err from
  * tally_tracefs__find, with what to do about it. Returns @buf. */
-const char *tally_tracefs__strerror(int err, const char *dir, char *buf, size_t len);
+TALLY_API const char *tally_tracefs__strerror(int err, const char *dir, char *buf, size_t len);
 
 /* Call @cb for each tracepoint whose subsystem and name match the globs (NULL = all),
  * sorted by subsystem then name. Stops at and returns the first nonzero @cb result;
  * -errno from tally_tracefs__find when tracefs cannot be used. */
-int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob, const char *ev_glob,
-			       int (*cb)(const char *sys, const char *name, uint64_t id, void *arg),
-			       void *arg);
+TALLY_API int tally_tracepoint__for_each(const char *sysfs_root, const char *sys_glob,
+					 const char *ev_glob, int (*cb)(const char *sys,
+					 const char *name, uint64_t id, void *arg), void *arg);
 
 #ifdef __cplusplus
 }

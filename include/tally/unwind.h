@@ -23,6 +23,8 @@
 #ifndef TALLY_UNWIND_H
 #define TALLY_UNWIND_H
 
+#include <tally/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,24 +65,25 @@ struct tally_unwind_input {
 };
 
 /* An unwinder calling FIND and FILES with ARG. NULL on ENOMEM. */
-struct tally_unwinder *tally_unwinder__new(tally_unwind_find_fn find, tally_unwind_files_fn files,
-					   void *arg);
-void tally_unwinder__delete(struct tally_unwinder *u);
+TALLY_API struct tally_unwinder *tally_unwinder__new(tally_unwind_find_fn find,
+						     tally_unwind_files_fn files, void *arg);
+TALLY_API void tally_unwinder__delete(struct tally_unwinder *u);
 
 /* Forget every binary and rule (their files may have changed: a new session). */
-void tally_unwinder__flush(struct tally_unwinder *u);
+TALLY_API void tally_unwinder__flush(struct tally_unwinder *u);
 
 /* Unwind IN into ips (callee first), at most max entries: *nr gets how many. The first
  * is the sampled ip; callers' are return addresses minus one. Returns 0 (also for a
  * chain that ends early, even with no entry: registers without ip/sp), -EINVAL for an
  * architecture or register set it cannot read. Never reads outside IN's arrays,
  * whatever they hold. */
-int tally_unwinder__unwind(struct tally_unwinder *u, const struct tally_unwind_input *in,
-			   uint64_t *ips, size_t max, size_t *nr);
+TALLY_API int tally_unwinder__unwind(struct tally_unwinder *u, const struct tally_unwind_input *in,
+				     uint64_t *ips, size_t max, size_t *nr);
 
 /* Cache statistics since creation: rule lookups answered from the per-address cache
  * and those that went to the CFI. */
-void tally_unwinder__stats(const struct tally_unwinder *u, uint64_t *hits, uint64_t *misses);
+TALLY_API void tally_unwinder__stats(const struct tally_unwinder *u, uint64_t *hits,
+				     uint64_t *misses);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
 #ifndef TALLY_WRITER_H
 #define TALLY_WRITER_H
 
+#include <tally/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,86 +57,86 @@ struct tally_writer_opts {
 /* Open PATH for writing; "-" writes to standard output (pipe mode). In file mode an
  * existing non-empty PATH is renamed to PATH.old (like perf) unless opts->no_backup.
  * OPTS may be NULL. Returns 0 or -errno. */
-int tally_writer__open(struct tally_writer **out, const char *path,
-		       const struct tally_writer_opts *opts);
+TALLY_API int tally_writer__open(struct tally_writer **out, const char *path,
+				 const struct tally_writer_opts *opts);
 /* Write to an open FD, which the writer does not close. A non-seekable FD forces pipe
  * mode. */
-int tally_writer__open_fd(struct tally_writer **out, int fd,
-			  const struct tally_writer_opts *opts);
+TALLY_API int tally_writer__open_fd(struct tally_writer **out, int fd,
+				    const struct tally_writer_opts *opts);
 /* Free. A file not finished is left as it is (header data.size 0). NULL-safe. */
-void tally_writer__delete(struct tally_writer *w);
+TALLY_API void tally_writer__delete(struct tally_writer *w);
 
-bool tally_writer__is_pipe(const struct tally_writer *w);
+TALLY_API bool tally_writer__is_pipe(const struct tally_writer *w);
 /* The path given to open ("-" for stdout, NULL for open_fd). */
-const char *tally_writer__path(const struct tally_writer *w);
+TALLY_API const char *tally_writer__path(const struct tally_writer *w);
 
 /* ---- events (before start) ---- */
 
 /* Add an event: ATTR is stored with attr.size clamped to 128; NAME (may be NULL)
  * goes into EVENT_DESC; IDS are the kernel sample ids (PERF_EVENT_IOC_ID) of its fds.
  * Returns the event's index (>= 0) or -errno. */
-int tally_writer__add_event(struct tally_writer *w, const struct perf_event_attr *attr,
-			    const char *name, const uint64_t *ids, size_t nr_ids);
+TALLY_API int tally_writer__add_event(struct tally_writer *w, const struct perf_event_attr *attr,
+				      const char *name, const uint64_t *ids, size_t nr_ids);
 /* Append more ids to event IDX. */
-int tally_writer__add_event_ids(struct tally_writer *w, int idx, const uint64_t *ids,
-				size_t nr_ids);
-size_t tally_writer__nr_events(const struct tally_writer *w);
+TALLY_API int tally_writer__add_event_ids(struct tally_writer *w, int idx, const uint64_t *ids,
+					  size_t nr_ids);
+TALLY_API size_t tally_writer__nr_events(const struct tally_writer *w);
 /* Declare a group for GROUP_DESC: events LEADER..LEADER+NR_MEMBERS-1; NAME may be NULL. */
-int tally_writer__add_group(struct tally_writer *w, const char *name, int leader,
-			    int nr_members);
+TALLY_API int tally_writer__add_group(struct tally_writer *w, const char *name, int leader,
+				      int nr_members);
 
 /* ---- header features ---- */
 
 /* Set feature FEAT (enum tally_feature) to a raw payload (copied). A NULL/0 payload
  * sets a flag-only feature (e.g. TALLY_FEAT_STAT). Replaces an earlier value. */
-int tally_writer__set_feature(struct tally_writer *w, int feat, const void *payload,
-			      size_t len);
-void tally_writer__clear_feature(struct tally_writer *w, int feat);
-bool tally_writer__has_feature(const struct tally_writer *w, int feat);
+TALLY_API int tally_writer__set_feature(struct tally_writer *w, int feat, const void *payload,
+					size_t len);
+TALLY_API void tally_writer__clear_feature(struct tally_writer *w, int feat);
+TALLY_API bool tally_writer__has_feature(const struct tally_writer *w, int feat);
 /* Get a feature's current payload (NULL/0 when unset). */
-const void *tally_writer__feature(const struct tally_writer *w, int feat, size_t *len);
+TALLY_API const void *tally_writer__feature(const struct tally_writer *w, int feat, size_t *len);
 /* A perf_header_string feature (HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID). */
-int tally_writer__set_feature_string(struct tally_writer *w, int feat, const char *s);
+TALLY_API int tally_writer__set_feature_string(struct tally_writer *w, int feat, const char *s);
 /* A string-list feature (CMDLINE). */
-int tally_writer__set_feature_strings(struct tally_writer *w, int feat,
-				      const char *const *strs, size_t nr);
+TALLY_API int tally_writer__set_feature_strings(struct tally_writer *w, int feat,
+						const char *const *strs, size_t nr);
 /* CMDLINE from a program path and its arguments (perf stores argv[0] as the binary). */
-int tally_writer__set_cmdline(struct tally_writer *w, int argc, char *const argv[]);
+TALLY_API int tally_writer__set_cmdline(struct tally_writer *w, int argc, char *const argv[]);
 /* Describe this machine: HOSTNAME, OSRELEASE, VERSION (VERSION_STR), ARCH, NRCPUS,
  * CPUDESC, CPUID, TOTAL_MEM, CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS. Features
  * whose source cannot be read are left out. Returns 0 or -ENOMEM. */
-int tally_writer__set_host_features(struct tally_writer *w, const char *version_str);
+TALLY_API int tally_writer__set_host_features(struct tally_writer *w, const char *version_str);
 /* SAMPLE_TIME: first and last sample timestamps (ns). */
-int tally_writer__set_sample_time(struct tally_writer *w, uint64_t first, uint64_t last);
+TALLY_API int tally_writer__set_sample_time(struct tally_writer *w, uint64_t first, uint64_t last);
 /* Add one entry to BUILD_ID: PID (-1 for the kernel / host), the build-id bytes
  * (<= 20), the file name; KERNEL marks the entry PERF_RECORD_MISC_KERNEL. */
-int tally_writer__add_build_id(struct tally_writer *w, pid_t pid, const uint8_t *id,
-			       size_t id_len, const char *filename, bool kernel);
+TALLY_API int tally_writer__add_build_id(struct tally_writer *w, pid_t pid, const uint8_t *id,
+					 size_t id_len, const char *filename, bool kernel);
 /* TRACING_DATA for the tracepoint events added so far, from tracefs (found or mounted
  * by tally_tracefs__find): perf's "tracing0.6" layout. Returns 0 (also when there are
  * no tracepoint events) or -errno: tally_tracefs__find's errors (tally_tracefs__strerror
  * explains them), or the error reading a format file. */
-int tally_writer__set_tracing_data(struct tally_writer *w);
+TALLY_API int tally_writer__set_tracing_data(struct tally_writer *w);
 
 /* ---- data ---- */
 
 /* Write what comes before the records. Events must have been added. */
-int tally_writer__start(struct tally_writer *w);
+TALLY_API int tally_writer__start(struct tally_writer *w);
 /* Write LEN bytes holding one or more whole records. Buffered. After a failed write
  * every later call returns the same error. */
-int tally_writer__write(struct tally_writer *w, const void *buf, size_t len);
+TALLY_API int tally_writer__write(struct tally_writer *w, const void *buf, size_t len);
 /* Push buffered (and compressed) records to the output. */
-int tally_writer__flush(struct tally_writer *w);
+TALLY_API int tally_writer__flush(struct tally_writer *w);
 /* Flush, write the features and the final header. Returns 0, or the first write
  * error (the file then holds the complete records written before it; see above). */
-int tally_writer__finish(struct tally_writer *w);
+TALLY_API int tally_writer__finish(struct tally_writer *w);
 
 /* Bytes of records given to tally_writer__write (before compression), and bytes
  * written to the output so far (header and features included after finish). */
-uint64_t tally_writer__data_bytes(const struct tally_writer *w);
-uint64_t tally_writer__output_bytes(const struct tally_writer *w);
+TALLY_API uint64_t tally_writer__data_bytes(const struct tally_writer *w);
+TALLY_API uint64_t tally_writer__output_bytes(const struct tally_writer *w);
 /* Offset of the data section in the file (0 in pipe mode, known after start). */
-uint64_t tally_writer__data_offset(const struct tally_writer *w);
+TALLY_API uint64_t tally_writer__data_offset(const struct tally_writer *w);
 
 #ifdef __cplusplus
 }
