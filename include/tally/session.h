@@ -32,6 +32,7 @@ struct tally_frames;
 struct tally_thread;
 struct tally_map;
 struct tally_dso;
+struct tally_line;
 
 struct tally_symbol {
 	uint64_t start;		/* in the dso's address space, as dso_addr below: the file
@@ -52,6 +53,16 @@ struct tally_addr_loc {
 				 * files (what perf prints), ip for the kernel and JIT maps;
 				 * sym+off is dso_addr - sym->start */
 	uint8_t cpumode;	/* PERF_RECORD_MISC_USER / KERNEL / GUEST_* / HYPERVISOR */
+	/* Frames of an address where the DWARF names inlined functions, as
+	 * tally_session__resolve_chain gives them (tally_session__set_inline): one per
+	 * function, innermost first, all with the same addr, map, dso and sym (the symbol
+	 * holding the address). Zero in every other frame and lookup. */
+	const char *inlined;	/* the inlined function this frame is (perf prints
+				 * "NAME (inlined)"); NULL: the frame of sym itself */
+	const struct tally_line *line;	/* the frame's source line (tally/srcline.h): in
+				 * the innermost function the address's, in each other one
+				 * the call of the next inner; NULL: not an expanded frame
+				 * (tally_dso_lines__text knows its line) */
 };
 
 struct tally_session_opts {
@@ -162,6 +173,21 @@ TALLY_API const struct tally_addr_loc *tally_frames__get(const struct tally_fram
  * no frames, perf then skips the chain); -ENOMEM. */
 TALLY_API int tally_session__resolve_chain(struct tally_session *s, const struct tally_sample *smp,
 					   unsigned max_stack, struct tally_frames *f);
+
+/* Which frames of resolve_chain get a frame for each function inlined at their address
+ * (from the dso's DWARF, tally_lines__find_inline: the inlined functions innermost
+ * first, then the function holding the address). As perf, a function the DWARF names
+ * otherwise than the frame's symbol (a GCC clone "f.constprop.0" is "f" there, an alias
+ * "__libc_start_main" is "__libc_start_main_impl") is an inlined frame of that name, and
+ * the symbol's frame is then left out. Lookups are kept per address. */
+enum tally_inline_mode {
+	TALLY_INLINE_NONE,	/* one frame per address (the default) */
+	TALLY_INLINE_UNWOUND,	/* perf 6.1's: only user frames unwound from a --call-graph
+				 * dwarf sample's stack, looked up at the unwound address */
+	TALLY_INLINE_ALL,	/* every user frame; a recorded chain's callers at their
+				 * return address minus one (the call) */
+};
+TALLY_API void tally_session__set_inline(struct tally_session *s, enum tally_inline_mode mode);
 
 /*
  * For caches a caller keeps of what it made from resolved addresses (formatted lines,

@@ -38,6 +38,9 @@ struct tally_line {
 				 * valid until the next lookup in the same tally_lines */
 	bool function_is_full;	/* function is a demangled C++ name with its parameters
 				 * (objdump prints it as is, a C name gets "()") */
+	const char *mangled;	/* function_is_full: the linkage (or ELF symbol) name it
+				 * is the demangled text of, as addr2line -f prints it;
+				 * valid until tally_lines__delete. NULL otherwise */
 };
 
 /* The row for ELF virtual address addr. 0, -ENOENT when no unit covers it, or -ENODATA
@@ -91,6 +94,16 @@ TALLY_API void tally_dso_lines__delete(struct tally_dso_lines *l);
  * address; their names stay valid until __delete. */
 TALLY_API int tally_dso_lines__find(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
 				    bool return_addr, struct tally_line *out, size_t max);
+
+/* What perf 6.1 reads from addr2line -i -f about loc (its inline frames): the entries
+ * of __find with their functions named as perf names them (a C++ name demangled
+ * without parameters, as tally_symbol names are; function_is_full false), the
+ * innermost named from the symbol table where the DWARF names no function; where no row covers the address, one entry naming the symbol table's
+ * function with file "" (a unit covers it without a row), a local symbol's STT_FILE or
+ * "??", and line 0. 0 when addr2line would not know the function either (perf takes
+ * that answer for none), or the dso has no line tables (perf does not ask); -ENOMEM. */
+TALLY_API int tally_dso_lines__find_a2l(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+			      bool return_addr, struct tally_line *out, size_t max);
 
 /* What binutils' addr2line says of an address its DWARF has no row for (or of a dso
  * without DWARF): the ELF symbol table's function around it, named in out->function,

@@ -94,7 +94,13 @@ struct tally_unwinder *tly_session__unwinder(struct tally_session *s, pid_t pid,
 struct tally_frames {
 	struct tally_addr_loc *v;
 	uint32_t **notes;
+	struct tally_line *lines;	/* lines[i]: v[i].line's (expanded frames) */
 	size_t nr, cap;
 };
+
+/* tally_session__set_inline's mode, and the source lines its frames come from (made on
+ * first use; NULL on ENOMEM). */
+enum tally_inline_mode tly_session__inline_mode(const struct tally_session *s);
+struct tally_dso_lines *tly_session__inline_lines(struct tally_session *s);
 
 #endif

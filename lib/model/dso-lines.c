@@ -23,6 +23,7 @@
 #include <tally/session.h>
 #include <tally/srcline.h>
 #include "internal/strpool.h"
+#include "internal/symbols.h"
 #include "internal/util.h"
 
 struct seg {
@@ -65,6 +66,10 @@ struct tally_dso_lines {
 	struct tally_line *lines;
 	size_t nr_lines, cap_lines;
 	struct tly_strpool names;
+	/* perf's names of functions (find_a2l): a C++ name demangled as perf does, keyed
+	 * by the mangled name's address (open addressing, a power of two) */
+	struct perf_name { const char *from, *name; } *pnames;
+	size_t nr_pnames, cap_pnames;
 };
 
 int tally_dso_lines__new(struct tally_dso_lines **out, struct tally_session *s)
@@ -89,6 +94,7 @@ void tally_dso_lines__delete(struct tally_dso_lines *l)
 	free(l->dsos);
 	free(l->answers);
 	free(l->lines);
+	free(l->pnames);
 	tly_strpool__exit(&l->names);
 	free(l);
 }
@@ -443,4 +449,106 @@ int tally_dso_lines__text(struct tally_dso_lines *l, const struct tally_addr_loc
 		return 0;
 	*file_len = ln.file ? strlen(file) : 0;
 	return n;
+}
+
+static size_t pname_slot(const struct perf_name *v, size_t cap, const char *from)
+{
+	size_t i = (size_t)(((uintptr_t)from * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+
+	while (v[i].from && v[i].from != from)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* perf's name for the function addr2line names from (a mangled C++ name: demangled
+ * without parameters or clone suffixes, as symbol names are); NULL on ENOMEM. */
+static const char *perf_name(struct tally_dso_lines *l, const char *from)
+{
+	struct perf_name *p;
+	char *d;
+	int64_t id;
+
+	if (from[0] != '_' || from[1] != 'Z')
+		return from;
+	if ((l->nr_pnames + 1) * 2 > l->cap_pnames) {
+		size_t cap = l->cap_pnames ? l->cap_pnames * 2 : 256;
+		struct perf_name *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < l->cap_pnames; i++)
+			if (l->pnames[i].from)
+				v[pname_slot(v, cap, l->pnames[i].from)] = l->pnames[i];
+		free(l->pnames);
+		l->pnames = v;
+		l->cap_pnames = cap;
+	}
+	p = &l->pnames[pname_slot(l->pnames, l->cap_pnames, from)];
+	if (p->from)
+		return p->name;
+	d = tly_demangle(from);
+	id = tly_strpool__intern(&l->names, d ? d : from);
+	free(d);
+	if (id < 0)
+		return NULL;
+	p->from = from;
+	p->name = tly_strpool__str(&l->names, (uint32_t)id);
+	l->nr_pnames++;
+	return p->name;
+}
+
+/* The entries' functions as perf names them. */
+static int perf_names(struct tally_dso_lines *l, struct tally_line *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *from = v[i].mangled ? v[i].mangled : v[i].function;
+
+		if (!from)
+			continue;
+		v[i].function = perf_name(l, from);
+		if (!v[i].function)
+			return -ENOMEM;
+		v[i].function_is_full = false;
+	}
+	return (int)n;
+}
+
+int tally_dso_lines__find_a2l(struct tally_dso_lines *l, const struct tally_addr_loc *loc,
+			      bool return_addr, struct tally_line *out, size_t max)
+{
+	struct tally_addr_loc at = *loc;
+	const struct answer *a;
+	struct tally_line sym;
+	size_t n;
+	int ret;
+
+	if (!max)
+		return 0;
+	if (answer_of(l, loc, return_addr, &a))
+		return -ENOMEM;
+	if (!a)
+		return 0;	/* no line tables: perf does not ask addr2line */
+	n = a->n < max ? a->n : max;
+	if (n) {
+		memcpy(out, l->lines + a->first, n * sizeof(*out));
+		if (out[0].function)
+			return perf_names(l, out, n);
+	}
+	/* the function binutils names from the symbol table */
+	if (return_addr && at.dso_addr)
+		at.dso_addr--;
+	ret = tally_dso_lines__find_symtab(l, &at, &sym);
+	if (ret < 0)
+		return ret;
+	if (n) {
+		out[0].function = ret > 0 ? sym.function : NULL;
+		return perf_names(l, out, n);
+	}
+	if (!ret)
+		return 0;	/* "??" at "??:0": perf takes it for no answer */
+	/* the file of a unit without a row is "" (":0"), else a local symbol's STT_FILE
+	 * or "??" */
+	out[0] = (struct tally_line){ .file = a->no_row ? "" : sym.file ? sym.file : "??",
+				      .function = sym.function };
+	return perf_names(l, out, 1);
 }

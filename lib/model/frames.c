@@ -7,8 +7,9 @@
  * --call-graph dwarf (user registers and a copy of the user stack) gets, after the
  * recorded chain (its kernel part), the user frames unwound from the copy (unwind.h),
  * as perf adds them: the sampled user ip, then return addresses minus one, at most
- * max_stack of them. Still to come: one frame per function inlined at an address
- * (push_addr). Callers walk the frames and need not change when they do.
+ * max_stack of them. With tally_session__set_inline, an address where the DWARF names
+ * inlined functions becomes one frame per function (push_addr), as perf's
+ * append_inlines makes them. Callers walk the frames and need not change when they do.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include <tally/record.h>
+#include <tally/srcline.h>
 #include <tally/unwind.h>
 #include "internal/session.h"
 
@@ -30,6 +32,7 @@ void tally_frames__delete(struct tally_frames *f)
 		return;
 	free(f->v);
 	free(f->notes);
+	free(f->lines);
 	free(f);
 }
 
@@ -43,14 +46,18 @@ const struct tally_addr_loc *tally_frames__get(const struct tally_frames *f, siz
 	return i < f->nr ? &f->v[i] : NULL;
 }
 
-static int reserve(struct tally_frames *f)
+/* Room for n more frames. */
+static int reserve(struct tally_frames *f, size_t n)
 {
-	size_t cap = f->cap ? f->cap * 2 : 64;
+	size_t cap = f->cap ? f->cap : 64;
 	struct tally_addr_loc *v;
+	struct tally_line *lines;
 	uint32_t **notes;
 
-	if (f->nr < f->cap)
+	if (f->nr + n <= f->cap)
 		return 0;
+	while (cap < f->nr + n)
+		cap *= 2;
 	v = realloc(f->v, cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -59,20 +66,73 @@ static int reserve(struct tally_frames *f)
 	if (!notes)
 		return -ENOMEM;
 	f->notes = notes;
+	lines = realloc(f->lines, cap * sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+	f->lines = lines;
 	f->cap = cap;
+	for (size_t i = 0; i < f->nr; i++)	/* the frames' lines moved */
+		if (f->v[i].line)
+			f->v[i].line = &f->lines[i];
 	return 0;
 }
 
-/* The frames of one address of the chain. */
-static int push_addr(struct tally_frames *f, struct tally_session *s,
-		     const struct tally_sample *smp, uint8_t cpumode, uint64_t ip)
+#define MAX_INLINE 64	/* functions kept per address, the outermost last */
+
+/* Replace the frame just pushed (f->v[f->nr - 1]) by one per function the DWARF names at
+ * its address, when it names another than the frame's symbol. return_addr: the frame
+ * holds a return address (the call is the byte before). */
+static int expand_inlines(struct tally_frames *f, struct tally_session *s, bool return_addr)
 {
-	if (reserve(f))
+	struct tally_addr_loc *loc = &f->v[f->nr - 1];
+	struct tally_line ln[MAX_INLINE];
+	struct tally_dso_lines *lines;
+	size_t at = f->nr - 1;
+	int n;
+
+	/* perf asks addr2line only about an address with a symbol, in a file */
+	if (!loc->sym || !loc->sym->name || !loc->map || !loc->dso ||
+	    tally_cpumode_is_kernel(loc->cpumode))
+		return 0;
+	lines = tly_session__inline_lines(s);
+	if (!lines)
+		return -ENOMEM;
+	n = tally_dso_lines__find_a2l(lines, loc, return_addr, ln, MAX_INLINE);
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return 0;	/* addr2line's "??:0": perf adds nothing */
+	if (reserve(f, (size_t)n - 1))
+		return -ENOMEM;
+	loc = &f->v[at];
+	/* perf's frames carry addr2line's line, even one that only names the symbol */
+	for (int i = n - 1; i >= 0; i--) {
+		const char *fn = ln[i].function ? ln[i].function : "??";
+
+		f->v[at + i] = *loc;
+		f->v[at + i].inlined = strcmp(fn, loc->sym->name) ? fn : NULL;
+		f->lines[at + i] = ln[i];
+		f->v[at + i].line = &f->lines[at + i];
+		/* the cache's note is about the address's plain frame */
+		if (f->v[at + i].inlined || n > 1)
+			f->notes[at + i] = NULL;
+	}
+	f->nr = at + (size_t)n;
+	return 0;
+}
+
+/* The frames of one address of the chain. expand: look for inlined functions there
+ * (return_addr: ip is a return address). */
+static int push_addr(struct tally_frames *f, struct tally_session *s,
+		     const struct tally_sample *smp, uint8_t cpumode, uint64_t ip, bool expand,
+		     bool return_addr)
+{
+	if (reserve(f, 1))
 		return -ENOMEM;
 	tly_session__resolve_noted(s, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &f->v[f->nr],
 				   &f->notes[f->nr]);
 	f->nr++;
-	return 0;
+	return expand ? expand_inlines(f, s, return_addr) : 0;
 }
 
 /* The recorded chain's addresses; 1 for an unknown PERF_CONTEXT_* marker. */
@@ -80,6 +140,8 @@ static int walk_chain(struct tally_frames *f, struct tally_session *s,
 		      const struct tally_sample *smp, unsigned max_stack)
 {
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	bool expand = tly_session__inline_mode(s) == TALLY_INLINE_ALL;
+	size_t nr = 0;	/* frames of the chain's addresses (inlined ones not counted) */
 
 	for (uint64_t i = 0; i < smp->callchain_nr; i++) {
 		uint64_t ip = smp->callchain[i];
@@ -89,10 +151,13 @@ static int walk_chain(struct tally_frames *f, struct tally_session *s,
 				return 1;	/* the chain is corrupt: perf drops it */
 			continue;
 		}
-		if (f->nr >= max_stack)
+		if (nr >= max_stack)
 			break;
-		if (push_addr(f, s, smp, cpumode, ip))
+		/* the first address is the sampled ip, the others return addresses */
+		if (push_addr(f, s, smp, cpumode, ip, expand && !tally_cpumode_is_kernel(cpumode),
+			      nr > 0))
 			return -ENOMEM;
+		nr++;
 	}
 	return 0;
 }
@@ -102,6 +167,7 @@ static int walk_chain(struct tally_frames *f, struct tally_session *s,
 static int walk_user_stack(struct tally_frames *f, struct tally_session *s,
 			   const struct tally_sample *smp, unsigned max_stack)
 {
+	bool expand = tly_session__inline_mode(s) != TALLY_INLINE_NONE;
 	struct tally_unwind_input in = {
 #if defined(__aarch64__)
 		.arch = TALLY_UNWIND_ARM64,
@@ -125,7 +191,9 @@ static int walk_user_stack(struct tally_frames *f, struct tally_session *s,
 	if (tally_unwinder__unwind(u, &in, ips, max_stack < 256 ? max_stack : 256, &nr))
 		return 0;
 	for (size_t i = 0; i < nr; i++)
-		if (ips[i] && push_addr(f, s, smp, PERF_RECORD_MISC_USER, ips[i]))
+		/* unwound callers are return addresses minus one already (perf looks them
+		 * up as they are) */
+		if (ips[i] && push_addr(f, s, smp, PERF_RECORD_MISC_USER, ips[i], expand, false))
 			return -ENOMEM;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <tally/data.h>
 #include <tally/format.h>
 #include <tally/session.h>
+#include <tally/srcline.h>
 #include <tally/unwind.h>
 #include "internal/session.h"
 #include "internal/kcache.h"
@@ -106,6 +107,8 @@ struct tally_session {
 	struct tally_thread *last_thread;	/* tally_session__thread's last answer */
 	struct tally_unwinder *unwinder;	/* made on the first dwarf sample */
 	pid_t unwind_pid, unwind_tid;		/* whose addresses it looks up */
+	enum tally_inline_mode inline_mode;	/* frames for inlined functions (frames.c) */
+	struct tally_dso_lines *inline_lines;	/* their lookups, made on first use */
 };
 
 static size_t hash_u(uint64_t v)
@@ -311,6 +314,7 @@ void tally_session__delete(struct tally_session *s)
 	free(s->kmaps.v);
 	tly_resolve_cache__exit(&s->rcache);
 	tally_unwinder__delete(s->unwinder);
+	tally_dso_lines__delete(s->inline_lines);
 	tly_symtab__release(&s->ksyms);
 	tly_kcache__delete(s->kcache);
 	free(s->kkey);
@@ -1514,6 +1518,23 @@ static int unwind_files(void *arg, const void *key, char *path, size_t len, char
 			size_t dlen)
 {
 	return tally_session__dso_files(arg, (struct tally_dso *)key, path, len, debug, dlen);
+}
+
+void tally_session__set_inline(struct tally_session *s, enum tally_inline_mode mode)
+{
+	s->inline_mode = mode;
+}
+
+enum tally_inline_mode tly_session__inline_mode(const struct tally_session *s)
+{
+	return s->inline_mode;
+}
+
+struct tally_dso_lines *tly_session__inline_lines(struct tally_session *s)
+{
+	if (!s->inline_lines && tally_dso_lines__new(&s->inline_lines, s))
+		s->inline_lines = NULL;
+	return s->inline_lines;
 }
 
 struct tally_unwinder *tly_session__unwinder(struct tally_session *s, pid_t pid, pid_t tid)

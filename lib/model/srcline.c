@@ -26,6 +26,7 @@ struct scope {
 	unsigned depth;
 	char *name;
 	bool full;
+	const char *mangled;	/* full: the linkage name name is the demangled text of */
 	bool linkage;		/* bfd's is_linkage: the name is final (see bfd_name) */
 	uint64_t first_lo;	/* bfd's first arange's start */
 	uint64_t off;		/* its DIE */
@@ -39,6 +40,7 @@ struct named {
 	uint64_t off;
 	char *first, *keep;	/* keep NULL: the DWARF name */
 	bool first_full, keep_full;	/* demangled C++ names with their parameters */
+	const char *raw;	/* the ELF symbol's name, as the symbol table has it */
 };
 
 struct tally_lines {
@@ -556,12 +558,14 @@ static bool plain_names(struct tally_lines *l)
  * (which gets "()"), final (*linkage) in a language without mangling; in another, bfd
  * looks at the ELF symbols the first time (bfd_name). Inlined instances name their
  * abstract origin. */
-static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full, bool *linkage)
+static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full, bool *linkage,
+			const char **mangled)
 {
 	Dwarf_Attribute attr;
 	const char *name = NULL;
 
 	*full = false;
+	*mangled = NULL;
 	*linkage = true;
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) {
@@ -571,6 +575,7 @@ static char *scope_name(struct tally_lines *l, Dwarf_Die *die, bool *full, bool 
 
 			if (d) {
 				*full = true;
+				*mangled = name;
 				return d;
 			}
 			/* a C function renamed in assembly (glibc's __GI_ aliases): binutils
@@ -634,7 +639,8 @@ static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 	bool full, linkage;
-	char *name = scope_name(l, die, &full, &linkage);
+	const char *mangled;
+	char *name = scope_name(l, die, &full, &linkage, &mangled);
 	uint64_t first_lo = linkage ? 0 : bfd_first_low(die), dieoff = dwarf_dieoffset(die);
 	const char *call_file;
 	unsigned call_line;
@@ -655,7 +661,7 @@ static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 		}
 		l->scopes[l->nr_scopes++] = (struct scope){
 			.lo = lo, .hi = hi, .depth = depth, .name = name ? strdup(name) : NULL,
-			.full = full, .linkage = linkage, .first_lo = first_lo, .off = dieoff,
+			.full = full, .mangled = mangled, .linkage = linkage, .first_lo = first_lo, .off = dieoff,
 			.call_file = call_file, .call_line = call_line,
 		};
 	}
@@ -870,6 +876,7 @@ static void bfd_name(struct tally_lines *l, const struct scope *s, uint64_t addr
 			if (l->named[i].keep) {
 				out->function = l->named[i].keep;
 				out->function_is_full = l->named[i].keep_full;
+				out->mangled = out->function_is_full ? l->named[i].raw : NULL;
 			}
 			return;
 		}
@@ -887,6 +894,7 @@ static void bfd_name(struct tally_lines *l, const struct scope *s, uint64_t addr
 	n = &l->named[l->nr_named];
 	n->off = s->off;
 	n->first = symbol_text(f->name, &n->first_full);
+	n->raw = f->name;
 	n->keep = f->addr == s->first_lo ? symbol_text(f->name, &n->keep_full) : NULL;
 	if (!n->first || (f->addr == s->first_lo && !n->keep)) {
 		free(n->first);
@@ -896,6 +904,7 @@ static void bfd_name(struct tally_lines *l, const struct scope *s, uint64_t addr
 	l->nr_named++;
 	out->function = n->first;
 	out->function_is_full = n->first_full;
+	out->mangled = n->first_full ? n->raw : NULL;
 }
 
 int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *out)
@@ -930,6 +939,7 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 	if (best) {
 		out->function = best->name;
 		out->function_is_full = best->full;
+		out->mangled = best->full ? best->mangled : NULL;
 		if (!best->linkage)
 			bfd_name(l, best, addr, out);
 	} else {
@@ -980,6 +990,7 @@ int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_
 		out[n] = (struct tally_line){
 			.file = callee->call_file, .line = callee->call_line,
 			.function = caller->name, .function_is_full = caller->full,
+			.mangled = caller->full ? caller->mangled : NULL,
 		};
 	}
 	return (int)n;
