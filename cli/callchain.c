@@ -44,14 +44,21 @@ static const char *frame_line(const struct tally_cc_node *n)
 	return sp + 1;
 }
 
-/* by_line: perf compares frames that both have a source line by its text */
-static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node *b, bool by_line)
+/* by_line: perf compares frames that both have a source line by its text; by_function:
+ * an inlined function's frame by its name (to any frame) */
+static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node *b, bool by_line,
+		      bool by_function)
 {
 	uint64_t x, y;
 	const char *la, *lb;
+	int c;
 
 	if (a->cumul != b->cumul)
 		return a->cumul < b->cumul;
+	if (by_function && a->f.sym && b->f.sym &&
+	    (tally_symbol__is_inlined(a->f.sym) || tally_symbol__is_inlined(b->f.sym)) &&
+	    (c = tally_symbol__name_cmp(a->f.sym, b->f.sym)))
+		return c < 0;
 	if (a->f.dso_key != b->f.dso_key) {
 		if (!a->f.dso_key || !b->f.dso_key)
 			return !a->f.dso_key;
@@ -65,8 +72,8 @@ static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node 
 }
 
 /* The runs below node (children of its run end), sorted by weight, pruned. */
-static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit, bool by_line,
-			       size_t *nr)
+static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit,
+			       const struct cc_print_opts *o, size_t *nr)
 {
 	struct run *r = NULL;
 	size_t n = 0;
@@ -91,7 +98,7 @@ static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit, bool
 		struct run t = r[i];
 		size_t j = i;
 
-		while (j > 0 && run_after(r[j - 1].head, t.head, by_line)) {
+		while (j > 0 && run_after(r[j - 1].head, t.head, o->by_line, o->by_function)) {
 			r[j] = r[j - 1];
 			j--;
 		}
@@ -165,7 +172,7 @@ static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t
 
 	if (depth >= (int)(sizeof(unsigned long) * 8) - 1)
 		return 0;
-	runs = sorted_runs(end, min_hit, p->o->by_line, &nr);
+	runs = sorted_runs(end, min_hit, p->o, &nr);
 	if (!runs && end->nr_kids) {
 		p->err = -ENOMEM;
 		return 0;
@@ -207,7 +214,7 @@ static void print_graph(struct printer *p, struct tally_cc_node *root)
 	bool printed_any = false;
 	int left = 0;
 	size_t nr;
-	struct run *runs = sorted_runs(root, min_hit, o->by_line, &nr);
+	struct run *runs = sorted_runs(root, min_hit, o, &nr);
 	char buf[64];
 
 	if (!runs && root->nr_kids) {

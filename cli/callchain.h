@@ -21,6 +21,7 @@ struct cc_print_opts {
 	bool skip_first;	/* --sort sym: the first frame repeats the entry's symbol */
 	unsigned print_limit;	/* at most this many chains (0 = all) */
 	bool by_line;		/* -g srcline: frames named "sym file:line" (tie order) */
+	bool by_function;	/* -g function (the default): frames are functions */
 };
 
 /* Print the tree under root; returns nonzero on allocation failure. */

@@ -232,6 +232,7 @@ static const struct cli_opt report_options[] = {
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
 	OPT_BOOL(0, "full-source-path", full_source_path, "Show full source file name path for source lines"),
+	OPT_BOOL(0, "inline", inline_frames, "Show inline function"),
 	OPT_END(),
 };
 
@@ -249,6 +250,7 @@ static int report_init(void *opts)
 	o->cc_min_percent = 0.5;
 	o->max_stack = sysctl_max_stack();
 	o->skip_empty = true;
+	o->inline_frames = true;
 	return 0;
 }
 
@@ -460,6 +462,9 @@ static int report_exec(void *opts, const struct cli_args *args)
 	report_modes(&r);
 	if (report_session_new(&r.session, r.data, &so))
 		goto oom;
+	/* perf 6.1 adds inlined functions to the frames it unwinds from dwarf stacks only */
+	tally_session__set_inline(r.session, o->inline_frames ? TALLY_INLINE_UNWOUND
+							      : TALLY_INLINE_NONE);
 	if (report__setup_columns(&r, keys, &nr_keys, cols, &nr_cols))
 		goto out;
 	if (report_keys(&r, keys, nr_keys, cols, nr_cols))

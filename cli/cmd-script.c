@@ -51,6 +51,7 @@ struct script_opts {
 	bool force;
 	bool hide_callchain;
 	bool full_source_path;
+	bool inline_frames;	/* --inline (default on, as perf) */
 	bool header, header_only;
 	bool reltime, deltatime;
 	unsigned max_stack;
@@ -198,6 +199,7 @@ static const struct cli_opt script_options[] = {
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
 	OPT_BOOL(0, "full-source-path", full_source_path, "Show full source file name path for source lines"),
+	OPT_BOOL(0, "inline", inline_frames, "Show inline function"),
 	OPT_END(),
 };
 
@@ -520,7 +522,8 @@ static void print_sym(struct out *o, const struct tally_addr_loc *loc, unsigned 
 	if (f & F_SYM) {
 		out_ch(o, ' ');
 		if (loc->sym && loc->sym->name) {
-			out_str(o, loc->sym->name);
+			/* an inlined function: its name, the offset in the symbol holding it */
+			out_str(o, loc->inlined ? loc->inlined : loc->sym->name);
 			if (f & F_SYMOFF) {
 				out_mem(o, "+0x", 3);
 				out_num(o, loc->dso_addr - loc->sym->start, 16, 0, ' ');
@@ -529,7 +532,7 @@ static void print_sym(struct out *o, const struct tally_addr_loc *loc, unsigned 
 			out_mem(o, "[unknown]", 9);
 		}
 	}
-	if (f & F_DSO) {
+	if ((f & F_DSO) && !loc->inlined) {
 		out_mem(o, " (", 2);
 		out_str(o, loc->dso ? tally_dso__name(loc->dso) : "[unknown]");
 		out_ch(o, ')');
@@ -566,6 +569,17 @@ static int print_srcline(struct script *s, const struct tally_addr_loc *l)
 
 	if (!l->map || !l->dso)
 		return 0;
+	if (l->line) {		/* an expanded frame's own line, as perf prints it */
+		const char *file = l->line->file ? l->line->file : "??";
+
+		if (!s->o->full_source_path && strrchr(file, '/'))
+			file = strrchr(file, '/') + 1;
+		out_mem(o, "\n  ", 3);
+		out_str(o, file);
+		out_ch(o, ':');
+		out_num(o, l->line->line, 10, 0, ' ');
+		return 0;
+	}
 	if (!s->srclines && tally_dso_lines__new(&s->srclines, s->session))
 		return -ENOMEM;
 	n = tally_dso_lines__text(s->srclines, l, s->o->full_source_path, buf, sizeof(buf),
@@ -595,6 +609,8 @@ static int print_frame(struct script *s, const struct tally_addr_loc *l, unsigne
 	print_sym(o, l, f);
 	if ((f & F_SRCLINE) && print_srcline(s, l))
 		return -ENOMEM;
+	if (l->inlined)
+		out_mem(o, " (inlined)", 10);
 	out_ch(o, '\n');
 	return 0;
 }
@@ -1048,6 +1064,7 @@ static int script_init(void *opts)
 
 	o->input = "perf.data";
 	o->max_stack = sysctl_max_stack();
+	o->inline_frames = true;
 	return 0;
 }
 
@@ -1129,6 +1146,9 @@ static int script_exec(void *opts, const struct cli_args *args)
 		cli_error("out of memory");
 		goto out;
 	}
+	/* perf 6.1 adds inlined functions to the frames it unwinds from dwarf stacks only */
+	tally_session__set_inline(s.session, o.inline_frames ? TALLY_INLINE_UNWOUND
+							     : TALLY_INLINE_NONE);
 	for (size_t i = 0; i < s.nr_ev; i++) {
 		if (s.ev[i].tracepoint && (s.ev[i].fields & F_TRACE)) {
 			ret = script_trace__new(&s.trace, s.data);

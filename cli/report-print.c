@@ -120,6 +120,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 			.min_percent = r->o->cc_min_percent,
 			.print_limit = r->o->cc_print_limit,
 			.by_line = r->o->cc_key == TALLY_CC_KEY_SRCLINE,
+			.by_function = r->o->cc_key == TALLY_CC_KEY_FUNCTION,
 			.skip_first = !r->o->fields && r->o->sort && !strncmp(r->o->sort, "sym", 3),
 		},
 	};

@@ -33,6 +33,7 @@ struct report_opts {
 	unsigned cc_print_limit;
 	enum tally_cc_key cc_key;	/* -g function / address / srcline */
 	bool full_source_path;
+	bool inline_frames;	/* --inline (default on, as perf) */
 	double percent_limit;
 	bool show_nr_samples;
 	bool show_total_period;

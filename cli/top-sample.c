@@ -513,6 +513,8 @@ int top__open(struct top *t, const struct top_opts *o)
 		cli_error("cannot create the session: %s", strerror(-err));
 		return err;
 	}
+	/* as perf top: inlined functions in the frames unwound from dwarf stacks */
+	tally_session__set_inline(t->session, TALLY_INLINE_UNWOUND);
 	err = open_events(t);
 	if (err)
 		return err;

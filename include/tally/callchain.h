@@ -24,9 +24,20 @@ extern "C" {
 struct tally_dso;
 struct tally_symbol;
 
+/* The frames of an inlined function (tally_addr_loc.inlined) have a symbol of their own
+ * in rows and graphs (tally_hists), spanning the symbol they are inlined in and named
+ * as perf prints them: "NAME (inlined)" ("NAME LINE (inlined)" in graphs keyed by
+ * address or line). */
+#define TALLY_INLINED_SUFFIX " (inlined)"
+TALLY_API bool tally_symbol__is_inlined(const struct tally_symbol *s);
+/* strcmp of the names of a and b without that suffix (perf compares inlined functions
+ * by their names). */
+TALLY_API int tally_symbol__name_cmp(const struct tally_symbol *a, const struct tally_symbol *b);
+
 /* One frame. Frames are the same function when they have the same symbol (same dso_key
- * and start address), or, without a symbol, the same dso_key and address (and the same
- * dso object when dso_key is NULL). */
+ * and start address; an inlined function's, the same symbol object), or, without a
+ * symbol, the same dso_key and address (and the same dso object when dso_key is
+ * NULL). */
 struct tally_cc_frame {
 	const char *dso_key;	/* interned dso name: dso objects may be per process */
 	const struct tally_dso *dso;

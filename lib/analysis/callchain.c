@@ -95,6 +95,33 @@ void tally_cc_root__exit(struct tally_cc_node *root)
 	tally_cc_root__init(root);
 }
 
+bool tally_symbol__is_inlined(const struct tally_symbol *s)
+{
+	static const size_t n = sizeof(TALLY_INLINED_SUFFIX) - 1;
+	size_t len;
+
+	if (!s || !s->name)
+		return false;
+	len = strlen(s->name);
+	return len > n && !memcmp(s->name + len - n, TALLY_INLINED_SUFFIX, n);
+}
+
+int tally_symbol__name_cmp(const struct tally_symbol *a, const struct tally_symbol *b)
+{
+	size_t la = strlen(a->name), lb = strlen(b->name), n;
+	int c;
+
+	if (tally_symbol__is_inlined(a))
+		la -= sizeof(TALLY_INLINED_SUFFIX) - 1;
+	if (tally_symbol__is_inlined(b))
+		lb -= sizeof(TALLY_INLINED_SUFFIX) - 1;
+	n = la < lb ? la : lb;
+	c = memcmp(a->name, b->name, n);
+	if (c || la == lb)
+		return c;
+	return la < lb ? -(int)(unsigned char)b->name[n] : (unsigned char)a->name[n];
+}
+
 static inline bool frame_eq(const struct tally_cc_frame *a, const struct tally_cc_frame *b)
 {
 	if (a->sym && a->sym == b->sym && a->dso_key == b->dso_key)
@@ -104,7 +131,9 @@ static inline bool frame_eq(const struct tally_cc_frame *a, const struct tally_c
 	if (!a->dso_key && a->dso != b->dso)
 		return false;
 	if (a->sym)
-		return a->sym == b->sym || a->sym->start == b->sym->start;
+		return a->sym == b->sym ||
+		       (a->sym->start == b->sym->start && !tally_symbol__is_inlined(a->sym) &&
+			!tally_symbol__is_inlined(b->sym));
 	return a->ip == b->ip;
 }
 

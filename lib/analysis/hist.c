@@ -91,6 +91,10 @@ static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *
 				return false;
 			if (a->sym ? a->sym->start != b->sym->start : a->ip != b->ip)
 				return false;
+			/* an inlined function's symbol starts where the one it is in does */
+			if (a->sym != b->sym && (tally_symbol__is_inlined(a->sym) ||
+						 tally_symbol__is_inlined(b->sym)))
+				return false;
 			break;
 		case TALLY_HIST_CPU:
 			if (a->cpu != b->cpu)
@@ -254,7 +258,8 @@ static int key_cmp(const struct tally_hist *h, const struct tally_hist_entry *a,
 		case TALLY_HIST_SYM: {
 			const char *x = sym_name(a), *y = sym_name(b);
 
-			if (x && y && (c = strcmp(x, y)))
+			/* perf compares the names (an inlined function's without " (inlined)") */
+			if (x && y && x != y && (c = tally_symbol__name_cmp(a->sym, b->sym)))
 				return c;
 			if (!x != !y)
 				return x ? -1 : 1;
@@ -329,6 +334,12 @@ static int64_t perf_in_cmp(const struct tally_hist *h, const struct tally_hist_e
 				return e->sym ? 1 : -1;
 			if (e->sym == n->sym)
 				break;
+			/* perf: inlined functions by name; of one name, one row when the
+			 * symbols they are in overlap (ours: one symbol per function and
+			 * name), else by address */
+			if ((tally_symbol__is_inlined(e->sym) || tally_symbol__is_inlined(n->sym)) &&
+			    (c = tally_symbol__name_cmp(e->sym, n->sym)))
+				return c;
 			if (e->sym->start != n->sym->start)
 				return (int64_t)(n->sym->start - e->sym->start);
 			if (e->sym->size != n->sym->size)

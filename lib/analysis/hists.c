@@ -73,6 +73,14 @@ struct tally_hists {
 	/* address/srcline call-graph frames: a symbol of their own per (dso, key) */
 	struct cc_sym *cc_syms;
 	size_t nr_cc_syms, cap_cc_syms;	/* cap: a power of two */
+	/* inlined functions' frames: a symbol per (symbol holding them, name) named
+	 * "NAME (inlined)" (tally_symbol__is_inlined), open addressing */
+	struct inl_sym {
+		const struct tally_symbol *base;
+		const char *name;
+		struct tally_symbol *sym;
+	} *inl_syms;
+	size_t nr_inl_syms, cap_inl_syms;
 	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
 	int err;		/* sticky: out of memory somewhere in a sample */
 };
@@ -162,6 +170,7 @@ void tally_hists__delete(struct tally_hists *hs)
 		tly_session__own_notes(hs->session, NULL);
 	free(hs->frames.v);
 	free(hs->frames.notes);
+	free(hs->frames.lines);
 	free(hs->seen);
 	free(hs->ccf);
 	tly_cc_log__exit(&hs->log);
@@ -174,7 +183,66 @@ void tally_hists__delete(struct tally_hists *hs)
 	for (size_t i = 0; i < hs->cap_cc_syms; i++)
 		free(hs->cc_syms[i].sym);
 	free(hs->cc_syms);
+	for (size_t i = 0; i < hs->cap_inl_syms; i++)
+		free(hs->inl_syms[i].sym);
+	free(hs->inl_syms);
 	free(hs);
+}
+
+static size_t inl_slot(const struct inl_sym *v, size_t cap, const struct tally_symbol *base,
+		       const char *name)
+{
+	size_t i = tly_hash_mix((uintptr_t)base, (uintptr_t)name) & (cap - 1);
+
+	while (v[i].sym && (v[i].base != base || v[i].name != name))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* The symbol of the frame of a function inlined in loc->sym (loc->inlined): as perf's,
+ * it spans the symbol it is inlined in, and is named "NAME (inlined)". Names come
+ * interned from the session (one pointer per name). NULL on ENOMEM. */
+static const struct tally_symbol *inline_sym(struct tally_hists *hs,
+					     const struct tally_addr_loc *loc)
+{
+	struct inl_sym *e;
+	char buf[4096];
+
+	if (hs->nr_inl_syms * 2 >= hs->cap_inl_syms) {
+		size_t cap = hs->cap_inl_syms ? hs->cap_inl_syms * 2 : 64;
+		struct inl_sym *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		for (size_t i = 0; i < hs->cap_inl_syms; i++) {
+			const struct inl_sym *o = &hs->inl_syms[i];
+
+			if (o->sym)
+				v[inl_slot(v, cap, o->base, o->name)] = *o;
+		}
+		free(hs->inl_syms);
+		hs->inl_syms = v;
+		hs->cap_inl_syms = cap;
+	}
+	e = &hs->inl_syms[inl_slot(hs->inl_syms, hs->cap_inl_syms, loc->sym, loc->inlined)];
+	if (e->sym)
+		return e->sym;
+	e->sym = calloc(1, sizeof(*e->sym));
+	if (!e->sym)
+		goto nomem;
+	e->base = loc->sym;
+	e->name = loc->inlined;
+	hs->nr_inl_syms++;
+	snprintf(buf, sizeof(buf), "%s" TALLY_INLINED_SUFFIX, loc->inlined);
+	e->sym->start = loc->sym->start;
+	e->sym->size = loc->sym->size;
+	e->sym->name = tally_strpool__intern(hs->pool, buf);
+	if (!e->sym->name)
+		goto nomem;
+	return e->sym;
+nomem:
+	hs->err = -ENOMEM;
+	return loc->sym;
 }
 
 struct tally_hist *tally_hists__hist(struct tally_hists *hs, size_t evidx)
@@ -259,7 +327,7 @@ static void fill_entry(struct tally_hists *hs, struct tally_hist_entry *t,
 	t->dso = loc->dso;
 	t->dso_key = dso_key(hs, loc->dso, false);
 	t->dso_name = t->dso_key ? t->dso_key : "[unknown]";
-	t->sym = loc->sym;
+	t->sym = loc->inlined && loc->sym ? inline_sym(hs, loc) : loc->sym;
 	t->ip = self && loc->map ? loc->dso_addr : loc->addr;
 	t->level = tally_cpumode_level(loc->cpumode);
 }
@@ -359,15 +427,32 @@ static const struct tally_symbol *cc_sym(struct tally_hists *hs, const struct ta
 					 const char *dso_key)
 {
 	bool by_line = hs->o.cc_key == TALLY_CC_KEY_SRCLINE;
-	const char *line = NULL;
+	const struct tally_symbol *inl = NULL, *real;
+	const char *line = NULL, *name;
 	struct cc_sym *c;
 	char buf[4096];
 	uint64_t key, start = l->dso_addr;
 	size_t flen;
+	int n;
 
 	if (!l->sym || !l->sym->name)
 		return l->sym;
-	if (find_line(hs, l, buf, sizeof(buf), &flen) > 0) {
+	if (l->inlined) {
+		inl = inline_sym(hs, l);
+		if (hs->err)
+			return l->sym;
+	}
+	if (l->line) {
+		/* an expanded frame: the line of its own function (perf's inline list) */
+		const char *file = l->line->file ? l->line->file : "??";
+
+		if (!hs->o.full_source_path && strrchr(file, '/'))
+			file = strrchr(file, '/') + 1;
+		n = snprintf(buf, sizeof(buf), "%s:%u", file, l->line->line);
+	} else {
+		n = find_line(hs, l, buf, sizeof(buf), &flen);
+	}
+	if (n > 0) {
 		line = tally_strpool__intern(hs->pool, buf);
 		if (!line)
 			goto nomem;
@@ -386,16 +471,20 @@ static const struct tally_symbol *cc_sym(struct tally_hists *hs, const struct ta
 		}
 		start = c->start;
 	}
-	c = cc_slot(hs, dso_key, key, by_line ? l->sym : NULL);
+	/* an inlined function's frame is a node apart from the others at its address */
+	real = inl ? inl : by_line ? l->sym : NULL;
+	c = cc_slot(hs, dso_key, key, real);
 	if (!c)
 		goto nomem;
 	if (c->used)
 		return c->sym;
+	name = l->inlined ? l->inlined : l->sym->name;
 	if (line)
-		snprintf(buf, sizeof(buf), "%s %s", l->sym->name, line);
+		snprintf(buf, sizeof(buf), "%s %s%s", name, line, inl ? TALLY_INLINED_SUFFIX : "");
 	else
-		snprintf(buf, sizeof(buf), "%s +%" PRIu64, l->sym->name, l->dso_addr - l->sym->start);
-	*c = (struct cc_sym){ .dso_key = dso_key, .key = key, .real = by_line ? l->sym : NULL,
+		snprintf(buf, sizeof(buf), "%s +%" PRIu64 "%s", name, l->dso_addr - l->sym->start,
+			 inl ? TALLY_INLINED_SUFFIX : "");
+	*c = (struct cc_sym){ .dso_key = dso_key, .key = key, .real = real,
 			      .start = start, .used = true };
 	hs->nr_cc_syms++;
 	c->sym = calloc(1, sizeof(*c->sym));
@@ -630,9 +719,10 @@ static int display_frames(struct tally_hists *hs)
 
 		hs->ccf[i].dso = l->dso;
 		hs->ccf[i].dso_key = dso_key(hs, l->dso, true);
-		hs->ccf[i].sym = hs->o.cc_key == TALLY_CC_KEY_FUNCTION
-					 ? l->sym
-					 : cc_sym(hs, l, hs->ccf[i].dso_key);
+		if (hs->o.cc_key != TALLY_CC_KEY_FUNCTION)
+			hs->ccf[i].sym = cc_sym(hs, l, hs->ccf[i].dso_key);
+		else
+			hs->ccf[i].sym = l->inlined && l->sym ? inline_sym(hs, l) : l->sym;
 		hs->ccf[i].ip = l->addr;
 	}
 	return hs->err;

@@ -18,11 +18,11 @@ max-size mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
 proc-map-timeout realtime stat switch-max-files switch-output switch-output-event synth
 timestamp-boundary timestamp-filename uid vmlinux"
 [report]="column-widths demangle demangle-kernel disable-order exclude-other field-separator
-group-sort-idx hierarchy ignore-callees ignore-vmlinux inline mmaps modules parent
+group-sort-idx hierarchy ignore-callees ignore-vmlinux mmaps modules parent
 percent-type pretty raw-trace show-cpu-utilization show-on-off-events
 show-ref-call-graph socket-filter stdio-color switch-off switch-on tasks threads
 time-quantum"
-[script]="demangle demangle-kernel inline show-cgroup-events show-namespace-events
+[script]="demangle demangle-kernel show-cgroup-events show-namespace-events
 show-on-off-events show-round-events show-text-poke-events switch-off switch-on"
 [top]="all-cgroups cgroup column-widths count-filter demangle-kernel dump-symtab fields force
 group group-sort-idx hierarchy ignore-callees ignore-vmlinux namespaces no-bpf-event

@@ -3,7 +3,7 @@
 # -> mid -> leaf -> libm's sin) and on workloads/cxx.cpp built the same way, recorded
 # by perf and by tally, with the full stack
 # copy and with one too small for the whole chain (where the chain must stop where
-# perf's stops). perf's inline frames are left out (--no-inline): tally has none yet.
+# perf's stops); with perf's inline frames (its default) and without (--no-inline).
 . "$(dirname "$0")/lib.sh"
 
 W=$TALLY_BUILD/workloads/unwind
@@ -12,11 +12,11 @@ have_perf || { skip "unwinding vs perf (perf absent)"; exit 0; }
 
 # same_frames NAME FILE [WHAT REGEX]: script's per-sample frame lists equal perf's for
 # >= 99% of the samples, and some of perf's match REGEX (default: chains that reach
-# main).
+# main). $INL: more options of both (--no-inline).
 same_frames() {
 	local n=$1 f=$2 what=${3:-"reach main"} re=${4:-'main\n'}
-	perf script -i "$f" -F tid,time,ip,sym --no-inline >p.out 2>/dev/null
-	"$TALLY" script -i "$f" -F tid,time,ip,sym >t.out 2>t.err
+	perf script -i "$f" -F tid,time,ip,sym $INL >p.out 2>/dev/null
+	"$TALLY" script -i "$f" -F tid,time,ip,sym $INL >t.out 2>t.err
 	local res
 	res=$(awk -v re="$re" 'BEGIN { RS = "" }
 		FNR == NR { p[FNR] = $0; np = FNR; next }
@@ -42,9 +42,9 @@ same_frames() {
 # points of perf's.
 same_shares() {
 	local n=$1 f=$2
-	perf report -i "$f" --stdio --no-inline --children -g none --sort comm,dso,sym -q \
+	perf report -i "$f" --stdio $INL --children -g none --sort comm,dso,sym -q \
 		>p.rows 2>/dev/null
-	"$TALLY" report -i "$f" --stdio --children -g none --sort comm,dso,sym -q >t.rows 2>t.err
+	"$TALLY" report -i "$f" --stdio $INL --children -g none --sort comm,dso,sym -q >t.rows 2>t.err
 	if awk 'function key(   k) { k = $3; for (i = 4; i <= NF; i++) k = k " " $i; return k }
 		NF < 4 { next }
 		FNR == NR { c[key()] = $1 + 0; s[key()] = $2 + 0; np++; next }
@@ -62,6 +62,7 @@ same_shares() {
 	fi
 }
 
+INL=
 rec() { local out=$1; shift; "$@" -o "$out" "$W" 100 >/dev/null 2>&1 && [ -s "$out" ]; }
 
 if rec perf.data perf record -q --call-graph dwarf -F 250; then
@@ -69,6 +70,9 @@ if rec perf.data perf record -q --call-graph dwarf -F 250; then
 	same_shares "perf's recording" perf.data
 	check "script: a user chain without frame pointers reaches main through libm" \
 		grep -q "leaf" t.out
+	INL=--no-inline same_frames "perf's recording, --no-inline" perf.data
+	check "script --no-inline: no inlined frames" eval '! grep -q "(inlined)" t.out'
+	INL=--no-inline same_shares "perf's recording, --no-inline" perf.data
 else
 	fail "perf record --call-graph dwarf"
 fi
