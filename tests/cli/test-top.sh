@@ -31,7 +31,8 @@ if ! "$TALLY" top --stdio -d 0.1 --iterations 1 >/dev/null 2>err; then
 	exit 0
 fi
 
-"$HOT" 20 & HP=$!
+# (long enough to outlive every check below on a loaded machine; the trap ends it)
+"$HOT" 300 & HP=$!
 trap 'kill $HP 2>/dev/null; rm -rf "$TMP"' EXIT
 sleep 0.3
 
