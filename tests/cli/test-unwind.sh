@@ -106,6 +106,71 @@ else
 	skip "C++ unwinding (g++ cannot build workloads/cxx.cpp)"
 fi
 
+# CFI in .debug_frame only (-fno-asynchronous-unwind-tables: .eh_frame has no FDE of
+# the program's functions). Debian's perf 6.1 (libunwind without .debug_frame support)
+# stops such chains at the first frame of the program; tally reads .debug_frame, so its
+# chains are perf's and then go on: each sample in leaf reaches main through mid and
+# top. Then the same with the binary stripped and its DWARF in separate debuginfo, found
+# by build-id in the build-id cache; and with no .debug_frame at all, where the chains
+# stop as perf's (so the checks can tell).
+# chain_ok FILE: every sample under leaf continues leaf, mid, top, main (>= 20 of them)
+chain_ok() {
+	awk 'BEGIN { RS = "" }
+		/ leaf/ { n++; if ($0 ~ / leaf[^\n]*\n[^\n]* mid[^\n]*\n[^\n]* top[^\n]*\n[^\n]* main\n/) ok++ }
+		END { printf "%d of %d", ok, n; exit !(n >= 20 && ok == n) }' "$1"
+}
+# prefix_of P T: perf's frames of each sample begin tally's (>= 99% of the samples)
+prefix_of() {
+	awk 'BEGIN { RS = "" }
+		FNR == NR { p[FNR] = $0; np = FNR; next }
+		{ nt = FNR; if (index($0, p[FNR]) == 1) same++ }
+		END { printf "%d of %d", same, np; exit !(np > 20 && np == nt && same * 100 >= np * 99) }' "$1" "$2"
+}
+if cc -g -O2 -fomit-frame-pointer -fno-asynchronous-unwind-tables -o dfo \
+	"$TALLY_TOP/workloads/unwind.c" -lm 2>dfo.err; then
+	leaf_at=$(nm dfo | awk '$3 ~ /^leaf/ { print $1; exit }')
+	# the sections whose FDEs cover leaf's address
+	readelf --debug-dump=frames dfo 2>/dev/null | awk -v a="$leaf_at" '
+		function num(h,   i, v) { v = 0; h = tolower(h)
+			for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			return v }
+		/^Contents of the/ { sec = $4 }
+		/ FDE / { split($NF, r, /[=.]+/); if (num(a) >= num(r[2]) && num(a) < num(r[3])) print sec }
+	' | sort -u >leaf-cfi.out
+	check "-fno-asynchronous-unwind-tables: leaf's CFI is in .debug_frame only" eval \
+		'[ "$(cat leaf-cfi.out)" = ".debug_frame" ]'
+	if perf record -q --call-graph dwarf -F 250 -o dfo.data ./dfo 100 >/dev/null 2>&1 &&
+		[ -s dfo.data ]; then
+		perf script -i dfo.data -F tid,time,ip,sym --no-inline >p.out 2>/dev/null
+		"$TALLY" script -i dfo.data -F tid,time,ip,sym --no-inline >t.out 2>t.err
+		r=$(chain_ok t.out)
+		check ".debug_frame only: leaf's samples reach main through mid and top ($r)" \
+			eval 'chain_ok t.out >/dev/null'
+		r=$(prefix_of p.out t.out)
+		check ".debug_frame only: perf's frames begin tally's ($r)" \
+			eval 'prefix_of p.out t.out >/dev/null'
+		# separate debuginfo: the binary at its path stripped of .debug_*, its DWARF in
+		# the build-id cache's entry (<dir><path>/<build-id>/debug), the binary gone
+		bid=$("$TALLY" buildid-list -i dfo.data 2>/dev/null | awk -v p="$PWD/dfo" '$2 == p { print $1 }')
+		mkdir -p "$HOME/.debug$PWD/dfo/$bid"
+		objcopy --only-keep-debug dfo "$HOME/.debug$PWD/dfo/$bid/debug" &&
+			objcopy --strip-debug dfo "$HOME/.debug$PWD/dfo/$bid/elf" && mv dfo dfo.orig
+		"$TALLY" script -i dfo.data -F tid,time,ip,sym --no-inline >t2.out 2>t2.err
+		r=$(chain_ok t2.out)
+		check ".debug_frame in separate debuginfo found by build-id: chains reach main ($r)" \
+			eval 'chain_ok t2.out >/dev/null'
+		rm -rf "${HOME:?}/.debug"
+		objcopy --remove-section=.debug_frame dfo.orig dfo
+		"$TALLY" script -i dfo.data -F tid,time,ip,sym --no-inline >t3.out 2>t3.err
+		check "without .debug_frame the chains stop in the program, as perf's" eval \
+			'! chain_ok t3.out >/dev/null && prefix_of t3.out p.out >/dev/null'
+	else
+		fail "perf record --call-graph dwarf of a .debug_frame-only program"
+	fi
+else
+	skip ".debug_frame unwinding (cc cannot build workloads/unwind.c)"
+fi
+
 # perf's default --call-graph fp on the same program finds no callers: the dwarf
 # chains above are unwound, not read from the kernel's chain
 if rec fp.data perf record -q -g -F 250; then
