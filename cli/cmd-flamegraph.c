@@ -15,14 +15,11 @@
 
 #include <tally/flame.h>
 #include <tally/sample-memo.h>
-#include <tally/srcline.h>
 
 #include "cmd.h"
 #include "options.h"
 #include "out-file.h"
 #include "sample-stacks.h"
-
-#define MAX_INLINE 16
 
 /* the page, with @@TITLE@@ and @@DATA@@ where this command fills in (flamegraph-page.c,
  * generated from cli/flamegraph/ by embed.py) */
@@ -107,13 +104,9 @@ struct folder {
 	struct tally_flame *flame;
 	unsigned series;
 	struct stack_walk *w;
-	struct tally_dso_lines *lines;
 	struct tally_sample_memo *memo;	/* a sample's identity -> the node it folded to */
 	struct tally_flame_frame *fv;
-	size_t *copied;			/* fv[i]'s name at text + copied[i] - 1 (0: not copied) */
 	size_t cap;
-	char *text;			/* names that do not outlive the next lookup */
-	size_t text_len, text_cap;
 	char **names;			/* "[dso]" names made for unknown symbols */
 	size_t nr_names, cap_names;
 	int evidx;			/* the event drawn (-1: the first one sampled) */
@@ -121,39 +114,17 @@ struct folder {
 	int skipped_ev;
 };
 
-/* Append a frame; copy: its name is valid only until the next line lookup. */
-static int push(struct folder *f, size_t *n, const char *name, unsigned kind, bool copy)
+/* Append a frame (its name lives as long as the session). */
+static int push(struct folder *f, size_t *n, const char *name, unsigned kind)
 {
 	if (*n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 128;
 		struct tally_flame_frame *v = realloc(f->fv, cap * sizeof(*v));
-		size_t *c;
 
 		if (!v)
 			return -ENOMEM;
 		f->fv = v;
-		c = realloc(f->copied, cap * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		f->copied = c;
 		f->cap = cap;
-	}
-	f->copied[*n] = 0;
-	if (copy) {
-		size_t len = strlen(name) + 1;
-
-		if (f->text_len + len > f->text_cap) {
-			size_t cap = (f->text_len + len) * 2;
-			char *t = realloc(f->text, cap);
-
-			if (!t)
-				return -ENOMEM;
-			f->text = t;
-			f->text_cap = cap;
-		}
-		memcpy(f->text + f->text_len, name, len);
-		f->copied[*n] = f->text_len + 1;
-		f->text_len += len;
 	}
 	f->fv[(*n)++] = (struct tally_flame_frame){ .name = name, .kind = kind };
 	return 0;
@@ -195,34 +166,24 @@ static int fold_frames(struct folder *f, const struct tally_convert_sample *s, u
 	size_t n = 0;
 	int err;
 
-	f->text_len = 0;
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct tally_addr_loc *l = &s->frames[i];
 		const char *name = l->sym && l->sym->name ? l->sym->name : unknown_name(f, l);
-		struct tally_line ln[MAX_INLINE];
-		int nl = 0;
 
 		if (!name)
 			return -ENOMEM;
-		if (f->lines && l->sym) {
-			nl = tally_dso_lines__find(f->lines, l, s->chain && i > 0, ln, MAX_INLINE);
-			if (nl < 0)
-				return nl;
-		}
-		/* the functions inlined here, innermost first, then the frame's own */
-		for (int k = 0; k < nl - 1; k++)
-			if (push(f, &n, ln[k].function ? ln[k].function : "[unknown]",
-				 TALLY_FRAME_INLINED, true))
+		/* the session gives a frame per function inlined at an address (innermost
+		 * first), their names kept as long as it lives */
+		if (l->inlined) {
+			if (push(f, &n, l->inlined, TALLY_FRAME_INLINED))
 				return -ENOMEM;
-		if (push(f, &n, name, tally_addr_loc__kind(l), false))
+		} else if (push(f, &n, name, tally_addr_loc__kind(l))) {
 			return -ENOMEM;
+		}
 	}
 	if (push(f, &n, s->thread ? tally_thread__comm(s->thread) : "[unknown]",
-		 TALLY_FLAME_PROCESS, false))
+		 TALLY_FLAME_PROCESS))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (f->copied[i])
-			f->fv[i].name = f->text + f->copied[i] - 1;
 	err = tally_flame__add(f->flame, f->series, f->fv, n, s->period, leaf);
 	return err;
 }
@@ -252,6 +213,10 @@ static int on_sample(void *arg, const struct tally_convert_sample *s)
 	/* as perf script's text folds: a damaged chain (perf prints none) is no stack */
 	if (s->chain_damaged)
 		return 0;
+	/* the memo knows a sample by its recorded chain, which a dwarf sample's user
+	 * frames are not in */
+	if (tally_sample__has_user_stack(smp))
+		return fold_frames(f, s, &leaf);
 	if (s->chain) {
 		key.chain = smp->callchain;
 		key.nr_chain = (size_t)smp->callchain_nr;
@@ -270,11 +235,8 @@ static int on_sample(void *arg, const struct tally_convert_sample *s)
 
 static void folder_exit(struct folder *f)
 {
-	tally_dso_lines__delete(f->lines);
 	tally_sample_memo__delete(f->memo);
 	free(f->fv);
-	free(f->copied);
-	free(f->text);
 	for (size_t i = 0; i < f->nr_names; i++)
 		free(f->names[i]);
 	free(f->names);
@@ -295,8 +257,10 @@ static int fold_file(struct flame_opts *o, struct tally_flame *flame, unsigned s
 	f.w = &w;
 	if (w.evidx >= 0)
 		f.evidx = w.evidx;
-	if ((!o->no_inline && tally_dso_lines__new(&f.lines, w.session)) ||
-	    !(f.memo = tally_sample_memo__new(0, 0))) {
+	/* inlined functions at every user frame (a recorded chain's too), from the DWARF,
+	 * as perf names them */
+	tally_session__set_inline(w.session, o->no_inline ? TALLY_INLINE_NONE : TALLY_INLINE_ALL);
+	if (!(f.memo = tally_sample_memo__new(0, 0))) {
 		cli_error("out of memory");
 		goto out;
 	}

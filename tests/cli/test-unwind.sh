@@ -171,6 +171,44 @@ else
 	skip ".debug_frame unwinding (cc cannot build workloads/unwind.c)"
 fi
 
+# flamegraph folds each dwarf sample by its unwound frames: a function called from two
+# places (f from a and from b) folds under each caller as often as script shows it
+cat >two.c <<'EOF'
+#include <stdlib.h>
+static volatile double sink;
+__attribute__((noinline)) double f(double x)
+{
+	for (int i = 0; i < 200; i++)
+		x = x * 1.0000001 + 0.5;
+	return x;
+}
+__attribute__((noinline)) double a(double x) { return f(x) + 1; }
+__attribute__((noinline)) double b(double x) { return f(x) + 2; }
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 100000;
+	for (long i = 0; i < n; i++)
+		sink = (i & 1) ? a(i) : b(i);
+	return 0;
+}
+EOF
+if cc -O2 -fomit-frame-pointer -o two two.c 2>two.err &&
+	"$TALLY" record -q --call-graph dwarf -F 2000 -o two.data ./two 300000 >/dev/null 2>&1; then
+	"$TALLY" flamegraph -i two.data --folded --no-inline 2>/dev/null | sort >two.folded
+	"$TALLY" script -i two.data -F comm,ip,sym --no-inline 2>/dev/null | awk 'BEGIN { RS = "" }
+		{ n = split($0, l, "\n"); s = l[1]; sub(/ +$/, "", s)
+		  for (i = n; i >= 2; i--) { split(l[i], w, " "); s = s ";" w[2] }
+		  c[s]++ }
+		END { for (k in c) print k, c[k] }' | sort >two.script
+	# samples under a;f and under b;f: each as many in both (> 10 each)
+	calls() { awk '/;a;f(;| )/ { a += $NF } /;b;f(;| )/ { b += $NF } END { print a + 0, b + 0 }' "$1"; }
+	r=$(calls two.folded) s=$(calls two.script)
+	check "flamegraph folds dwarf samples by their unwound callers, as script lists them (a;f b;f: $r; script: $s)" \
+		eval '[ "$r" = "$s" ] && [ ${r% *} -gt 10 ] && [ ${r#* } -gt 10 ]'
+else
+	fail "tally record --call-graph dwarf of a two-caller program"
+fi
+
 # perf's default --call-graph fp on the same program finds no callers: the dwarf
 # chains above are unwound, not read from the kernel's chain
 if rec fp.data perf record -q -g -F 250; then
