@@ -14,6 +14,7 @@
  * timestamps and the ip/pid used to mark DSOs for BUILD_ID (record-buildid.c): raw ring
  * bytes go to the file in at most two writes per ring per pass.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -348,6 +349,148 @@ static int opt_timeout(void *opts, const struct cli_opt *opt, const char *arg, b
 	return 0;
 }
 
+/* perf's parse_tag_value: a decimal number and one of the tags (1M, 10s). */
+struct tag { char tag; uint64_t mult; };
+
+static bool parse_tagged(const char *s, const struct tag *tags, uint64_t *v)
+{
+	char *end;
+	uint64_t n;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || !*end || end[1])
+		return false;
+	for (; tags->tag; tags++) {
+		if (*end != tags->tag)
+			continue;
+		if (n > UINT64_MAX / tags->mult)
+			return false;
+		*v = n * tags->mult;
+		return true;
+	}
+	return false;
+}
+
+static const struct tag size_tags[] = {
+	{ 'B', 1 }, { 'K', 1 << 10 }, { 'M', 1 << 20 }, { 'G', 1 << 30 }, { 0, 0 },
+};
+static const struct tag time_tags[] = {
+	{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 0, 0 },
+};
+
+/* --switch-output[=signal|SIZE[BKMG]|TIME[smhd]] */
+static int opt_switch_output(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+
+	(void)opt;
+	o->switch_signal = false;
+	o->switch_size = o->switch_time = 0;
+	if (unset)
+		return 0;
+	if (!strcmp(arg, "signal"))
+		o->switch_signal = true;
+	else if (!parse_tagged(arg, size_tags, &o->switch_size) &&
+		 !parse_tagged(arg, time_tags, &o->switch_time)) {
+		cli_error("--switch-output '%s': expected signal, a size (such as 100M: B, K, M, "
+			  "G) or a time (such as 30s: s, m, h, d)", arg);
+		return -1;
+	}
+	if (!o->switch_signal && !o->switch_size && !o->switch_time) {
+		cli_error("--switch-output '%s': the size or time must be above 0", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_max_size(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+
+	(void)opt;
+	o->max_size = 0;
+	if (unset)
+		return 0;
+	if (!parse_tagged(arg, size_tags, &o->max_size) || !o->max_size) {
+		cli_error("--max-size '%s': expected a size such as 100M (B, K, M or G)", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* -D/--delay: ms (-1: disabled until --control enables them), or ranges "10-20,30-40"
+ * of ms after the start in which the events are enabled, each after the one before. */
+static int opt_delay(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+	const char *p = arg;
+	char *end;
+	long v;
+
+	(void)opt, (void)unset;
+	free(o->ranges);
+	o->ranges = NULL;
+	o->nr_ranges = 0;
+	o->delay_ms = 0;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (end != arg && !*end && !errno) {
+		if (v < -1)
+			goto bad;
+		o->delay_ms = v;
+		return 0;
+	}
+	while (*p) {
+		struct record_range *n, rg;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		rg.start = strtoull(p, &end, 10);
+		if (*end != '-' || !isdigit((unsigned char)end[1]))
+			goto bad;
+		rg.end = strtoull(end + 1, &end, 10);
+		if (rg.end <= rg.start || (*end && (*end != ',' || !end[1])) ||
+		    (o->nr_ranges && rg.start <= o->ranges[o->nr_ranges - 1].end))
+			goto bad;
+		n = realloc(o->ranges, (o->nr_ranges + 1) * sizeof(*n));
+		if (!n) {
+			cli_error("out of memory");
+			return -1;
+		}
+		o->ranges = n;
+		o->ranges[o->nr_ranges++] = rg;
+		p = *end ? end + 1 : end;
+	}
+	if (o->nr_ranges)
+		return 0;
+bad:
+	free(o->ranges);
+	o->ranges = NULL;
+	o->nr_ranges = 0;
+	cli_error("-D '%s': expected milliseconds (-1: start disabled) or ranges of ms such as "
+		  "10-20,30-40, each after the one before", arg);
+	return -1;
+}
+
+/* -B / -N: remembered as given, since --switch-output changes their defaults */
+static int opt_no_buildid(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+
+	(void)arg;
+	if (opt->short_name == 'B') {
+		o->no_buildid = !unset;
+		o->no_buildid_set = true;
+	} else {
+		o->no_buildid_cache = !unset;
+		o->no_buildid_cache_set = true;
+	}
+	return 0;
+}
+
 #define CLI_OPTS struct record_opts
 static const struct cli_opt record_options[] = {
 	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available events",
@@ -439,11 +582,26 @@ static const struct cli_opt record_options[] = {
 			 "Compress records using specified level (default: 1 - fastest "
 			 "compression, 22 - greatest compression)", opt_compression,
 			 CLI_ARG_OPTIONAL, NULL, .flags = CLI_NEG),
-	OPT_BOOL('B', "no-buildid", no_buildid, "do not collect buildids in perf.data"),
-	OPT_BOOL('N', "no-buildid-cache", no_buildid_cache, "do not update the buildid cache"),
+	OPT_CALLBACK_NOARG('B', "no-buildid", "do not collect buildids in perf.data",
+			   opt_no_buildid, .flags = CLI_NEG),
+	OPT_CALLBACK_NOARG('N', "no-buildid-cache", "do not update the buildid cache",
+			   opt_no_buildid, .flags = CLI_NEG),
 	OPT_BOOL(0, "buildid-all", buildid_all, "Record build-id of all DSOs regardless of hits"),
 	OPT_CALLBACK('k', "clockid", "clockid", "clockid to use for events, see clock_gettime()",
 		     opt_clockid),
+	OPT_CALLBACK_ARG(0, "switch-output", "signal or size[BKMG] or time[smhd]",
+			 "Switch output when receiving SIGUSR2 (signal) or cross a size or time "
+			 "threshold", opt_switch_output, CLI_ARG_OPTIONAL, "signal", .flags = CLI_NEG),
+	OPT_INT(0, "switch-max-files", switch_max_files, "n",
+		"Limit number of switch output generated files"),
+	OPT_BOOL(0, "timestamp-filename", timestamp_filename,
+		 "append timestamp to output filename"),
+	OPT_CALLBACK(0, "max-size", "size", "Limit the maximum size of the output file",
+		     opt_max_size, .flags = CLI_NEG),
+	OPT_CALLBACK('D', "delay", "ms",
+		     "ms to wait before starting measurement after program start (-1: start with "
+		     "events disabled), or ranges of time to enable events e.g. '-D 10-20,30-40'",
+		     opt_delay),
 	OPT_CALLBACK(0, "timeout", "ms", "stop after this many milliseconds", opt_timeout),
 	OPT_BOOL('q', "quiet", quiet, "don't print any warnings or messages"),
 	OPT_VERBOSE("be more verbose (show counter open errors, etc)"),
@@ -514,6 +672,8 @@ static int record_exec(void *opts, const struct cli_args *args)
 		o->workload = args->argv;
 	o->argc = args->full_argc;
 	o->argv = args->full_argv;
+	if (o->switch_signal || o->switch_size || o->switch_time)
+		o->timestamp_filename = true;
 	if (o->dry_run)
 		return 0;	/* perf: the options (and events, above) parsed, nothing run */
 

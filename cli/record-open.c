@@ -52,6 +52,9 @@ void record_opts__release(struct record_opts *o)
 	free(o->filters);
 	o->filters = NULL;
 	o->nr_filters = 0;
+	free(o->ranges);
+	o->ranges = NULL;
+	o->nr_ranges = 0;
 }
 
 int record_opts__add_event(struct record_opts *o, const char *str)
@@ -294,7 +297,8 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	a->disabled = leader;
 	/* A command's own events start at its exec; CPU-wide events (-a -- cmd) have no
 	 * task to exec and are enabled when the command is started. */
-	a->enable_on_exec = leader && r->have_wl && !o->system_wide;
+	a->enable_on_exec = leader && r->have_wl && !o->system_wide && !o->delay_ms &&
+			    !o->nr_ranges;
 	if (!(src && src->inherit_set))
 		a->inherit = !o->no_inherit && !o->per_thread && !sample_read;
 	if (i == 0) {
@@ -312,10 +316,44 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 		a->use_clockid = 1;
 		a->clockid = o->clockid;
 	}
-	/* the default event (no src) keeps what tally_event__default_cycles decided */
-	if (src && !src->exclude_GH)
-		a->exclude_guest = 1;
+	/* exclude_guest stays as the event string made it (perf: set by default and by
+	 * u or p, not by k or h alone); the default event keeps what
+	 * tally_event__default_cycles decided */
 	config_modes(o, a);
+}
+
+/* -D: as perf, a dummy event takes the side-band (mmap, comm, task) from the first
+ * event, so what happens while the events are disabled is still known. It starts with
+ * the command's exec, or at once for other targets, and -D never disables it. */
+static int add_tracking_dummy(struct record *r)
+{
+	const struct record_opts *o = r->o;
+	struct perf_event_attr d = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY };
+	struct perf_event_attr *a, *first;
+
+	if (add_event(r, &d, "dummy:HG", (int)r->nr_ev, 1, NULL))
+		return -1;
+	first = &r->ev[0].attr;	/* after the realloc */
+	r->ev[r->nr_ev - 1].tracking = true;
+	a = &r->ev[r->nr_ev - 1].attr;
+	a->size = first->size;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 (first->sample_type & (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU));
+	a->sample_period = 1;
+	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	/* perf: enabled at once for CPU-wide targets, else at exec (tally enables it at
+	 * the start for -p/-t, which never exec) */
+	a->disabled = !o->system_wide;
+	a->inherit = !o->no_inherit && !o->per_thread;
+	a->enable_on_exec = !o->system_wide;
+	a->mmap = a->comm = a->task = a->mmap2 = a->comm_exec = 1;
+	a->context_switch = first->context_switch;
+	a->sample_id_all = 1;
+	a->use_clockid = first->use_clockid;
+	a->clockid = first->clockid;
+	first->mmap = first->comm = first->task = first->mmap2 = first->comm_exec = 0;
+	first->context_switch = 0;
+	return 0;
 }
 
 int record__setup_events(struct record *r)
@@ -374,6 +412,8 @@ int record__setup_events(struct record *r)
 	}
 	for (i = 0; i < r->nr_ev; i++)
 		config_event(r, i, l && l->nr ? &l->ev[i] : NULL);
+	if ((o->delay_ms || o->nr_ranges) && add_tracking_dummy(r))
+		goto nomem;
 	return 0;
 nomem:
 	cli_error("out of memory");

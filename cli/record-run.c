@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,8 +101,9 @@ static int put_user_record(struct record *r, uint32_t type)
 	return tally_writer__write(r->w, &h, sizeof(h));
 }
 
-/* Side-band for what already runs (or is about to exec). */
-static int synthesize(struct record *r)
+/* Side-band for what already runs (or is about to exec); AGAIN: at the start of a
+ * --switch-output file, when a command has long since exec'd. */
+static int synthesize(struct record *r, bool again)
 {
 	struct tally_synth_opts so = { r->id_hdr_size, r->o->sample_addr, NULL };
 	int err;
@@ -119,6 +121,10 @@ static int synthesize(struct record *r)
 		return err;
 	if (r->o->system_wide) {
 		err = tally_synth__all(&so, emit, r);
+	} else if (r->have_wl && again) {
+		err = tally_synth__process(r->wl.pid, &so, emit, r);
+		if (err == -ESRCH)
+			err = 0;
 	} else if (r->have_wl) {
 		/* The forked child still has our image until it execs: name it only; the
 		 * kernel reports its exec, COMM and maps once enable_on_exec fires. */
@@ -298,13 +304,28 @@ static int read_lost(struct record *r)
 	return err;
 }
 
-static void ioctl_leaders(struct record *r, unsigned long req)
+/* ENABLE/DISABLE every group leader (-D's toggles leave its tracking dummy alone). */
+static void ioctl_events(struct record *r, unsigned long req, bool dummy)
 {
 	size_t i;
 
 	for (i = 0; i < r->nr_fds; i++)
-		if (r->ev[r->fds[i].ev].leader == r->fds[i].ev)
+		if (r->ev[r->fds[i].ev].leader == r->fds[i].ev &&
+		    (dummy || !r->ev[r->fds[i].ev].tracking))
 			tly_sys__ioctl(r->fds[i].fd, req, 0);
+}
+
+static void ioctl_leaders(struct record *r, unsigned long req)
+{
+	ioctl_events(r, req, true);
+}
+
+/* Only -D's tracking dummy. */
+static void enable_tracking(struct record *r)
+{
+	for (size_t i = 0; i < r->nr_fds; i++)
+		if (r->ev[r->fds[i].ev].tracking)
+			tly_sys__ioctl(r->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 /* -k: CLOCKID (the clock's resolution in ns) and CLOCK_DATA (the clock and the wall
@@ -403,12 +424,150 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static volatile sig_atomic_t switch_hit;	/* SIGUSR2 with --switch-output=signal */
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	switch_hit = 1;
+}
+
+/* perf's file name stamp: local time to the centisecond, 2015122520103046 */
+static int timestamp(char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+	char dt[24];
+
+	if (gettimeofday(&tv, NULL) || !localtime_r(&tv.tv_sec, &tm) ||
+	    !strftime(dt, sizeof(dt), "%Y%m%d%H%M%S", &tm))
+		return -1;
+	snprintf(buf, len, "%s%02u", dt, (unsigned)(tv.tv_usec / 10000) % 100);
+	return 0;
+}
+
+/* Keep the --switch-max-files newest names: the oldest file goes. 0 or -1 (no memory). */
+static int keep_segment(struct record *r, char *name)
+{
+	size_t max = (size_t)r->o->switch_max_files;
+
+	if (!max) {
+		free(name);
+		return 0;
+	}
+	if (r->nr_segments == max) {
+		remove(r->segments[0]);
+		free(r->segments[0]);
+		memmove(r->segments, r->segments + 1, --r->nr_segments * sizeof(*r->segments));
+	}
+	if (!r->segments && !(r->segments = calloc(max, sizeof(*r->segments)))) {
+		free(name);
+		return -1;
+	}
+	r->segments[r->nr_segments++] = name;
+	return 0;
+}
+
+/* The end of a file: its sample times, build-ids and header. 0 or -1 (error printed). */
+static int finish_file(struct record *r)
+{
+	int err;
+
+	if (r->first_time)
+		tally_writer__set_sample_time(r->w, r->first_time, r->last_time);
+	if (r->bt && buildid_tracker__write(r->bt, r->w, r->o))
+		cli_warn("could not read all build-ids of the DSOs hit");
+	err = tally_writer__finish(r->w);
+	return err ? write_error(r, err) : 0;
+}
+
+/* --switch-output / --timestamp-filename: the finished file becomes PATH.<timestamp>
+ * (perf's names); unless at the end, a new PATH starts with the side-band again, so each
+ * file reads on its own. 0 or -1 (error printed). */
+static int switch_output(struct record *r, bool at_exit)
+{
+	char ts[48], *name;
+
+	if (!at_exit && finish_file(r))
+		return -1;
+	if (timestamp(ts, sizeof(ts)) || asprintf(&name, "%s.%s", r->path, ts) < 0) {
+		cli_error("cannot name the next output file: %s", strerror(errno));
+		return -1;
+	}
+	if (rename(r->path, name))
+		cli_warn("cannot rename %s to %s: %s", r->path, name, strerror(errno));
+	if (at_exit) {
+		r->dumped = strdup(name);
+		return keep_segment(r, name);
+	}
+	if (!r->o->quiet)
+		fprintf(stderr, "[ tally record: Dump %s ]\n", name);
+	if (keep_segment(r, name))
+		goto nomem;
+	tally_writer__delete(r->w);
+	r->w = NULL;
+	buildid_tracker__delete(r->bt);
+	r->bt = NULL;
+	r->first_time = r->last_time = 0;
+	if (setup_writer(r))
+		return -1;
+	if (!r->o->no_buildid && buildid_tracker__new(&r->bt, r))
+		goto nomem;
+	if (synthesize(r, true))
+		return write_error(r, -EIO);
+	return 0;
+nomem:
+	cli_error("out of memory");
+	return -1;
+}
+
+/* -D: the time of the next enable/disable (ms, monotonic), 0 when there is none. */
+static uint64_t next_toggle(const struct record *r)
+{
+	const struct record_opts *o = r->o;
+
+	if (o->delay_ms > 0)
+		return r->sched ? 0 : r->t0_ms + (uint64_t)o->delay_ms;
+	if (r->sched >= 2 * o->nr_ranges)
+		return 0;
+	return r->t0_ms + (r->sched % 2 ? o->ranges[r->sched / 2].end :
+					     o->ranges[r->sched / 2].start);
+}
+
+/* Apply the -D changes that are due. Returns false after the last range ended (perf
+ * then stops recording). */
+static bool toggle_due(struct record *r, uint64_t now)
+{
+	uint64_t t;
+
+	while ((t = next_toggle(r)) && t <= now) {
+		bool enable = !(r->sched % 2);
+
+		ioctl_events(r, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, false);
+		if (!r->o->quiet)
+			fprintf(stderr, "Events %s\n", enable ? "enabled" : "disabled");
+		r->sched++;
+		if (r->o->nr_ranges && r->sched == 2 * r->o->nr_ranges)
+			return false;
+	}
+	return true;
+}
+
+static void earliest(uint64_t *at, uint64_t t)
+{
+	if (t && (!*at || t < *at))
+		*at = t;
+}
+
 /* Poll and drain until the end. Returns 0 or -1 (write error reported). */
 static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_status,
 		bool *wl_done)
 {
+	const struct record_opts *o = r->o;
 	struct pollfd *pfd = calloc(r->nr_rings, sizeof(*pfd));
-	uint64_t deadline = r->o->timeout_ms ? now_ms() + r->o->timeout_ms : 0;
+	uint64_t start = r->t0_ms;
+	uint64_t deadline = o->timeout_ms ? start + o->timeout_ms : 0;
+	uint64_t next_switch = o->switch_time ? start + o->switch_time * 1000 : 0;
 	sigset_t block, old;
 	size_t i;
 	int rc = 0;
@@ -425,9 +584,11 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 	sigaddset(&block, SIGCHLD);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGUSR2);
 	for (;;) {
 		int64_t n = drain(r);
 		struct timespec ts, *tsp = NULL;
+		uint64_t t, wake = 0;
 		int pr;
 
 		if (n < 0) {
@@ -443,20 +604,48 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 		}
 		if (exiting || *wl_done)
 			break;
-		if (deadline) {
-			uint64_t t = now_ms();
-
-			if (t >= deadline)
+		t = now_ms();
+		if (o->max_size && tally_writer__data_bytes(r->w) >= o->max_size) {
+			if (!o->quiet)
+				fprintf(stderr, "[ tally record: size limit reached (%" PRIu64 " KB), "
+					"stopping session ]\n", tally_writer__data_bytes(r->w) >> 10);
+			r->stop_wl = true;
+			break;
+		}
+		if ((o->switch_signal && switch_hit) ||
+		    (o->switch_size && tally_writer__data_bytes(r->w) >= o->switch_size) ||
+		    (next_switch && t >= next_switch)) {
+			switch_hit = 0;
+			if (!o->quiet)
+				fprintf(stderr, "[ tally record: dump data: Woken up %" PRIu64
+					" times ]\n", r->wakeups);
+			r->wakeups = 0;
+			if (switch_output(r, false)) {
+				rc = -1;
 				break;
-			ts.tv_sec = (time_t)((deadline - t) / 1000);
-			ts.tv_nsec = (long)((deadline - t) % 1000) * 1000000;
+			}
+			if (next_switch)
+				next_switch = t + o->switch_time * 1000;
+		}
+		if (!toggle_due(r, t)) {
+			r->stop_wl = true;
+			break;
+		}
+		if (deadline && t >= deadline)
+			break;
+		earliest(&wake, deadline);
+		earliest(&wake, next_switch);
+		earliest(&wake, next_toggle(r));
+		if (wake) {
+			ts.tv_sec = (time_t)((wake - t) / 1000);
+			ts.tv_nsec = (long)((wake - t) % 1000) * 1000000;
 			tsp = &ts;
 		}
 		/* Sleep until a ring reaches its wakeup watermark (half full) rather than
 		 * spinning on every new record: the recorder's own CPU time is the cost.
 		 * The stop signals stay blocked until ppoll, so none is missed. */
 		sigprocmask(SIG_BLOCK, &block, &old);
-		if (exiting || (*child_exited && r->have_wl)) {
+		if (exiting || (*child_exited && r->have_wl) || (o->switch_signal && switch_hit)) {
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			continue;
 		}
@@ -470,7 +659,7 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 					r->rings[i].hup = true;
 				}
 		}
-		if (!r->have_wl && !r->o->system_wide) {
+		if (!r->have_wl && !o->system_wide) {
 			size_t gone = 0;
 
 			for (i = 0; i < r->nr_rings; i++)
@@ -490,6 +679,8 @@ static void summary(struct record *r, bool pipe)
 	if (r->o->quiet)
 		return;
 	fprintf(stderr, "[ tally record: Woken up %" PRIu64 " times to write data ]\n", r->wakeups);
+	if (r->dumped)
+		fprintf(stderr, "[ tally record: Dump %s ]\n", r->dumped);
 	if (r->lost_records || r->lost_samples) {
 		/* The kernel's LOST records and the per-event lost count (read_format LOST)
 		 * describe the same drops: report the larger. */
@@ -506,6 +697,9 @@ static void summary(struct record *r, bool pipe)
 	if (pipe)
 		fprintf(stderr, "[ tally record: Captured and wrote %.3f MB - ]\n",
 			(double)bytes / 1024.0 / 1024.0);
+	else if (r->dumped)	/* perf: the last file's size, and no count */
+		fprintf(stderr, "[ tally record: Captured and wrote %.3f MB %s.<timestamp> ]\n",
+			(double)bytes / 1024.0 / 1024.0, r->path);
 	else
 		fprintf(stderr, "[ tally record: Captured and wrote %.3f MB %s (%" PRIu64
 			" samples) ]\n", (double)bytes / 1024.0 / 1024.0, r->path, r->samples);
@@ -558,7 +752,7 @@ static int record_prepare(struct record *r, bool pipe)
 		cli_error("out of memory");
 		return 1;
 	}
-	err = synthesize(r);
+	err = synthesize(r, false);
 	if (err) {
 		write_error(r, err);
 		return 1;
@@ -573,8 +767,15 @@ static int record_start(struct record *r, bool pipe)
 
 	/* Targets that do not exec under us (-a, -p, -t) are enabled now, before a command
 	 * is let go, so its exec's COMM and maps are seen. */
-	if (!r->have_wl || r->o->system_wide)
+	bool delayed = r->o->delay_ms || r->o->nr_ranges;
+
+	if ((!r->have_wl || r->o->system_wide) && !delayed)
 		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
+	else if (!r->have_wl || r->o->system_wide)
+		enable_tracking(r);
+	if (delayed && !r->o->quiet)
+		fprintf(stderr, "Events disabled\n");
+	r->t0_ms = now_ms();	/* -D and --switch-output times count from here */
 	if (!r->have_wl)
 		return 0;
 	err = workload__start(&r->wl);
@@ -593,7 +794,6 @@ static int record_start(struct record *r, bool pipe)
 static int record_finish(struct record *r)
 {
 	int64_t n;
-	int err;
 
 	ioctl_leaders(r, PERF_EVENT_IOC_DISABLE);
 	n = drain(r);
@@ -613,16 +813,33 @@ static int record_finish(struct record *r)
 		r->throttled += st.throttle;
 		r->lost_samples += st.lost_samples;
 	}
-	if (r->first_time)
-		tally_writer__set_sample_time(r->w, r->first_time, r->last_time);
-	if (r->bt && buildid_tracker__write(r->bt, r->w, r->o))
-		cli_warn("could not read all build-ids of the DSOs hit");
-	err = tally_writer__finish(r->w);
-	if (err) {
-		write_error(r, err);
+	if (finish_file(r))
 		return 1;
-	}
+	if (r->o->timestamp_filename && switch_output(r, true))
+		return 1;
 	return 0;
+}
+
+static bool switching(const struct record_opts *o)
+{
+	return o->switch_signal || o->switch_size || o->switch_time;
+}
+
+/* perf's warning: files are cut only when a ring is drained, at half its size */
+static void size_warning(const struct record *r)
+{
+	uint64_t wakeup = (r->mmap_pages + 1) * (uint64_t)sysconf(_SC_PAGESIZE) / 2, n = wakeup;
+	const char *unit = "BKMG";
+	int i = 0;
+
+	if (r->o->switch_size >= wakeup || r->o->quiet)
+		return;
+	while (n / 1024 > 1 && i < 3) {
+		n /= 1024;
+		i++;
+	}
+	fprintf(stderr, "WARNING: switch-output data size lower than wakeup kernel buffer size "
+		"(%" PRIu64 "%c) expect bigger perf.data sizes\n", n, unit[i]);
 }
 
 int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *child_exited)
@@ -636,11 +853,29 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 	r->time_off = -1;
 	r->path = output_path(o);
 	pipe = !strcmp(r->path, "-");
-	if (record_prepare(r, pipe) || record_start(r, pipe) ||
+	if (switching(o) && !o->no_buildid_set && !o->no_buildid_cache_set)
+		o->no_buildid = o->no_buildid_cache = true;	/* perf's default: switch fast */
+	if (pipe && o->timestamp_filename) {
+		cli_error("--switch-output and --timestamp-filename rename the output file: "
+			  "they cannot write to a pipe (use -o FILE)");
+		return 1;
+	}
+	if (record_prepare(r, pipe))
+		goto out;
+	/* after the fork: the command keeps the default disposition of SIGUSR2 */
+	signal(SIGUSR2, o->switch_signal ? on_usr2 : SIG_IGN);
+	if (o->switch_size)
+		size_warning(r);
+	if (record_start(r, pipe) ||
 	    loop(r, child_exited, &wl_status, &wl_done) || record_finish(r))
 		goto out;
 	summary(r, pipe);
 	rc = 0;
+	if (r->have_wl && !wl_done && r->stop_wl) {
+		/* perf stops the command it ran, and exits as it did (SIGTERM: 143) */
+		kill(r->wl.pid, SIGTERM);
+		wl_done = waitpid(r->wl.pid, &wl_status, 0) == r->wl.pid;
+	}
 	if (r->have_wl && wl_done)
 		rc = workload__exit_code(wl_status);
 out:
@@ -653,6 +888,10 @@ out:
 	}
 	buildid_tracker__delete(r->bt);
 	tally_writer__delete(r->w);
+	for (size_t i = 0; i < r->nr_segments; i++)
+		free(r->segments[i]);
+	free(r->segments);
+	free(r->dumped);
 	record__close(r);
 	if (r->out_fd >= 0)
 		close(r->out_fd);

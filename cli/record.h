@@ -49,6 +49,18 @@ struct record_opts {
 	bool use_clockid;		/* -k */
 	int clockid;
 	uint64_t timeout_ms;
+	/* --switch-output: a new file on SIGUSR2, past a size, or every so many seconds */
+	bool switch_signal;
+	uint64_t switch_size, switch_time;
+	int switch_max_files;		/* --switch-max-files: keep this many (0: all) */
+	bool timestamp_filename;	/* the output renamed to PATH.<timestamp> at the end */
+	uint64_t max_size;		/* --max-size: stop past this many bytes (0: none) */
+	/* -D/--delay: ms before enabling (-1: enabled only by --control), or ranges of ms
+	 * after the start in which events are enabled */
+	long delay_ms;
+	struct record_range { uint64_t start, end; } *ranges;
+	size_t nr_ranges;
+	bool no_buildid_set, no_buildid_cache_set;	/* given on the command line */
 	char **workload;		/* NULL when recording existing targets */
 	int argc;
 	char **argv;
@@ -84,6 +96,7 @@ struct record_event {
 	char *group_name;
 	bool tracepoint;
 	const char *filter;	/* --filter: the tracepoint filter set on its fds */
+	bool tracking;		/* -D: the dummy event that records the side-band */
 };
 
 struct buildid_tracker;
@@ -111,6 +124,14 @@ struct record {
 	uint64_t samples, wakeups, lost, lost_samples, lost_records, throttled;
 	struct buildid_tracker *bt;
 	bool fell_back;			/* cycles -> cpu-clock */
+	/* --switch-output / --timestamp-filename */
+	char **segments;		/* the last --switch-max-files names, oldest first */
+	size_t nr_segments;
+	char *dumped;			/* the name the output got at the end */
+	/* -D: the next change of the enable schedule (an index into 2 * nr_ranges) */
+	uint64_t t0_ms;
+	size_t sched;
+	bool stop_wl;			/* --max-size or -D's last range ended the recording */
 };
 
 /* Build the events' attrs from the options (record-open.c). 0 or -1 (message printed). */

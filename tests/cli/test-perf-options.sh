@@ -13,10 +13,10 @@ declare -A NOT_YET=(
 [stat]="cgroup control cputype for-each-cgroup group hybrid-merge iostat metric-no-group
 metric-no-merge metric-only metrics no-scale percore-show-thread scale smi-cost sync
 td-level topdown transaction"
-[record]="affinity aio all-cgroups buildid-mmap cgroup control debuginfod delay exclude-perf group
-max-size mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
-proc-map-timeout realtime stat switch-max-files switch-output switch-output-event synth
-timestamp-boundary timestamp-filename uid vmlinux"
+[record]="affinity aio all-cgroups buildid-mmap cgroup control debuginfod exclude-perf group
+mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
+proc-map-timeout realtime stat switch-output-event synth
+timestamp-boundary uid vmlinux"
 [report]="column-widths demangle demangle-kernel disable-order exclude-other field-separator
 group-sort-idx hierarchy ignore-callees ignore-vmlinux mmaps modules parent
 percent-type pretty raw-trace show-cpu-utilization show-on-off-events
