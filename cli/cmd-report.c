@@ -233,6 +233,10 @@ static const struct cli_opt report_options[] = {
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
 	OPT_BOOL(0, "full-source-path", full_source_path, "Show full source file name path for source lines"),
 	OPT_BOOL(0, "inline", inline_frames, "Show inline function"),
+	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
+	OPT_STRING(0, "pretty", pretty, "key", "pretty printing style key: normal raw"),
+	OPT_BOOL(0, "tasks", tasks, "Display recorded tasks"),
+	OPT_BOOL(0, "mmaps", mmaps, "Display recorded tasks memory maps"),
 	OPT_END(),
 };
 
@@ -416,6 +420,8 @@ static int report_output(struct report *r, const enum tally_hist_col *cols, size
 		cli_error("out of memory");
 		return 1;
 	}
+	if (r->o->show_threads)
+		report__print_values(r);
 	return cli_finish_output(stdout, "the report");
 }
 
@@ -424,6 +430,7 @@ static void report_release_state(struct report *r, struct tally_hist_filter *fil
 	tally_hists__delete(r->hists);
 	script_trace__delete(r->trace);
 	free(r->nr_samples_seen);
+	report__values_free(r->values);
 	sample_filter_free(filter);
 	tally_session__delete(r->session);
 	tally_data__delete(r->data);
@@ -451,7 +458,8 @@ static int report_exec(void *opts, const struct cli_args *args)
 	if (report_open(&r.data, o->input, o->force))
 		return 1;
 	r.nr_ev = tally_data__nr_events(r.data);
-	if (!o->quiet && !o->header && !o->header_only && !o->stats && !o->dump_raw)
+	if (!o->quiet && !o->header && !o->header_only && !o->stats && !o->dump_raw &&
+	    !o->tasks && !o->mmaps)
 		fputs(header_hint, stdout);
 	if (o->header || o->header_only)
 		report_print_header(r.data, o->input);
@@ -478,6 +486,14 @@ static int report_exec(void *opts, const struct cli_args *args)
 		fputs(header_hint, stdout);
 	if (report_read(&r))
 		goto out;
+	if (o->tasks || o->mmaps) {
+		int e = report__print_tasks(&r);
+
+		if (e < 0)
+			goto oom;
+		status = e ? e : cli_finish_output(stdout, "the report");
+		goto out;
+	}
 	status = report_output(&r, cols, nr_cols);
 	goto out;
 oom:

@@ -50,6 +50,9 @@ int report__on_record(void *arg, const struct perf_event_header *hdr,
 		}
 		if (r->o->dump_raw || r->o->stats)
 			return 0;	/* counted and shown: no threads, maps or symbols */
+		if (hdr->type == PERF_RECORD_READ && r->o->show_threads &&
+		    report__read_value(r, hdr, evidx))
+			return -ENOMEM;
 		return tally_session__process(r->session, hdr) == -ENOMEM ? -ENOMEM : 0;
 	}
 	if (evidx < 0 && r->nr_ev == 1)

@@ -58,6 +58,9 @@ struct report_opts {
 	bool ns;		/* --ns: only the time sort key (which tally lacks) uses it */
 	int samples;		/* --samples: perf's TUI keeps them; stdio shows nothing */
 	const char *kallsyms, *symfs;
+	bool show_threads;	/* -T: the READ records' per-thread counts after the report */
+	const char *pretty;	/* --pretty raw: -T's values one cell per thread and event */
+	bool tasks, mmaps;	/* --tasks, --mmaps: the threads (and maps) instead */
 };
 
 struct report {
@@ -79,6 +82,7 @@ struct report {
 	uint64_t lost_samples;
 	uint64_t type_counts[128];
 	uint64_t nr_records;
+	struct read_values *values;	/* -T */
 };
 
 /* One record of the pass (report-sample.c): side-band to the session, samples to the
@@ -88,6 +92,14 @@ int report__on_record(void *arg, const struct perf_event_header *hdr,
 /* -D: one record as perf report -D prints it (report-dump.c). */
 void report__dump_record(struct report *r, const struct perf_event_header *hdr,
 			 const struct tally_record_ctx *ctx);
+/* -T (report-tasks.c): a READ record of event evidx into the per-thread values, and
+ * their table as perf prints it at the end of the report. 0 or -ENOMEM. */
+int report__read_value(struct report *r, const struct perf_event_header *hdr, int evidx);
+void report__print_values(const struct report *r);
+void report__values_free(struct read_values *v);
+/* --tasks, --mmaps: the threads as a tree of parents, with their maps for --mmaps.
+ * 0, -ENOMEM, or 1 (error printed). */
+int report__print_tasks(struct report *r);
 /* -D and --stats: the record counts after the pass. */
 void report__print_stats(struct report *r);
 /* Columns and sort keys from -s / -F / -n and the children mode (report-print.c). */

@@ -258,6 +258,34 @@ TALLY_API uint64_t tally_map__start(const struct tally_map *m);
 TALLY_API uint64_t tally_map__end(const struct tally_map *m);
 TALLY_API uint64_t tally_map__pgoff(const struct tally_map *m);
 
+/* A user map as its MMAP/MMAP2 record gave it (perf report --mmaps): the range (as
+ * later maps that overlap it cut it), the file offset (0 for [vdso], as perf), the
+ * inode (0 from MMAP records and MMAP2 records carrying a build-id), PROT_* and MAP_*
+ * bits (MMAP records: PROT_EXEC unless a data map, no flags), the dso, and perf's
+ * name of the file: the dso's, but a data map of anonymous memory keeps the record's
+ * ("//anon"; executable ones are the dso /tmp/perf-PID.map). Kernel maps have none
+ * (all zero). The name lives as long as the session. */
+struct tally_map_desc {
+	uint64_t start, end, pgoff, ino;
+	uint32_t prot, flags;
+	const struct tally_dso *dso;
+	const char *name;
+};
+void tally_map__describe(const struct tally_map *m, struct tally_map_desc *d);
+
+/* The parent's tid as the thread's FORK record gave it; -1 for threads that came
+ * without one (synthesized, or first seen in a sample). */
+pid_t tally_thread__ppid(const struct tally_thread *t);
+/* The maps of the thread's process, by address. fn's nonzero return stops the walk
+ * and is returned. */
+typedef int (*tally_map_fn)(void *arg, const struct tally_map *m);
+int tally_thread__for_each_map(const struct tally_thread *t, tally_map_fn fn, void *arg);
+/* Every thread the records named so far, the newest of each tid (a tid reused after a
+ * thread went away names the new one), in no particular order; fn's nonzero return
+ * stops the walk and is returned. */
+typedef int (*tally_thread_fn)(void *arg, struct tally_thread *t);
+int tally_session__for_each_thread(struct tally_session *s, tally_thread_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <tally/buildid-cache.h>
@@ -48,6 +49,10 @@ struct tally_map {
 					 * further when kernel symbols cover the rest) */
 	struct tally_dso *dso;
 	struct tally_map *all_next;	/* every map ever made, freed with the session */
+	struct tally_map_desc desc;	/* as its record gave it (report --mmaps); the
+					 * range and offset follow later cuts */
+	char anon_name[32];		/* a data map of anonymous memory: its record's name
+					 * (perf names only executable ones after the JIT map) */
 };
 
 struct maps {
@@ -64,6 +69,7 @@ struct proc {
 
 struct tally_thread {
 	pid_t pid, tid;
+	pid_t ppid;		/* the parent thread's tid (its FORK), else -1 */
 	struct tally_thread *next;
 	struct tally_thread *all_next;
 	char *comm;
@@ -752,6 +758,7 @@ static struct tally_thread *thread_new_in(struct tally_session *s, pid_t pid, pi
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
+	t->ppid = -1;
 	t->proc = proc ? proc : proc_findnew(s, pid);
 	t->comm_set = tid == 0;	/* perf names its idle thread */
 	if (tid == 0)
@@ -810,9 +817,18 @@ static void module_name(const char *path, char *mod, size_t len)
 			*c = '_';
 }
 
+/* What an MMAP or MMAP2 record says beyond the range: its thread, protection, flags,
+ * inode and build-id (MMAP: perf's defaults, executable and private). */
+struct mmap_extra {
+	uint32_t tid, prot, flags;
+	uint64_t ino;
+	const uint8_t *bid;
+	size_t bid_len;
+};
+
 static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, uint64_t len,
-			uint64_t pgoff, const char *name, uint16_t misc, const uint8_t *bid,
-			size_t bid_len)
+			uint64_t pgoff, const char *name, uint16_t misc,
+			const struct mmap_extra *x)
 {
 	uint8_t cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool kernel = tally_cpumode_is_kernel(cpumode);
@@ -866,6 +882,8 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 		return maps_insert(&s->kmaps, m, s);
 	}
 
+	const char *rec_name = name;
+
 	if (is_anon(name)) {
 		snprintf(jit, sizeof(jit), "/tmp/perf-%u.map", pid);
 		name = jit;
@@ -873,15 +891,24 @@ static int process_mmap(struct tally_session *s, uint32_t pid, uint64_t start, u
 	dso = dso_findnew(s, name);
 	if (!dso)
 		return -ENOMEM;
-	if (bid_len && !dso->bid.size) {
-		tally_build_id__set(&dso->bid, bid, bid_len);
+	if (x->bid_len && !dso->bid.size) {
+		tally_build_id__set(&dso->bid, x->bid, x->bid_len);
 	}
-	struct tally_thread *t = tally_session__thread(s, (pid_t)pid, (pid_t)pid);
+	/* the record's thread, as perf (a thread of the process may map) */
+	struct tally_thread *t = tally_session__thread(s, (pid_t)pid, (pid_t)x->tid);
 	if (!t)
 		return -ENOMEM;
 	m = map_new(s, start, len, dso->absolute ? start : pgoff, dso);
 	if (!m)
 		return -ENOMEM;
+	m->desc = (struct tally_map_desc){
+		.start = m->start, .end = m->end,
+		/* perf's vdso map keeps no file offset */
+		.pgoff = !strcmp(name, "[vdso]") ? 0 : pgoff,
+		.ino = x->ino, .prot = x->prot, .flags = x->flags, .dso = dso,
+	};
+	if (name != rec_name && !(x->prot & PROT_EXEC))
+		snprintf(m->anon_name, sizeof(m->anon_name), "%s", rec_name);
 	return maps_insert(&t->proc->maps, m, s);
 }
 
@@ -942,6 +969,7 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 		struct tally_thread *child = thread_new_in(s, (pid_t)u[0], (pid_t)u[2], proc);
 		if (!child)
 			return -ENOMEM;
+		child->ppid = parent->tid;
 		/* perf copies the parent's name only when it has one (not its ":tid") */
 		if (parent->comm_set) {
 			if (set_comm(child, parent->comm, strlen(parent->comm)))
@@ -974,7 +1002,11 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 		const char *name = (const char *)p + sizeof(mm);
 		char buf[4096];
 		snprintf(buf, sizeof(buf), "%.*s", (int)str_len(name, end), name);
-		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, NULL, 0);
+		struct mmap_extra x = {
+			.tid = mm.tid,
+			.prot = hdr->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC,
+		};
+		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, &x);
 	}
 	case PERF_RECORD_MMAP2: {
 		struct { uint32_t pid, tid; uint64_t start, len, pgoff;
@@ -989,8 +1021,11 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 			bl = mm.idpart[0] <= 20 ? mm.idpart[0] : 20;
 		}
-		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc,
-				    mm.idpart + 4, bl);
+		struct mmap_extra x = { .tid = mm.tid, .prot = mm.prot, .flags = mm.flags,
+					.bid = mm.idpart + 4, .bid_len = bl };
+		if (!(hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			memcpy(&x.ino, mm.idpart + 8, sizeof(x.ino));	/* after maj, min */
+		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, &x);
 	}
 	case PERF_RECORD_KSYMBOL: {
 		/* BPF programs and trampolines: a kernel map whose dso is named after the
@@ -1496,6 +1531,51 @@ uint64_t tally_map__end(const struct tally_map *m)
 uint64_t tally_map__pgoff(const struct tally_map *m)
 {
 	return m->pgoff;
+}
+
+void tally_map__describe(const struct tally_map *m, struct tally_map_desc *d)
+{
+	*d = m->desc;
+	if (!d->dso)
+		return;		/* a kernel map */
+	d->name = m->anon_name[0] ? m->anon_name : tally_dso__name(d->dso);
+	/* a later map cut its start: the offset moves along (perf's split) */
+	if (d->pgoff || m->start > d->start)
+		d->pgoff += m->start - d->start;
+	d->start = m->start;
+	d->end = m->end;
+}
+
+pid_t tally_thread__ppid(const struct tally_thread *t)
+{
+	return t->ppid;
+}
+
+int tally_thread__for_each_map(const struct tally_thread *t, tally_map_fn fn, void *arg)
+{
+	const struct maps *ms = &t->proc->maps;
+
+	for (size_t i = 0; i < ms->nr; i++) {
+		int ret = fn(arg, ms->v[i]);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int tally_session__for_each_thread(struct tally_session *s, tally_thread_fn fn, void *arg)
+{
+	for (struct tally_thread *t = s->all_threads; t; t = t->all_next) {
+		int ret;
+
+		if (thread_find(s, t->tid) != t)
+			continue;	/* an older thread of a reused tid */
+		ret = fn(arg, t);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* The unwinder's view of the session: a user address's binary (the dso, at the file

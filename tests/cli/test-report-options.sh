@@ -1,0 +1,59 @@
+# tally report's options of issue 16 that show something other than the profile, or
+# shape its text: -T/--threads (with --pretty), --tasks, --mmaps, -t/--field-separator
+# and the options refused or accepted on this kind of file. Each is compared byte for
+# byte with perf 6.1's report of the same file (the random "Tip" line left out), on
+# recordings whose every line both tools print alike whatever was sampled.
+. "$(dirname "$0")/lib.sh"
+
+HOT=$TALLY_BUILD/workloads/hot
+FIX=$TALLY_TOP/tests/data/perf
+
+# same NAME FILE OPTION...: perf report and tally report of FILE with OPTIONs, equal
+# but for perf's random tip
+same() {
+	local n=$1 f=$2; shift 2
+	perf report -i "$f" "$@" 2>/dev/null | grep -v '^# (Tip: ' >p.out
+	"$TALLY" report -i "$f" "$@" 2>t.err | grep -v '^# (Tip: ' >t.out
+	if [ -s p.out ] && cmp -s p.out t.out; then
+		ok "$n"
+	else
+		fail "$n"; diff p.out t.out | head -10 | sed 's/^/# /'; head -3 t.err | sed 's/^/# /'
+	fi
+}
+
+# --- without perf: what can be checked on tally's own recording ------------------------
+"$TALLY" record -q -o own.data -- sh -c "$HOT 0.1 & $HOT 0.1; wait" >/dev/null 2>&1
+if [ -s own.data ]; then
+	"$TALLY" report -i own.data --tasks >tasks.out 2>tasks.err
+	check "--tasks: perf's heading, then the idle thread first" \
+		eval 'sed -n 1p tasks.out | grep -qx "#      pid      tid     ppid  comm" &&
+		      sed -n 2p tasks.out | grep -qx "         0        0       -1 |swapper"'
+	# the two hot processes are children of the shell, one level deeper
+	check "--tasks: forked processes under their parent, one level deeper" \
+		test "$(grep -c '^ .* |  *hot$' tasks.out)" -ge 2 -a "$(grep -c '| hot$' tasks.out)" -ge 2
+	"$TALLY" report -i own.data --mmaps >mmaps.out 2>&1
+	check "--mmaps: hot's executable map under its task" \
+		grep -Eq "^ {32,}[0-9a-f]+-[0-9a-f]+ r-xp [0-9a-f]{8} [0-9]+ $HOT\$" mmaps.out
+	"$TALLY" report -i own.data --stdio -T >T.out 2>&1
+	check "-T: the PID/TID table after the report (no READ records: empty)" \
+		eval 'tail -1 T.out | grep -qx "# PID  TID"'
+else
+	skip "tally record failed here: no own recording for --tasks/--mmaps/-T"
+fi
+
+have_perf || { skip "report options vs perf report (perf absent)"; exit 0; }
+
+# a shell that forks two processes (FORK records, parents), counted per thread (-s:
+# READ records for -T), with call chains
+perf record -q -s -g -F 1000 -o forks.data -- sh -c "$HOT 0.1 & $HOT 0.1; wait" >/dev/null 2>&1
+perf record -q -F 1000 -o plain.data "$HOT" 0.1 >/dev/null 2>&1
+# --call-graph dwarf records data maps (anonymous memory keeps perf's //anon)
+for f in forks.data plain.data "$FIX/dwarf.data" "$FIX/system.data"; do
+	[ -s "$f" ] || { fail "perf record made $f"; continue; }
+	b=${f##*/}
+	same "--tasks on $b as perf's" "$f" --tasks
+	same "--mmaps on $b as perf's" "$f" --mmaps
+done
+same "-T: the per-thread counts of READ records as perf's" forks.data --stdio -T
+same "-T --pretty raw as perf's (one line, as perf 6.1)" forks.data --stdio -T --pretty raw
+same "--threads without READ records as perf's" plain.data --stdio --threads -q
