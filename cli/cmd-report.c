@@ -129,6 +129,19 @@ static int opt_percentage(void *opts, const struct cli_opt *opt, const char *arg
 	return 0;
 }
 
+static int opt_field_sep(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	if (!*arg || *arg == '.') {
+		cli_error("-t/--field-separator: %s", *arg ? "'.' is the only separator that "
+			  "cannot be used (it replaces the separator inside names)"
+			  : "needs a separator");
+		return -1;
+	}
+	((struct report_opts *)opts)->field_sep = arg;
+	return 0;
+}
+
 static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	struct report_opts *o = opts;
@@ -233,6 +246,9 @@ static const struct cli_opt report_options[] = {
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
 	OPT_BOOL(0, "full-source-path", full_source_path, "Show full source file name path for source lines"),
 	OPT_BOOL(0, "inline", inline_frames, "Show inline function"),
+	OPT_CALLBACK('t', "field-separator", "separator",
+		     "separator for columns, no spaces will be added between columns '.' is "
+		     "reserved.", opt_field_sep),
 	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
 	OPT_STRING(0, "pretty", pretty, "key", "pretty printing style key: normal raw"),
 	OPT_BOOL(0, "tasks", tasks, "Display recorded tasks"),

@@ -176,8 +176,6 @@ static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hi
 
 static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 {
-	char buf[32];
-
 	switch (c) {
 	case TALLY_HIST_COMM:
 		return strlen(thread_comm(e));
@@ -188,7 +186,7 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 	case TALLY_HIST_SYM:
 		return 4 + (sym_name(e) ? strlen(sym_name(e)) : 18);
 	case TALLY_HIST_CPU:
-		return (size_t)snprintf(buf, sizeof(buf), "%.3d", e->cpu);
+		return 3;	/* perf's column is 3 wide whatever the entries (-001, 1000) */
 	case TALLY_HIST_TRACE:
 		return e->trace ? strlen(e->trace) : 3;
 	case TALLY_HIST_SRCLINE:
@@ -205,6 +203,57 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 static bool filtered_out(const struct tally_hist_entry *e, const struct hist_print_opts *o)
 {
 	return o->symbol_filter && (!sym_name(e) || !strstr(sym_name(e), o->symbol_filter));
+}
+
+/* -t: a cell as perf 6.1 prints it with a field separator: values at their narrowest
+ * behind one space, keys as without it but with the separator's first character made a
+ * '.', every cell but the last padded to its column's width. */
+static int print_cell_sep(FILE *fp, size_t nr_members, const struct tally_hist_entry *e,
+			  enum tally_hist_col c, const struct hist_print_opts *o, uint64_t total,
+			  size_t width, bool last)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	if (!mf)
+		return -ENOMEM;
+	if (!tally_hist_col__is_key(c)) {
+		for (size_t k = 0; k < nr_members; k++) {
+			const struct tally_hist_entry *m = member(e, k);
+			uint64_t t = k == 0 ? total : o->member_totals ? o->member_totals[k] : 0;
+
+			fputc(' ', mf);
+			switch (c) {
+			case TALLY_HIST_OVERHEAD:
+				fmt_pct(mf, pct(m ? m->period : 0, t), 0);
+				break;
+			case TALLY_HIST_CHILDREN:
+				fmt_pct(mf, pct(m ? m->period_acc : 0, t), 0);
+				break;
+			case TALLY_HIST_SAMPLES:
+				fmt_u64_pad(mf, m ? m->nr_samples : 0, 0);
+				break;
+			default:
+				fmt_u64_pad(mf, m ? m->period : 0, 0);
+				break;
+			}
+		}
+	} else {
+		print_cell(mf, e, c, (int)width, total, last);
+	}
+	if (fclose(mf)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (tally_hist_col__is_key(c))
+		for (char *s = buf; (s = strchr(s, o->sep[0])); s++)
+			*s = '.';
+	fputs(buf, fp);
+	if (!last && len < width)
+		fmt_spaces(fp, width - len);
+	free(buf);
+	return 0;
 }
 
 int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o)
@@ -251,11 +300,15 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 			const char *hd = col_header(cols[i], o->overhead_is_self);
 
 			if (i)
-				fputs("  ", fp);
+				fputs(o->sep ? o->sep : "  ", fp);
 			if (col_right(cols[i]))
 				fprintf(fp, "%*s", (int)widths[i], hd);
-			else
-				fprintf(fp, "%-*s", (int)widths[i], hd);
+			else	/* perf cuts a key's header to its column */
+				fprintf(fp, "%-*.*s", (int)widths[i], (int)widths[i], hd);
+		}
+		if (o->sep) {	/* perf: no rule under the names with a separator */
+			fputc('\n', fp);
+			goto rows;
 		}
 		fputs("\n# ", fp);
 		for (size_t i = 0; i < nr; i++) {
@@ -266,14 +319,26 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		}
 		fputs("\n#\n", fp);
 	}
+rows:
 	for (size_t k = 0; k < nshow; k++) {
 		struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;
 
 		if ((o->percent_limit > 0 && pct(v, total) < o->percent_limit) || filtered_out(e, o))
 			continue;
-		fputs("  ", fp);
-		for (size_t i = 0; i < nr; i++) {
+		if (o->sep) {
+			for (size_t i = 0; i < nr && !err; i++) {
+				if (i)
+					fputs(o->sep, fp);
+				err = print_cell_sep(fp, nr_members, e, cols[i], o, total, widths[i],
+						     i + 1 == nr);
+			}
+			if (err)
+				break;
+		} else {
+			fputs("  ", fp);
+		}
+		for (size_t i = 0; i < nr && !o->sep; i++) {
 			if (i)
 				fputs("  ", fp);
 			if (nr_members > 1 && !tally_hist_col__is_key(cols[i]))

@@ -28,6 +28,8 @@ struct hist_print_opts {
 	const uint64_t *member_totals;	/* group view: total period of each member */
 	const char *symbol_filter;	/* --symbol-filter: only symbols containing it (rows
 					 * hidden, totals kept, as perf) */
+	const char *sep;		/* -t/--field-separator: columns joined by it (NULL:
+					 * aligned with two spaces) */
 };
 
 /* The sorted entries of h (tally_hist__sort first) as perf's table. 0 or -ENOMEM. */

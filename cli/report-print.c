@@ -114,6 +114,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.header = !r->o->quiet,
 		.percent_limit = r->o->percent_limit,
 		.symbol_filter = r->o->symbol_filter,
+		.sep = r->o->field_sep,
 		.relative = r->o->relative,
 		.cc = {
 			.mode = r->use_chains ? r->o->cc_mode : CC_NONE,

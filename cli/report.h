@@ -61,6 +61,7 @@ struct report_opts {
 	bool show_threads;	/* -T: the READ records' per-thread counts after the report */
 	const char *pretty;	/* --pretty raw: -T's values one cell per thread and event */
 	bool tasks, mmaps;	/* --tasks, --mmaps: the threads (and maps) instead */
+	const char *field_sep;	/* -t */
 };
 
 struct report {

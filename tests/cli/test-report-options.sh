@@ -57,3 +57,15 @@ done
 same "-T: the per-thread counts of READ records as perf's" forks.data --stdio -T
 same "-T --pretty raw as perf's (one line, as perf 6.1)" forks.data --stdio -T --pretty raw
 same "--threads without READ records as perf's" plain.data --stdio --threads -q
+
+# -t: values at their narrowest, keys padded, the separator's character inside a name
+# made a '.' ("hot" with -t o), no rule under the names; a group's columns too
+same "-t , on a plain file as perf's" plain.data --stdio -t , -n --show-total-period -s pid,cpu,dso,sym
+same "-t o: the separator inside names made a '.', as perf" plain.data --stdio -t o -s comm,dso,sym
+same "-t '|' with call chains (children) as perf's" forks.data --stdio -t '|' -s comm,dso
+same "-t : -g none --no-children as perf's" forks.data --stdio -t : -g none --no-children -s comm,dso
+same "-t , on an event group as perf's" "$FIX/group.data" --stdio -t , -s comm,dso -n
+for bad in "." ""; do
+	"$TALLY" report -i plain.data -t "$bad" >/dev/null 2>err; rc=$?
+	check "-t '$bad' refused in one line (rc $rc)" eval '[ $rc -eq 129 ] && grep -q "field-separator" err'
+done
