@@ -249,6 +249,9 @@ static const struct cli_opt report_options[] = {
 	OPT_CALLBACK('t', "field-separator", "separator",
 		     "separator for columns, no spaces will be added between columns '.' is "
 		     "reserved.", opt_field_sep),
+	OPT_BOOL(0, "demangle", demangle, "Disable symbol demangling"),
+	OPT_BOOL(0, "demangle-kernel", demangle_kernel,
+		 "Enable kernel symbol demangling (kallsyms names are never mangled C++)"),
 	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
 	OPT_STRING(0, "pretty", pretty, "key", "pretty printing style key: normal raw"),
 	OPT_BOOL(0, "tasks", tasks, "Display recorded tasks"),
@@ -271,6 +274,7 @@ static int report_init(void *opts)
 	o->max_stack = sysctl_max_stack();
 	o->skip_empty = true;
 	o->inline_frames = true;
+	o->demangle = true;
 	return 0;
 }
 
@@ -459,7 +463,8 @@ static int report_exec(void *opts, const struct cli_args *args)
 {
 	struct report_opts *o = opts;
 	struct report r = { .o = o };
-	struct tally_session_opts so = { .kallsyms = o->kallsyms, .symfs = o->symfs };
+	struct tally_session_opts so = { .kallsyms = o->kallsyms, .symfs = o->symfs,
+					 .no_demangle = !o->demangle };
 	enum tally_hist_col keys[TALLY_HIST_NR_COLS], cols[TALLY_HIST_NR_COLS * 2];
 	struct tally_hist_filter filter = { 0 };
 	size_t nr_keys, nr_cols;

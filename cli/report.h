@@ -62,6 +62,9 @@ struct report_opts {
 	const char *pretty;	/* --pretty raw: -T's values one cell per thread and event */
 	bool tasks, mmaps;	/* --tasks, --mmaps: the threads (and maps) instead */
 	const char *field_sep;	/* -t */
+	bool demangle;		/* --no-demangle: C++ symbols by their linkage names */
+	bool demangle_kernel;	/* --demangle-kernel: kernel symbols come from kallsyms,
+				 * which perf does not demangle either */
 };
 
 struct report {

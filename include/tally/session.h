@@ -70,6 +70,9 @@ struct tally_session_opts {
 	const char *symfs;	/* prefix for dso paths (perf --symfs), or NULL */
 	const char *buildid_dir;/* the build-id cache; NULL: the default (buildid-cache.h) */
 	bool no_symbols;	/* resolve maps/dsos only */
+	bool no_demangle;	/* C++ symbols keep their linkage names ("_Z4tmplILi7EEll",
+				 * perf --no-demangle); tables are then read from the
+				 * binaries, never from a symbol table cache */
 };
 
 /* Kernel symbols: opts->kallsyms if set; else, when the file's BUILD_ID list (see

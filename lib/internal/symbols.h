@@ -27,6 +27,7 @@ struct tly_symtab {
 	/* a table read from a symbol table cache (internal/kcache.h): the names live in
 	 * this block of it (malloc'd) */
 	void *blob;
+	bool raw_names;	/* set before loading: no demangling (perf --no-demangle) */
 };
 
 void tly_symtab__release(struct tly_symtab *t);

@@ -545,7 +545,7 @@ static void load_elf_cached(struct tally_session *s, struct tally_dso *d, const 
 	struct tly_kcache_key *key = NULL;
 	int n;
 
-	if (!d->bid.size || !dir || !realpath(path, real) ||
+	if (s->opts.no_demangle || !d->bid.size || !dir || !realpath(path, real) ||
 	    (n = snprintf(cpath, sizeof(cpath), "%s%s/%s/" TLY_KCACHE_ELF, dir, real,
 			  tally_build_id__hex(&d->bid, hex))) < 0 || (size_t)n >= sizeof(cpath) ||
 	    !(key = malloc(sizeof(*key))) || tly_kcache__key_file(key, path, debug)) {
@@ -568,6 +568,7 @@ static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 	d->loaded = true;
 	if (s->opts.no_symbols || d->no_symbols)
 		return;
+	d->syms.raw_names = s->opts.no_demangle;
 	if (d->kernel)
 		return;	/* kernel and modules use the session's kallsyms table */
 	if (!strcmp(d->name, "[vdso]")) {

@@ -443,7 +443,7 @@ static long load_section(struct tly_symtab *t, Elf *e, Elf_Scn *scn, GElf_Shdr *
 		if (!name || !*name)
 			continue;
 		int b = GELF_ST_BIND(sym.st_info);
-		char *dm = tly_demangle(name);
+		char *dm = t->raw_names ? NULL : tly_demangle(name);
 		if (dm)
 			name = dm;
 		int ret = tly_symtab__add(t, vaddr_to_offset(t, sym.st_value), sym.st_size, name,
@@ -499,7 +499,7 @@ static long load_plt(struct tly_symtab *t, Elf *e)
 			break;
 		if (GELF_R_SYM(r.r_info) && gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
 			name = elf_strptr(e, dsh.sh_link, sym.st_name);
-		char *dm = name ? tly_demangle(name) : NULL;
+		char *dm = name && !t->raw_names ? tly_demangle(name) : NULL;
 		snprintf(buf, sizeof(buf), "%s@plt", dm ? dm : name ? name : "");
 		free(dm);
 		if (tly_symtab__add(t, vaddr_to_offset(t, base + i * 16), 16, buf, strlen(buf), 2))

@@ -55,3 +55,13 @@ check "script with call chains: perf's lines, frame for frame" diff ps.out ts.ou
 perf report --stdio --no-children -g folded --percent-limit 1 -i c.data 2>/dev/null | grep -v '^# (Tip\|^# To display' >pf.out
 "$TALLY" report --stdio --no-children -g folded --percent-limit 1 -i c.data 2>/dev/null | grep -v '^# (Tip\|^# To display' >tf.out
 check "report -g folded: perf's stacks" diff pf.out tf.out
+# --no-demangle (after a demangled report, which may have cached its symbol tables): the
+# linkage names perf prints; and the next report demangles again (nothing cached raw)
+perf report --stdio -q --no-children -g none --sort dso,sym --no-demangle -i c.data >p3.out 2>/dev/null
+"$TALLY" report --stdio -q --no-children -g none --sort dso,sym --no-demangle -i c.data >t3.out 2>/dev/null
+check "report --no-demangle: perf's rows, by linkage names (_Z…)" eval 'diff p3.out t3.out && grep -q "\] _Z" t3.out'
+"$TALLY" report --stdio -q --no-children -g none --sort dso,sym -i c.data >t4.out 2>/dev/null
+check "report after --no-demangle: demangled names again" diff p2.out t4.out
+perf report --stdio --no-demangle -g caller --percent-limit 2 -i c.data 2>/dev/null | grep -v '^# (Tip' >p5.out
+"$TALLY" report --stdio --no-demangle -g caller --percent-limit 2 -i c.data 2>/dev/null | grep -v '^# (Tip' >t5.out
+check "report --no-demangle with call graphs: perf's text" diff p5.out t5.out

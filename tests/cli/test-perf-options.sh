@@ -17,7 +17,7 @@ td-level topdown transaction"
 mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
 proc-map-timeout realtime stat switch-output-event synth
 timestamp-boundary uid vmlinux"
-[report]="column-widths demangle demangle-kernel disable-order exclude-other
+[report]="column-widths disable-order exclude-other
 group-sort-idx hierarchy ignore-callees ignore-vmlinux modules parent
 percent-type raw-trace show-cpu-utilization show-on-off-events
 show-ref-call-graph socket-filter stdio-color switch-off switch-on
