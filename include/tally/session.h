@@ -274,20 +274,20 @@ struct tally_map_desc {
 	const struct tally_dso *dso;
 	const char *name;
 };
-void tally_map__describe(const struct tally_map *m, struct tally_map_desc *d);
+TALLY_API void tally_map__describe(const struct tally_map *m, struct tally_map_desc *d);
 
 /* The parent's tid as the thread's FORK record gave it; -1 for threads that came
  * without one (synthesized, or first seen in a sample). */
-pid_t tally_thread__ppid(const struct tally_thread *t);
+TALLY_API pid_t tally_thread__ppid(const struct tally_thread *t);
 /* The maps of the thread's process, by address. fn's nonzero return stops the walk
  * and is returned. */
 typedef int (*tally_map_fn)(void *arg, const struct tally_map *m);
-int tally_thread__for_each_map(const struct tally_thread *t, tally_map_fn fn, void *arg);
+TALLY_API int tally_thread__for_each_map(const struct tally_thread *t, tally_map_fn fn, void *arg);
 /* Every thread the records named so far, the newest of each tid (a tid reused after a
  * thread went away names the new one), in no particular order; fn's nonzero return
  * stops the walk and is returned. */
 typedef int (*tally_thread_fn)(void *arg, struct tally_thread *t);
-int tally_session__for_each_thread(struct tally_session *s, tally_thread_fn fn, void *arg);
+TALLY_API int tally_session__for_each_thread(struct tally_session *s, tally_thread_fn fn, void *arg);
 
 #ifdef __cplusplus
 }
