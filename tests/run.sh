@@ -2,27 +2,52 @@
 # Runs the whole suite against one build directory and prints one line per test:
 #   unit tests (cmocka programs build/tests/test-*), counted per test case;
 #   CLI tests (tests/cli/*.sh), each reporting ok/not ok/skip lines through lib.sh.
+# The tests are the ones registered with meson (tests/meson.build), each run through
+# tests/run-one.sh as `meson test` runs it; a test program or script that is not
+# registered is a failure. (The fuzz replays are registered too: tests/extra/fuzz-short.sh
+# runs the ASan build's.)
 # Usage: tests/run.sh BUILD_DIR [LABEL]. Appends "P F S" totals to $TALLY_TOTALS if set.
 set -u
 BUILD=$(cd "${1:?build dir}" && pwd)
 LABEL=${2:-$(basename "$BUILD")}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-export TALLY="$BUILD/tally" TALLY_BUILD="$BUILD" TALLY_TOP="$TOP"
-export CMOCKA_MESSAGE_OUTPUT=stdout
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$TOP/tests/lsan.supp:print_suppressions=0}
 pass=0 fail=0 skip=0
 log=$(mktemp -d "${TMPDIR:-/tmp}/tally-tests.XXXXXX")
 trap 'rm -rf "$log"' EXIT
 
 note() { printf '%s\n' "$*"; }
 
-for t in "$BUILD"/tests/test-*; do
-	[ -f "$t" ] && [ -x "$t" ] || continue
-	name=$(basename "$t")
+# The registered tests, "KIND NAME" per line in meson's order (the arguments meson
+# passes to run-one.sh).
+if ! meson introspect --tests "$BUILD" >"$log/tests.json" 2>"$log/introspect.err"; then
+	note "FAIL [$LABEL] meson introspect --tests $BUILD:"; sed 's/^/    | /' "$log/introspect.err"
+	fail=1
+fi
+python3 -c '
+import json, sys
+for t in json.load(open(sys.argv[1])):
+    cmd = t["cmd"]
+    if len(cmd) == 4 and cmd[0].endswith("/run-one.sh"):
+        print(cmd[2], cmd[3])
+' "$log/tests.json" >"$log/registered" 2>/dev/null || true
+registered() { grep -qx "$1 $2" "$log/registered"; }
+
+for t in "$BUILD"/tests/test-* "$TOP"/tests/cli/test-*.sh; do
+	[ -f "$t" ] || continue
+	case $t in
+	*.sh) kind=cli name=$(basename "$t" .sh) ;;
+	*) [ -x "$t" ] || continue; kind=unit name=$(basename "$t") ;;
+	esac
+	if ! registered "$kind" "$name"; then
+		note "FAIL [$LABEL] $kind/$name: not registered with meson (tests/meson.build)"
+		fail=$((fail + 1))
+	fi
+done
+
+while read -r kind name; do
+	[ "$kind" = unit ] || continue
 	out="$log/$name.out"
-	# an empty HOME of its own (no ~/.debug left by perf or another test), as CLI tests
-	mkdir -p "$log/home-$name"
-	HOME="$log/home-$name" timeout 300 "$t" >"$out" 2>&1
+	"$TOP/tests/run-one.sh" "$BUILD" unit "$name" >"$out" 2>&1 </dev/null
 	rc=$?
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out" | tail -1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | tail -1)
@@ -36,13 +61,12 @@ for t in "$BUILD"/tests/test-*; do
 	else
 		note "ok   [$LABEL] unit/$name: $p passed${s:+, $s skipped}"
 	fi
-done
+done <"$log/registered"
 
-for t in "$TOP"/tests/cli/test-*.sh; do
-	[ -f "$t" ] || continue
-	name=$(basename "$t" .sh)
+while read -r kind name; do
+	[ "$kind" = cli ] || continue
 	out="$log/$name.out"
-	timeout 600 bash "$t" >"$out" 2>&1
+	"$TOP/tests/run-one.sh" "$BUILD" cli "$name" >"$out" 2>&1 </dev/null
 	rc=$?
 	p=$(grep -c '^ok ' "$out"); f=$(grep -c '^not ok ' "$out"); s=$(grep -c '^skip ' "$out")
 	if [ $rc -ne 0 ] && [ "$f" = 0 ]; then f=1; echo "not ok - $name exited $rc" >>"$out"; fi
@@ -53,7 +77,7 @@ for t in "$TOP"/tests/cli/test-*.sh; do
 		note "ok   [$LABEL] cli/$name: $p passed, $s skipped"
 		grep '^skip ' "$out" | sed 's/^/    /'
 	fi
-done
+done <"$log/registered"
 
 if [ -n "${TALLY_TOTALS:-}" ]; then echo "$pass $fail $skip" >>"$TALLY_TOTALS"; fi
 echo "[$LABEL] $pass passed, $fail failed, $skip skipped"

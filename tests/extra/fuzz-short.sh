@@ -26,22 +26,18 @@ for src in "$top"/tests/fuzz/fuzz-*.c; do
 	n=$(basename "$src" .c); targets+=("${n#fuzz-}")
 done
 
-# 1. Replay seeds and regressions under ASan+UBSan.
+# 1. Replay seeds and regressions under ASan+UBSan: the meson tests fuzz-replay-NAME of
+# the ASan build, run as meson runs them (tests/run-one.sh).
 for t in "${targets[@]}"; do
 	drv="$asan/tests/fuzz/fuzz-replay-$t"
 	if [ ! -x "$drv" ]; then
 		skp "replay $t (not built: its library API is not there yet)"
 		continue
 	fi
-	inputs=()
-	for d in "$top/tests/fuzz/corpus/$t" "$top/tests/fuzz/regressions/$t"; do
-		[ -d "$d" ] && inputs+=("$d")
-	done
-	if [ ${#inputs[@]} -eq 0 ]; then bad "replay $t: no seed corpus"; continue; fi
-	if timeout 120 "$drv" "${inputs[@]}" >"$log/$t.replay" 2>&1; then
+	if "$top/tests/run-one.sh" "$asan" fuzz-replay "$t" >"$log/$t.replay" 2>&1; then
 		ok "replay $t: $(tail -1 "$log/$t.replay")"
 	else
-		bad "replay $t (rc=$?)"; grep -E 'ERROR|SUMMARY|runtime error|#[0-9] ' "$log/$t.replay" | head -10 | sed 's/^/    | /'
+		bad "replay $t (rc=$?)"; grep -E 'ERROR|SUMMARY|runtime error|#[0-9] |seed corpus' "$log/$t.replay" | head -10 | sed 's/^/    | /'
 	fi
 done
 
