@@ -84,7 +84,7 @@ struct script {
 	size_t nr_ev;
 	int name_width;
 	struct out *out;
-	struct line_slot *lines;	/* LINE_SLOTS, allocated with the first chain */
+	struct line_cache *lines;	/* allocated with the first chain */
 	struct tally_sample_memo *chains;	/* a chain's finished lines, by sample */
 	struct tally_dso_lines *srclines;	/* -F srcline: source lines (on first use) */
 	struct tally_hist_filter filter;
@@ -471,23 +471,29 @@ static inline char *dec(char *t, uint64_t v)
 	return p;
 }
 
-/* unsigned in base 10 or 16, at least width chars, padded with pad on the left */
+/* digits of v in base 10 */
+static inline size_t dec_len(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull,
+	};
+	/* bits * log10(2) (at most 19), then one more where v reaches the next power */
+	size_t n = ((size_t)(64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+
+	return v ? n + (v >= pow10[n]) : 1;
+}
+
+/* unsigned in base 10 or 16, at least width chars, padded with pad on the left; the
+ * digits go straight into the buffer, last first */
 static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char pad)
 {
-	char t[24], *s;
-	size_t n;
-	char *p;
+	size_t n = base == 16 ? (size_t)(67 - __builtin_clzll(v | 1)) / 4 : dec_len(v);
+	char *p, *e;
 
-	if (base == 16) {
-		s = t + 24;
-		do {
-			*--s = "0123456789abcdef"[v & 15];
-			v >>= 4;
-		} while (v);
-	} else {
-		s = dec(t, v);
-	}
-	n = (size_t)(t + 24 - s);
 	if (width > 64)
 		width = 64;
 	if (o->len + n + width > sizeof(o->buf))
@@ -495,8 +501,26 @@ static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char
 	p = o->buf + o->len;
 	for (size_t i = n; i < width; i++)
 		*p++ = pad;
-	memcpy(p, s, n);
-	o->len = (size_t)(p + n - o->buf);
+	e = p + n;
+	o->len = (size_t)(e - o->buf);
+	if (base == 16) {
+		do {
+			*--e = "0123456789abcdef"[v & 15];
+			v >>= 4;
+		} while (v);
+		return;
+	}
+	while (v >= 100) {
+		e -= 2;
+		memcpy(e, digits2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		e -= 2;
+		memcpy(e, digits2 + 2 * v, 2);
+	} else {
+		*--e = (char)('0' + v);
+	}
 }
 
 /* "%5d" / "%-5d" of a signed int */
@@ -543,19 +567,121 @@ static void print_sym(struct out *o, const struct tally_addr_loc *loc, unsigned 
  * Call-chain lines repeat: the same return addresses in the same processes, printed the
  * same way. A direct-mapped cache keeps the finished text of recent lines, valid as long
  * as resolving the address again would give the same answer (the session's generations).
+ * The slots are small (32 bytes) and point at their text in one arena, where each line
+ * takes its length rounded up to LINE_MOVE: a file with few distinct lines pays for few
+ * (peak RSS), C++ lines of several hundred bytes are kept too, and a hit copies its text
+ * in whole 32-byte moves. The table uses LINE_SLOTS_MIN slots (128 KiB) at first and
+ * twice as many, up to LINE_SLOTS_MAX, whenever lines pushed others out more than twice
+ * the slots in use since it last grew: a file whose chains have more distinct lines than
+ * slots (9k in a million C++ samples) misses less. The arena starts over when it would
+ * pass LINE_ARENA_MAX.
  */
-#define LINE_SLOTS 4096
-#define LINE_TEXT 170
+#define LINE_SLOTS_MIN 4096
+#define LINE_SLOTS_MAX 8192
+#define LINE_TEXT 2048			/* longer lines are printed each time */
+#define LINE_MOVE 32
+#define LINE_ARENA_MAX ((size_t)1 << 20)
+#define LINE_ROUND(n) (((size_t)(n) + LINE_MOVE - 1) & ~(size_t)(LINE_MOVE - 1))
 
 struct line_slot {
 	uint64_t ip;
 	uint64_t gen;		/* the session's generation when made (0: empty) */
 	int32_t pid;		/* -1: a kernel address (any process) */
 	uint32_t fields;
+	uint32_t off;		/* its text in the arena (LINE_ROUND(len) bytes there) */
+	uint16_t len;
 	uint8_t cpumode;
-	uint8_t len;
-	char text[LINE_TEXT];
 };
+
+_Static_assert(sizeof(struct line_slot) == 32, "line slots are 32 bytes");
+_Static_assert(LINE_TEXT <= UINT16_MAX && LINE_ARENA_MAX <= UINT32_MAX, "slot fields hold them");
+
+struct line_cache {
+	struct line_slot *slots;
+	uint32_t mask;			/* slots - 1 */
+	uint64_t evictions;		/* since the table last grew */
+	char *text;			/* the arena */
+	size_t text_len, text_cap;
+};
+
+static struct line_cache *line_cache_new(void)
+{
+	struct line_cache *c = calloc(1, sizeof(*c));
+
+	/* the largest table: pages it never uses cost nothing */
+	if (c && !(c->slots = calloc(LINE_SLOTS_MAX, sizeof(*c->slots)))) {
+		free(c);
+		return NULL;
+	}
+	if (c)
+		c->mask = LINE_SLOTS_MIN - 1;
+	return c;
+}
+
+static void line_cache_delete(struct line_cache *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c->text);
+	free(c);
+}
+
+/* A line about to replace another one: count it, and use twice the slots once they
+ * have been too many (the lines already in keep their slots). */
+static void line_evicted(struct line_cache *c)
+{
+	if (++c->evictions > 2 * ((uint64_t)c->mask + 1) && c->mask + 1 < LINE_SLOTS_MAX) {
+		c->mask = 2 * c->mask + 1;
+		c->evictions = 0;
+	}
+}
+
+/* Room for len bytes of ls's text: its old room where that is large enough, else new
+ * room at the arena's end (NULL: out of memory). */
+static char *line_room(struct line_cache *c, struct line_slot *ls, size_t len)
+{
+	size_t need = LINE_ROUND(len);
+
+	if (ls->gen && LINE_ROUND(ls->len) >= need)
+		return c->text + ls->off;
+	ls->gen = 0;
+	if (c->text_len + need > LINE_ARENA_MAX) {
+		/* full: every line is made again as it comes */
+		memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(*c->slots));	/* none past it */
+		c->text_len = 0;
+	}
+	if (c->text_len + need > c->text_cap) {
+		size_t cap = c->text_cap ? c->text_cap * 2 : (size_t)64 << 10;
+		char *t;
+
+		while (cap < c->text_len + need)
+			cap *= 2;
+		t = realloc(c->text, cap);
+		if (!t)
+			return NULL;
+		c->text = t;
+		c->text_cap = cap;
+	}
+	ls->off = (uint32_t)c->text_len;
+	c->text_len += need;
+	return c->text + ls->off;
+}
+
+/* a cached line's text into the output: whole moves (its room in the arena and the
+ * buffer's room after len are LINE_ROUND(len) long; bytes past len are overwritten by
+ * what follows) */
+static inline void out_line(struct out *o, const char *text, size_t len)
+{
+	char *d;
+
+	if (o->len + LINE_ROUND(len) > sizeof(o->buf))
+		out_flush(o);
+	d = o->buf + o->len;
+	for (size_t i = 0; i < len; i += LINE_MOVE)
+		memcpy(d + i, text + i, LINE_MOVE);
+	o->len += len;
+}
 
 /* -F srcline: "\n  file:line" after an address in a map (tally_dso_lines__text), or,
  * where nothing knows it, "\n  dso[address]" as perf; nothing for binutils' "??:0"
@@ -620,40 +746,47 @@ static struct line_slot *line_slot(struct script *s, uint64_t ip, int32_t key, u
 	uint64_t h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
 		     0xff51afd7ed558ccdull;
 
-	return &s->lines[(h >> 40) & (LINE_SLOTS - 1)];
+	return &s->lines->slots[(h >> 40) & s->lines->mask];
 }
 
 /* The chain's lines, callee first; nothing for a corrupt chain (as perf). */
 static int print_chain(struct script *s, const struct tally_sample *smp, unsigned f)
 {
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, m = cpumode;
+	uint8_t since_mode = UINT8_MAX;	/* the cpumode since and key are for */
+	uint64_t since = 0;
+	int32_t key = 0;
 	struct out *o = s->out;
 
 	for (uint64_t i = 0; i < smp->callchain_nr; i++)
-		if (tally_chain_context(smp->callchain[i], &m) < 0)
+		if (smp->callchain[i] >= PERF_CONTEXT_MAX &&
+		    tally_chain_context(smp->callchain[i], &m) < 0)
 			return 0;
 	if (!s->lines) {
-		s->lines = calloc(LINE_SLOTS, sizeof(*s->lines));
+		s->lines = line_cache_new();
 		if (!s->lines)
 			return -ENOMEM;
 	}
 	for (uint64_t i = 0, nr = 0; i < smp->callchain_nr && nr < s->o->max_stack; i++) {
-		uint64_t ip = smp->callchain[i], since;
+		uint64_t ip = smp->callchain[i];
 		struct tally_addr_loc loc;
 		struct line_slot *ls;
 		unsigned long flushes;
 		size_t start;
-		int32_t key;
 
-		if (tally_chain_context(ip, &cpumode))
+		if (ip >= PERF_CONTEXT_MAX && tally_chain_context(ip, &cpumode))
 			continue;
 		nr++;	/* perf's --max-stack counts the frames, not the context marks */
-		key = tally_cpumode_is_kernel(cpumode) ? -1 : (int32_t)smp->pid;
-		since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
+		/* the same for every frame of one context: asked once per context */
+		if (cpumode != since_mode) {
+			since_mode = cpumode;
+			key = tally_cpumode_is_kernel(cpumode) ? -1 : (int32_t)smp->pid;
+			since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
+		}
 		ls = line_slot(s, ip, key, cpumode);
 		if (!s->o->stop_bt && ls->gen >= since && ls->ip == ip && ls->pid == key && ls->cpumode == cpumode &&
 		    ls->fields == f && ls->gen) {
-			out_mem(o, ls->text, ls->len);
+			out_line(o, s->lines->text + ls->off, ls->len);
 			continue;
 		}
 		tally_session__resolve(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
@@ -667,13 +800,22 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 		if (s->o->stop_bt && loc.sym && loc.sym->name && strlist_has(s->o->stop_bt, loc.sym->name))
 			break;
 		if (o->flushes == flushes && o->len - start <= LINE_TEXT) {
+			char *text;
+
+			if (ls->gen && (ls->ip != ip || ls->pid != key || ls->cpumode != cpumode)) {
+				line_evicted(s->lines);
+				ls = line_slot(s, ip, key, cpumode);	/* the table may have grown */
+			}
+			text = line_room(s->lines, ls, o->len - start);
+			if (!text)
+				return -ENOMEM;
 			ls->ip = ip;
 			ls->pid = key;
 			ls->gen = tally_session__generation(s->session);
 			ls->fields = f;
 			ls->cpumode = cpumode;
-			ls->len = (uint8_t)(o->len - start);
-			memcpy(ls->text, o->buf + start, ls->len);
+			ls->len = (uint16_t)(o->len - start);
+			memcpy(text, o->buf + start, ls->len);
 		}
 	}
 	return 0;
@@ -1193,7 +1335,7 @@ out:
 		out_flush(s.out);
 	fflush(stdout);
 	free(s.out);
-	free(s.lines);
+	line_cache_delete(s.lines);
 	tally_sample_memo__delete(s.chains);
 	for (size_t i = 0; s.ev && i < s.nr_ev; i++) {
 		if (s.ev[i].dump)
