@@ -22,7 +22,12 @@
 #include <tally/record.h>
 #include <tally/session.h>
 
+/* The slots are allocated at the largest size (pages never touched cost no memory)
+ * and used from the smallest: the mask doubles, up to TLY_RESOLVE_SLOTS, when
+ * addresses pushed others out more than twice the slots in use since it last grew.
+ * Slots never move, so a note pointer stays a slot's (frames.c checks its address). */
 #define TLY_RESOLVE_SLOTS 8192
+#define TLY_RESOLVE_SLOTS_MIN 1024
 
 struct tly_resolve_slot {
 	uint64_t ip;
@@ -33,7 +38,9 @@ struct tly_resolve_slot {
 };
 
 struct tly_resolve_cache {
-	struct tly_resolve_slot *slots;
+	struct tly_resolve_slot *slots;	/* TLY_RESOLVE_SLOTS */
+	uint32_t mask;		/* slots in use - 1 */
+	uint32_t evictions;	/* since the mask last grew */
 	uint32_t tick;		/* current time in invalidations */
 	uint32_t wraps;		/* times tick started over */
 	uint32_t all_inval;	/* last invalidation of everything */
@@ -57,6 +64,15 @@ void tly_resolve_cache__note(struct tly_resolve_cache *c, const struct perf_even
  * valid for it. Allocates the slots on first use; 0 or -ENOMEM. */
 int tly_resolve_cache__valid_from(struct tly_resolve_cache *c, pid_t pid, uint8_t cpumode,
 				  int32_t *key, uint32_t *valid_from);
+/* An address is about to replace another in a slot: count it, and use more slots
+ * once they have been too many. */
+static inline void tly_resolve_cache__evicted(struct tly_resolve_cache *c)
+{
+	if (++c->evictions > 2 * (c->mask + 1) && c->mask + 1 < TLY_RESOLVE_SLOTS) {
+		c->mask = 2 * c->mask + 1;
+		c->evictions = 0;
+	}
+}
 /* Hash of an address under its cache key; take the high bits. */
 static inline uint64_t tly_resolve_hash(uint64_t ip, int32_t key, uint8_t cpumode)
 {

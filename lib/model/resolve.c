@@ -85,7 +85,7 @@ static void invalidate_pid(struct tly_resolve_cache *c, int32_t pid)
  * next wrap (so generations handed out before stay older than everything after). */
 static void start_over(struct tly_resolve_cache *c)
 {
-	memset(c->slots, 0, TLY_RESOLVE_SLOTS * sizeof(*c->slots));
+	memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(*c->slots));	/* never used past it */
 	free(c->pids);
 	c->pids = NULL;
 	c->pids_cap = c->pids_nr = 0;
@@ -150,6 +150,7 @@ int tly_resolve_cache__init(struct tly_resolve_cache *c)
 	c->slots = calloc(TLY_RESOLVE_SLOTS, sizeof(*c->slots));
 	if (!c->slots)
 		return -ENOMEM;
+	c->mask = TLY_RESOLVE_SLOTS_MIN - 1;
 	c->tick = c->all_inval = 1;
 	c->memo_pid = INT32_MIN;
 	return 0;

@@ -1341,11 +1341,13 @@ void tly_session__resolve_noted(struct tally_session *s, pid_t pid, pid_t tid, u
 		loc->thread = NULL;
 		return;
 	}
-	slot = &c->slots[(tly_resolve_hash(ip, key, cpumode) >> 40) & (TLY_RESOLVE_SLOTS - 1)];
+	slot = &c->slots[(tly_resolve_hash(ip, key, cpumode) >> 40) & c->mask];
 	if (slot->tick >= valid_from && slot->ip == ip && slot->pid == key &&
 	    slot->loc.cpumode == cpumode) {
 		*loc = slot->loc;
 	} else {
+		if (slot->tick && (slot->ip != ip || slot->pid != key))
+			tly_resolve_cache__evicted(c);
 		if (resolve_addr(s, pid, tid, cpumode, ip, loc)) {
 			loc->thread = NULL;
 			return;		/* out of memory: not worth keeping */
@@ -1377,7 +1379,7 @@ bool tly_session__own_notes(struct tally_session *s, const void *owner)
 		return false;
 	}
 	if (s->notes_owner != owner && s->rcache.slots)
-		for (size_t i = 0; i < TLY_RESOLVE_SLOTS; i++)
+		for (size_t i = 0; i <= s->rcache.mask; i++)	/* never used past it */
 			s->rcache.slots[i].note = 0;
 	s->notes_owner = owner;
 	return true;
