@@ -1255,7 +1255,7 @@ static void release_behind(struct tally_data *d, uint64_t off)
 		}
 	}
 	off &= ~(uint64_t)(page - 1);
-	if (!d->map || off < d->released + (1u << 20))
+	if (!d->map || off < d->released + (256u << 10))
 		return;
 	madvise((uint8_t *)d->map + d->released, off - d->released, MADV_DONTNEED);
 	d->released = off;
