@@ -142,6 +142,19 @@ static int opt_field_sep(void *opts, const struct cli_opt *opt, const char *arg,
 	return 0;
 }
 
+static int opt_stdio_color(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opts, (void)opt, (void)unset;
+	if (!strcmp(arg, "never") || !strcmp(arg, "auto"))
+		return 0;	/* tally's report has no colors */
+	if (!strcmp(arg, "always"))
+		cli_error("--stdio-color always: tally report prints no colors (use 'never' or "
+			  "'auto')");
+	else
+		cli_error("--stdio-color: use 'always', 'never' or 'auto', not '%s'", arg);
+	return -1;
+}
+
 static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	struct report_opts *o = opts;
@@ -241,7 +254,10 @@ static const struct cli_opt report_options[] = {
 	OPT_BOOL(0, "ns", ns, "Show times in nanosecs"),
 	OPT_INT(0, "samples", samples, "n",
 		"Number of samples to save per histogram entry for individual browsing"),
-	OPT_STRING('k', "vmlinux", kallsyms, "file", "vmlinux pathname"),
+	OPT_STRING('k', "vmlinux", vmlinux, "file", "vmlinux pathname (read as a kallsyms file)"),
+	OPT_BOOL(0, "ignore-vmlinux", ignore_vmlinux, "don't load vmlinux even if found"),
+	OPT_BOOL(0, "modules", modules, "load module symbols - WARNING: use only with -k and LIVE "
+		 "kernel (tally takes them from kallsyms either way)"),
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
 	OPT_BOOL(0, "full-source-path", full_source_path, "Show full source file name path for source lines"),
@@ -252,6 +268,15 @@ static const struct cli_opt report_options[] = {
 	OPT_BOOL(0, "demangle", demangle, "Disable symbol demangling"),
 	OPT_BOOL(0, "demangle-kernel", demangle_kernel,
 		 "Enable kernel symbol demangling (kallsyms names are never mangled C++)"),
+	OPT_BOOL(0, "raw-trace", raw_trace,
+		 "Show raw trace event output (do not use print fmt or plugins)"),
+	OPT_BOOL(0, "disable-order", disable_order, "Disable raw trace ordering"),
+	OPT_CALLBACK(0, "stdio-color", "mode", "'always', 'never' or 'auto' (tally prints no "
+		     "colors: 'always' is refused)", opt_stdio_color),
+	OPT_BOOL(0, "show-ref-call-graph", show_ref_cg, "Show callgraph from reference event"),
+	OPT_REFUSED(0, "percent-type", "local-period", CLI_ARG_REQUIRED,
+		    "Set percent type local/global-period/hits",
+		    CLI_NO_ANNOTATE_TUI("report", "--percent-type")),
 	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
 	OPT_STRING(0, "pretty", pretty, "key", "pretty printing style key: normal raw"),
 	OPT_BOOL(0, "tasks", tasks, "Display recorded tasks"),
@@ -345,13 +370,16 @@ static int report_keys(struct report *r, const enum tally_hist_col *keys, size_t
 	return 0;
 }
 
-/* perf's trace key: the sample's fields as its format prints them. */
+/* perf's trace key: the sample's fields as its format prints them (--raw-trace: each
+ * as name=value). */
 static char *trace_text(void *arg, size_t evidx, const struct tally_sample *smp)
 {
+	const struct report *r = arg;
+
 	(void)evidx;
-	if (!arg || !(smp->type & PERF_SAMPLE_RAW))
+	if (!r->trace || !(smp->type & PERF_SAMPLE_RAW))
 		return NULL;
-	return script_trace__format(arg, 0, smp->raw, smp->raw_size);
+	return script_trace__format_as(r->trace, 0, smp->raw, smp->raw_size, r->o->raw_trace);
 }
 
 /* One histogram per event, with the trees -g asks for. Trees are deferred where the
@@ -376,7 +404,7 @@ static int report_hists(struct report *r, const enum tally_hist_col *keys, size_
 		.full_source_path = o->full_source_path,
 		.filter = filter,
 		.trace_text = trace_text,
-		.trace_arg = r->trace,
+		.trace_arg = r,
 	};
 
 	r->nr_samples_seen = calloc(r->nr_ev ? r->nr_ev : 1, sizeof(*r->nr_samples_seen));
@@ -397,7 +425,8 @@ static int report_read(struct report *r)
 
 	/* -D and --stats count the records the reader consumes itself (COMPRESSED, …) */
 	ret = tally_data__for_each(r->data,
-				   TALLY_DATA_ORDERED | (o->dump_raw || o->stats ? TALLY_DATA_RAW : 0),
+				   (o->disable_order ? 0 : TALLY_DATA_ORDERED) |
+				   (o->dump_raw || o->stats ? TALLY_DATA_RAW : 0),
 				   report__on_record, r, &derr);
 	if (ret == -EINTR && exiting) {
 		cli_error("interrupted");
@@ -463,8 +492,11 @@ static int report_exec(void *opts, const struct cli_args *args)
 {
 	struct report_opts *o = opts;
 	struct report r = { .o = o };
-	struct tally_session_opts so = { .kallsyms = o->kallsyms, .symfs = o->symfs,
-					 .no_demangle = !o->demangle };
+	/* as perf, --ignore-vmlinux passes over -k's file too */
+	struct tally_session_opts so = {
+		.kallsyms = o->kallsyms ? o->kallsyms : o->ignore_vmlinux ? NULL : o->vmlinux,
+		.symfs = o->symfs, .no_demangle = !o->demangle,
+	};
 	enum tally_hist_col keys[TALLY_HIST_NR_COLS], cols[TALLY_HIST_NR_COLS * 2];
 	struct tally_hist_filter filter = { 0 };
 	size_t nr_keys, nr_cols;
@@ -479,6 +511,13 @@ static int report_exec(void *opts, const struct cli_args *args)
 	if (report_open(&r.data, o->input, o->force))
 		return 1;
 	r.nr_ev = tally_data__nr_events(r.data);
+	for (size_t i = 0; i < r.nr_ev && o->show_ref_cg; i++)
+		if (tally_data__event(r.data, i)->attr.sample_type & PERF_SAMPLE_READ) {
+			cli_error("--show-ref-call-graph: %s has events that read their group "
+				  "(PERF_SAMPLE_READ); tally report does not show reference events' "
+				  "call graphs", o->input);
+			goto out;
+		}
 	if (!o->quiet && !o->header && !o->header_only && !o->stats && !o->dump_raw &&
 	    !o->tasks && !o->mmaps)
 		fputs(header_hint, stdout);

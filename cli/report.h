@@ -62,6 +62,13 @@ struct report_opts {
 	const char *pretty;	/* --pretty raw: -T's values one cell per thread and event */
 	bool tasks, mmaps;	/* --tasks, --mmaps: the threads (and maps) instead */
 	const char *field_sep;	/* -t */
+	bool raw_trace;		/* --raw-trace: the trace key's fields as name=value */
+	bool disable_order;	/* --disable-order: records as the file has them */
+	bool ignore_vmlinux;	/* --ignore-vmlinux: -k's file is not used */
+	const char *vmlinux;	/* -k (read as a kallsyms file) */
+	bool modules;		/* --modules: module symbols come from kallsyms either way */
+	bool show_ref_cg;	/* --show-ref-call-graph: only files with PERF_SAMPLE_READ
+				 * have reference events, which tally refuses */
 	bool demangle;		/* --no-demangle: C++ symbols by their linkage names */
 	bool demangle_kernel;	/* --demangle-kernel: kernel symbols come from kallsyms,
 				 * which perf does not demangle either */

@@ -7,6 +7,7 @@
  *   u32 size kallsyms; u32 size printk formats; (0.6) u64 size saved cmdlines
  * Integers are in the file's byte order.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -222,19 +223,93 @@ void script_trace__delete(struct script_trace *t)
 	free(t);
 }
 
-/* The event's fields as its print format says, into s (initialized here). */
+static bool printable(const char *p, unsigned len)
+{
+	for (unsigned i = 0; i < len && p[i]; i++)
+		if (!isprint((unsigned char)p[i]) && !isspace((unsigned char)p[i]))
+			return false;
+	return true;
+}
+
+/* perf 6.1's --raw-trace text of one field (the libtraceevent it bundles; newer ones
+ * print some fields otherwise): strings as text, other arrays as ARRAY[hex, ...],
+ * pointers and longs in hex, signed numbers by their size. */
+static void print_raw_field(struct tep_handle *tep, struct trace_seq *s, const char *data,
+			    unsigned size, struct tep_format_field *f)
+{
+	unsigned long long v;
+
+	if (f->flags & TEP_FIELD_IS_ARRAY) {
+		unsigned off = (unsigned)f->offset, len = (unsigned)f->size;
+
+		if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+			if (off + len > size)
+				return;
+			v = tep_read_number(tep, data + off, (int)len);
+			off = (unsigned)(v & 0xffff);
+			len = (unsigned)(v >> 16) & 0xffff;
+			if (f->flags & TEP_FIELD_IS_RELATIVE)
+				off += (unsigned)(f->offset + f->size);
+		}
+		if (off > size || len > size - off)
+			return;
+		if ((f->flags & TEP_FIELD_IS_STRING) && printable(data + off, len)) {
+			trace_seq_printf(s, "%.*s", (int)strnlen(data + off, len), data + off);
+			return;
+		}
+		trace_seq_puts(s, "ARRAY[");
+		for (unsigned i = 0; i < len; i++)
+			trace_seq_printf(s, "%s%02x", i ? ", " : "", (unsigned char)data[off + i]);
+		trace_seq_putc(s, ']');
+		f->flags &= ~TEP_FIELD_IS_STRING;	/* as perf: an array from now on */
+		return;
+	}
+	if ((unsigned)f->offset + (unsigned)f->size > size)
+		return;
+	v = tep_read_number(tep, data + f->offset, f->size);
+	if (f->flags & TEP_FIELD_IS_POINTER)
+		trace_seq_printf(s, "0x%llx", v);
+	else if (f->flags & TEP_FIELD_IS_SIGNED)
+		switch (f->size) {
+		case 4:
+			trace_seq_printf(s, f->flags & TEP_FIELD_IS_LONG ? "0x%x" : "%d", (int)v);
+			break;
+		case 2:
+			trace_seq_printf(s, "%2d", (short)v);
+			break;
+		case 1:
+			trace_seq_printf(s, "%1d", (signed char)v);
+			break;
+		default:
+			trace_seq_printf(s, "%lld", (long long)v);
+		}
+	else
+		trace_seq_printf(s, f->flags & TEP_FIELD_IS_LONG ? "0x%llx" : "%llu", v);
+}
+
+/* The event's fields as its print format says (fields: each as " name=value", perf's
+ * --raw-trace), into s (initialized here). */
 static bool format_info(struct script_trace *t, struct trace_seq *s, int cpu, const void *raw,
-			uint32_t size)
+			uint32_t size, bool fields)
 {
 	struct tep_record rec = { 0 };
+	struct tep_event *ev = NULL;
 
 	if (!t || !raw || size < 2)
 		return false;
 	rec.cpu = cpu;
 	rec.size = (int)size;
 	rec.data = (void *)raw;
+	if (fields && !(ev = tep_find_event_by_record(t->tep, &rec)))
+		return false;
 	trace_seq_init(s);
-	tep_print_event(t->tep, s, &rec, "%s", TEP_PRINT_INFO);
+	if (fields) {
+		for (struct tep_format_field *f = ev->format.fields; f; f = f->next) {
+			trace_seq_printf(s, " %s=", f->name);
+			print_raw_field(t->tep, s, raw, size, f);
+		}
+	} else
+		tep_print_event(t->tep, s, &rec, "%s", TEP_PRINT_INFO);
 	trace_seq_terminate(s);
 	return true;
 }
@@ -244,7 +319,7 @@ void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *
 {
 	struct trace_seq s;
 
-	if (!format_info(t, &s, cpu, raw, size))
+	if (!format_info(t, &s, cpu, raw, size, false))
 		return;
 	fwrite(s.buffer, 1, s.len, fp);
 	trace_seq_destroy(&s);
@@ -252,10 +327,16 @@ void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *
 
 char *script_trace__format(struct script_trace *t, int cpu, const void *raw, uint32_t size)
 {
+	return script_trace__format_as(t, cpu, raw, size, false);
+}
+
+char *script_trace__format_as(struct script_trace *t, int cpu, const void *raw, uint32_t size,
+			      bool fields)
+{
 	struct trace_seq s;
 	char *out;
 
-	if (!format_info(t, &s, cpu, raw, size))
+	if (!format_info(t, &s, cpu, raw, size, fields))
 		return NULL;
 	out = malloc(s.len + 1);
 	if (out) {

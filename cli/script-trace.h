@@ -7,6 +7,7 @@
 #ifndef TALLY_CLI_SCRIPT_TRACE_H
 #define TALLY_CLI_SCRIPT_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -25,6 +26,10 @@ void script_trace__print(struct script_trace *t, FILE *fp, int cpu, const void *
 
 /* The same text as a string (malloc'd), or NULL (t NULL, no record, no memory). */
 char *script_trace__format(struct script_trace *t, int cpu, const void *raw, uint32_t size);
+/* The same, or with fields every field as " name=value" (perf's --raw-trace: no print
+ * format, no plugins). */
+char *script_trace__format_as(struct script_trace *t, int cpu, const void *raw, uint32_t size,
+			      bool fields);
 
 /* The value of number field NAME of the tracepoint record RAW (SIZE bytes). 0, -ENOENT
  * (no such field, or it does not fit), -EINVAL. */

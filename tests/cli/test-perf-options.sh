@@ -17,10 +17,10 @@ td-level topdown transaction"
 mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
 proc-map-timeout realtime stat switch-output-event synth
 timestamp-boundary uid vmlinux"
-[report]="column-widths disable-order exclude-other
-group-sort-idx hierarchy ignore-callees ignore-vmlinux modules parent
-percent-type raw-trace show-cpu-utilization show-on-off-events
-show-ref-call-graph socket-filter stdio-color switch-off switch-on
+[report]="column-widths exclude-other
+group-sort-idx hierarchy ignore-callees parent
+show-cpu-utilization show-on-off-events
+socket-filter switch-off switch-on
 time-quantum"
 [script]="demangle demangle-kernel show-cgroup-events show-namespace-events
 show-on-off-events show-round-events show-text-poke-events switch-off switch-on"

@@ -69,3 +69,33 @@ for bad in "." ""; do
 	"$TALLY" report -i plain.data -t "$bad" >/dev/null 2>err; rc=$?
 	check "-t '$bad' refused in one line (rc $rc)" eval '[ $rc -eq 129 ] && grep -q "field-separator" err'
 done
+
+# --raw-trace: the trace key's fields as " name=value", as perf 6.1's own libtraceevent
+# prints them (strings, hex pointers, dynamic arrays)
+if perf record -q -e sched:sched_switch -e sched:sched_process_exec -e syscalls:sys_enter_openat \
+	-o tp.data -a -- sh -c 'cat /dev/null; ls / >/dev/null' >/dev/null 2>&1 && [ -s tp.data ]; then
+	same "--raw-trace -s trace as perf's" tp.data --stdio --raw-trace -s trace
+	same "--raw-trace with the default keys as perf's (no change)" tp.data --stdio --raw-trace -q
+else
+	skip "--raw-trace (perf cannot record tracepoints here)"
+fi
+# accepted, and as perf: --modules (module symbols come from kallsyms), --ignore-vmlinux,
+# --stdio-color never/auto, --show-ref-call-graph without PERF_SAMPLE_READ events;
+# --disable-order on a file whose records need no reordering
+for o in --modules --ignore-vmlinux "--stdio-color never" "--stdio-color auto" \
+	 --show-ref-call-graph; do
+	# shellcheck disable=SC2086
+	same "$o: the report perf prints" forks.data --stdio $o
+done
+same "--disable-order: the report perf prints (fixture)" "$FIX/plain.data" --stdio --disable-order -s comm,dso
+# --ignore-vmlinux passes over -k's file: kernel symbols come from kallsyms as usual
+"$TALLY" report -i forks.data --stdio -k /nonexistent --ignore-vmlinux >ign.out 2>ign.err
+"$TALLY" report -i forks.data --stdio >def.out 2>/dev/null
+check "--ignore-vmlinux: -k's file is not read" eval '! grep -q nonexistent ign.err && cmp -s ign.out def.out'
+# refused in one line, exit 1 (or a usage error for a bad word)
+for w in "--stdio-color always" "--percent-type local-period"; do
+	# shellcheck disable=SC2086
+	"$TALLY" report -i forks.data $w >/dev/null 2>err; rc=$?
+	check "report $w refused in one line saying why (rc $rc)" \
+		eval '[ $rc -ne 0 ] && [ "$(grep -c "^tally" err)" -eq 1 ] && ! grep -q unknown err'
+done
