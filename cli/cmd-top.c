@@ -8,12 +8,16 @@
  * and on the keyboard, drains the rings when they signal and at every refresh, then
  * shows the table and lets it decay.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +95,41 @@ static int parse_sort(const char *s, struct top *t)
 	strlist_free(keys);
 	if (!t->nr_keys) {
 		cli_error("--sort needs at least one key");
+		return -1;
+	}
+	return 0;
+}
+
+/* --fields: the row's columns in their order; the keys among them sort unless -s did. */
+static int parse_fields(const struct top_opts *o, struct top *t)
+{
+	size_t nr = 0;
+	char **l = strlist_parse(o->fields, &nr);
+	bool keys_from_sort = o->sort != NULL;
+
+	if (!l) {
+		cli_error("out of memory");
+		return -1;
+	}
+	if (!keys_from_sort)
+		t->nr_keys = 0;
+	for (size_t i = 0; i < nr; i++) {
+		int c = tally_hist_col__parse(l[i]);
+
+		if (c < 0 || c == TALLY_HIST_TRACE || c == TALLY_HIST_SRCLINE ||
+		    c == TALLY_HIST_SRCFILE || t->nr_fields >= TALLY_HIST_NR_COLS) {
+			cli_error("--fields: unknown field '%s' (use overhead, overhead_children, "
+				  "sample, period, comm, pid, dso, sym, cpu)", l[i]);
+			strlist_free(l);
+			return -1;
+		}
+		t->fields[t->nr_fields++] = (enum tally_hist_col)c;
+		if (!keys_from_sort && tally_hist_col__is_key((enum tally_hist_col)c))
+			t->keys[t->nr_keys++] = (enum tally_hist_col)c;
+	}
+	strlist_free(l);
+	if (!t->nr_keys) {
+		cli_error("--fields: name at least one sort key (comm, pid, dso, sym, cpu)");
 		return -1;
 	}
 	return 0;
@@ -190,6 +229,72 @@ static int opt_percentage(void *opts, const struct cli_opt *opt, const char *arg
 	return 0;
 }
 
+/* -u: a user name or a uid. */
+static int opt_uid(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct top_opts *o = opts;
+
+	(void)opt, (void)unset;
+	o->uid = arg;
+	return 0;
+}
+
+/* -u: every process of the user, as a -p list (perf profiles their threads). 0, or
+ * the exit status after an error. */
+static int uid_processes(struct top_opts *o)
+{
+	struct passwd *pw = getpwnam(o->uid);
+	char *end, *list = NULL;
+	size_t len = 0;
+	unsigned long uid;
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+
+	if (pw) {
+		uid = pw->pw_uid;
+	} else {
+		errno = 0;
+		uid = strtoul(o->uid, &end, 10);
+		if (errno || end == o->uid || *end || uid > UINT32_MAX) {
+			cli_error("-u/--uid: no user '%s'", o->uid);
+			return 129;
+		}
+	}
+	d = opendir("/proc");
+	f = d ? open_memstream(&list, &len) : NULL;
+	if (!f) {
+		if (d)
+			closedir(d);
+		cli_error("-u/--uid: cannot list /proc: %s", strerror(errno));
+		return 1;
+	}
+	while ((de = readdir(d))) {
+		char path[300];
+		struct stat st;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s", de->d_name);
+		if (!stat(path, &st) && st.st_uid == uid)
+			fprintf(f, "%s%s", ftell(f) ? "," : "", de->d_name);
+	}
+	closedir(d);
+	if (fclose(f)) {
+		free(list);
+		cli_error("out of memory");
+		return 1;
+	}
+	if (!list[0]) {
+		free(list);
+		cli_error("-u/--uid: user %s (%lu) runs no process", o->uid, uid);
+		return 1;
+	}
+	o->uid_pids = list;
+	o->pid = list;
+	return 0;
+}
+
 #define CLI_OPTS struct top_opts
 static const struct cli_opt top_options[] = {
 	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available "
@@ -264,6 +369,30 @@ static const struct cli_opt top_options[] = {
 	OPT_LONG(0, "iterations", iterations, "n", "stop after n refreshes",
 		 CLI_RANGED(1, 1000000000)),
 	OPT_VERBOSE("be more verbose (show counter open errors, etc)"),
+	OPT_STRING(0, "fields", fields, "key[,keys...]",
+		   "output field(s): overhead overhead_children sample period and the sort keys "
+		   "(comm pid dso sym cpu)"),
+	OPT_CALLBACK('u', "uid", "user", "user to profile (its processes when top starts)",
+		     opt_uid),
+	OPT_INT(0, "count-filter", count_filter, "n",
+		"Only display functions with more events than this"),
+	OPT_INT('r', "realtime", realtime, "priority", "collect data with this RT SCHED_FIFO priority",
+		CLI_RANGED(1, 99)),
+	OPT_BOOL('f', "force", force, "don't complain, do it"),
+	OPT_STRING('k', "vmlinux", vmlinux, "file", "vmlinux pathname (read as a kallsyms file)"),
+	OPT_BOOL(0, "ignore-vmlinux", ignore_vmlinux, "don't load vmlinux even if found"),
+	OPT_BOOL(0, "demangle-kernel", demangle_kernel,
+		 "Enable kernel symbol demangling (kallsyms names are never mangled C++)"),
+	OPT_BOOL(0, "no-bpf-event", no_bpf_event,
+		 "do not record bpf events (tally top never asks for them)", .flags = CLI_NONEG),
+	OPT_INT(0, "num-thread-synthesize", nr_thread_synth, "n",
+		"number of threads to run for event synthesis (tally synthesizes on one)",
+		CLI_RANGED(1, 4096)),
+	OPT_UINT(0, "proc-map-timeout", proc_map_timeout, "n",
+		 "per thread proc mmap processing timeout in ms (tally reads every map)"),
+	OPT_REFUSED(0, "dump-symtab", NULL, CLI_ARG_NONE, "dump the symbol table used for profiling",
+		    "--dump-symtab dumps the symbol table of --sym-annotate's symbol; tally top has "
+		    "no annotate view (use 'tally annotate')"),
 	OPT_END(),
 };
 
@@ -278,6 +407,8 @@ static int top_check(const struct top_opts *o)
 		return cli_usage_error(&cmd_top, "-a (system-wide) and -p/-t exclude each other");
 	if (o->hide_kernel && o->hide_user)
 		return cli_usage_error(&cmd_top, "-K and -U together would hide everything");
+	if (o->uid && (o->pid || o->tid || o->all_cpus))
+		return cli_usage_error(&cmd_top, "-u/--uid and -p/-t/-a exclude each other");
 	return 0;
 }
 
@@ -419,7 +550,6 @@ static int top_init(void *opts)
 
 	o->freq = 4000;
 	o->children = -1;
-	o->sort = "dso,sym";
 	o->delay = 2.0;
 	o->max_stack = 127;
 	return 0;
@@ -430,6 +560,7 @@ static void top_release(void *opts)
 	struct top_opts *o = opts;
 
 	free(o->events);
+	free(o->uid_pids);
 	sample_filter_opts_release(&o->filter);
 }
 
@@ -451,8 +582,19 @@ static int top_exec(void *opts, const struct cli_args *args)
 		return 1;
 	}
 	memset(&t, 0, sizeof(t));
-	if (parse_sort(o->sort, &t))
+	if (parse_sort(o->sort ? o->sort : "dso,sym", &t) || (o->fields && parse_fields(o, &t)))
 		return 129;
+	if (o->uid && (ret = uid_processes(o)))
+		return ret;
+	if (o->realtime) {
+		struct sched_param sp = { .sched_priority = o->realtime };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			cli_error("--realtime %d: cannot run with SCHED_FIFO priority: %s",
+				  o->realtime, strerror(errno));
+			return 1;
+		}
+	}
 	install_signals();
 	ret = top__open(&t, o);
 	if (ret) {

@@ -299,6 +299,9 @@ static int open_events(struct top *t)
 						.exclude_kernel = t->ev[e].attr.exclude_kernel,
 					};
 
+					/* -u watches many processes: one may end meanwhile */
+					if (fd == -ESRCH && t->o->uid)
+						break;
 					if (fd == -ESRCH && !t->system_wide) {
 						cli_error("thread %d went away while being attached",
 							  (int)tid);
@@ -429,6 +432,23 @@ static int hists_new(struct top *t)
 	return tally_hists__new(&t->hists, t->session, t->nr_ev, &ho);
 }
 
+/* Take pid out of the comma list (in place). Whether it was there and others remain. */
+static bool drop_pid(char *list, pid_t pid)
+{
+	char word[16];
+	size_t n = (size_t)snprintf(word, sizeof(word), "%d", (int)pid);
+
+	for (char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+		if (strncmp(p, word, n) || (p[n] && p[n] != ','))
+			continue;
+		memmove(p, p + n + (p[n] == ','), strlen(p + n + (p[n] == ',')) + 1);
+		if (p > list && !*p)
+			p[-1] = '\0';	/* it was the last: drop its comma too */
+		return list[0] != '\0';
+	}
+	return false;
+}
+
 int top__open(struct top *t, const struct top_opts *o)
 {
 	struct tally_session_opts sopts = { 0 };
@@ -449,9 +469,11 @@ int top__open(struct top *t, const struct top_opts *o)
 	if (o->pid || o->tid) {
 		pid_t bad = 0;
 
-		if (o->pid)
-			err = tally_threadmap__from_pids(o->pid, &t->threads, &bad);
-		else
+		/* -u: a process of the user that ended since the list was made is left out */
+		while (o->pid && (err = tally_threadmap__from_pids(o->pid, &t->threads, &bad)) ==
+					 -ESRCH && o->uid_pids && drop_pid(o->uid_pids, bad))
+			;
+		if (!o->pid)
 			err = tally_threadmap__parse_tids(o->tid, &t->threads);
 		if (err == -ESRCH) {
 			cli_error("no such process: %d", (int)bad);
@@ -503,7 +525,8 @@ int top__open(struct top *t, const struct top_opts *o)
 	}
 
 	sopts.no_symbols = false;
-	sopts.kallsyms = o->kallsyms;
+	/* as perf, --ignore-vmlinux passes over -k's file */
+	sopts.kallsyms = o->kallsyms ? o->kallsyms : o->ignore_vmlinux ? NULL : o->vmlinux;
 	if (sample_filter_make(&o->filter, &t->filter)) {
 		cli_error("out of memory");
 		return -ENOMEM;

@@ -26,7 +26,9 @@ int top_header(const struct top *t, char *buf, size_t len)
 		snprintf(rate, sizeof(rate), "%" PRIu64 "Hz ", (uint64_t)ev->attr.sample_freq);
 	else
 		snprintf(rate, sizeof(rate), "%" PRIu64 " ", (uint64_t)ev->attr.sample_period);
-	if (t->o->pid)
+	if (t->o->uid)	/* perf names the user, not its processes */
+		n = (size_t)snprintf(target, sizeof(target), "(uid: %s", t->o->uid);
+	else if (t->o->pid)
 		n = (size_t)snprintf(target, sizeof(target), "(target_pid: %s", t->o->pid);
 	else if (t->o->tid)
 		n = (size_t)snprintf(target, sizeof(target), "(target_tid: %s", t->o->tid);
@@ -74,6 +76,9 @@ bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
 		return true;
 	if (!v)
 		return true;
+	if (t->o->count_filter > 0 &&
+	    (t->children ? e->nr_samples_acc : e->nr_samples) <= (uint64_t)t->o->count_filter)
+		return true;
 	return t->o->percent_limit > 0 && pct(v, total) < t->o->percent_limit;
 }
 
@@ -108,11 +113,34 @@ void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
 	}
 }
 
+size_t top_columns(const struct top *t, enum tally_hist_col *cols)
+{
+	size_t n = 0;
+
+	if (t->nr_fields) {
+		memcpy(cols, t->fields, t->nr_fields * sizeof(*cols));
+		return t->nr_fields;
+	}
+	if (t->children)
+		cols[n++] = TALLY_HIST_CHILDREN;
+	cols[n++] = TALLY_HIST_OVERHEAD;
+	if (t->o->show_nr_samples)
+		cols[n++] = TALLY_HIST_SAMPLES;
+	if (t->o->show_total_period)
+		cols[n++] = TALLY_HIST_PERIOD;
+	for (size_t i = 0; i < t->nr_keys; i++)
+		cols[n++] = t->keys[i];
+	return n;
+}
+
 void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 		    const struct top_widths *w, char *buf, size_t len)
 {
 	uint64_t total = top_total(t);
-	size_t n = 0;
+	enum tally_hist_col cols[TOP_MAX_COLS];
+	size_t n = 0, nr = top_columns(t, cols);
+	/* without --fields the Samples and Period columns follow the children mode */
+	bool acc = t->children && !t->nr_fields;
 
 #define PUT(...)                                                              \
 	do {                                                                  \
@@ -121,18 +149,22 @@ void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 	} while (0)
 
 	buf[0] = '\0';
-	if (t->children)
-		PUT("  %7.2f%%  %7.2f%%", pct(e->period_acc, total), pct(e->period, total));
-	else
-		PUT("  %7.2f%%", pct(e->period, total));
-	if (t->o->show_nr_samples)
-		PUT("  %12" PRIu64, t->children ? e->nr_samples_acc : e->nr_samples);
-	if (t->o->show_total_period)
-		PUT("  %12" PRIu64, t->children ? e->period_acc : e->period);
-	for (size_t i = 0; i < t->nr_keys; i++) {
-		bool last = i + 1 == t->nr_keys;
+	for (size_t i = 0; i < nr; i++) {
+		bool last = i + 1 == nr;
 
-		switch (t->keys[i]) {
+		switch (cols[i]) {
+		case TALLY_HIST_CHILDREN:
+			PUT("  %7.2f%%", pct(e->period_acc, total));
+			break;
+		case TALLY_HIST_OVERHEAD:
+			PUT("  %7.2f%%", pct(e->period, total));
+			break;
+		case TALLY_HIST_SAMPLES:
+			PUT("  %12" PRIu64, acc ? e->nr_samples_acc : e->nr_samples);
+			break;
+		case TALLY_HIST_PERIOD:
+			PUT("  %12" PRIu64, acc ? e->period_acc : e->period);
+			break;
 		case TALLY_HIST_COMM:
 			PUT("  %-*s", last ? 0 : w->comm, e->comm);
 			break;

@@ -88,17 +88,25 @@ static void draw_status(int rows, const char *msg)
 static void column_header(const struct top *t, const struct top_widths *w, char *buf,
 			  size_t len)
 {
-	size_t n = 0;
+	enum tally_hist_col cols[TOP_MAX_COLS];
+	size_t n = 0, nr = top_columns(t, cols);
 
 	buf[0] = '\0';
-	if (t->children)
-		n += (size_t)snprintf(buf + n, len - n, "  Children      Self");
-	else
-		n += (size_t)snprintf(buf + n, len - n, "  Overhead");
-	if (t->o->show_nr_samples && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "  %12s", "Samples");
-	for (size_t i = 0; i < t->nr_keys && n < len; i++) {
-		switch (t->keys[i]) {
+	for (size_t i = 0; i < nr && n < len; i++) {
+		switch (cols[i]) {
+		case TALLY_HIST_CHILDREN:
+			n += (size_t)snprintf(buf + n, len - n, "  Children");
+			break;
+		case TALLY_HIST_OVERHEAD:
+			n += (size_t)snprintf(buf + n, len - n, t->children && !t->nr_fields
+					      ? "      Self" : "  Overhead");
+			break;
+		case TALLY_HIST_SAMPLES:
+			n += (size_t)snprintf(buf + n, len - n, "  %12s", "Samples");
+			break;
+		case TALLY_HIST_PERIOD:
+			n += (size_t)snprintf(buf + n, len - n, "  %12s", "Period");
+			break;
 		case TALLY_HIST_COMM:
 			n += (size_t)snprintf(buf + n, len - n, "  %-*s", w->comm, "Command");
 			break;

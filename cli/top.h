@@ -54,6 +54,16 @@ struct top_opts {
 	bool no_inherit;	/* -i: new threads of -p/-t are not followed */
 	const char *kallsyms;	/* --kallsyms */
 	struct sample_filter_opts filter;	/* --comms, --dsos, --symbols */
+	const char *fields;	/* --fields */
+	const char *uid;	/* -u: a user name or uid */
+	char *uid_pids;		/* -u: its processes, as a -p list (malloc'd) */
+	int count_filter;	/* --count-filter: rows with more samples only */
+	int realtime;		/* --realtime: SCHED_FIFO priority */
+	bool force;		/* -f: accepted (no file to check) */
+	const char *vmlinux;	/* -k: read as a kallsyms file */
+	bool ignore_vmlinux, demangle_kernel, no_bpf_event;
+	int nr_thread_synth;	/* --num-thread-synthesize */
+	unsigned proc_map_timeout;	/* --proc-map-timeout */
 };
 
 struct top_event {
@@ -113,7 +123,11 @@ struct top {
 	bool children;
 	enum tally_hist_col keys[TALLY_HIST_NR_COLS];
 	size_t nr_keys;
+	enum tally_hist_col fields[TALLY_HIST_NR_COLS];	/* --fields, in order */
+	size_t nr_fields;
 };
+
+#define TOP_MAX_COLS (TALLY_HIST_NR_COLS * 2)
 
 /* The shown event's histogram. Its entries as last sorted (top__sort) come from
  * tally_hist__sorted: the table grows while samples arrive between sorts. */
@@ -145,6 +159,10 @@ struct top_widths {
 	int comm, pid, dso, sym;
 };
 void top_widths(const struct top *t, size_t max_rows, struct top_widths *w);
+/* The columns of a row: --fields' in their order, else Children (children mode),
+ * Overhead, Samples (-n), Period (--show-total-period) and the sort keys. Fills cols
+ * (TOP_MAX_COLS room), returns how many. */
+size_t top_columns(const struct top *t, enum tally_hist_col *cols);
 void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 		    const struct top_widths *w, char *buf, size_t len);
 /* The callers of e as a call graph (caller first), to fp. */

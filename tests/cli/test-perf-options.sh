@@ -24,10 +24,8 @@ socket-filter switch-off switch-on
 time-quantum"
 [script]="demangle demangle-kernel show-cgroup-events show-namespace-events
 show-on-off-events show-round-events show-text-poke-events switch-off switch-on"
-[top]="all-cgroups cgroup column-widths count-filter demangle-kernel dump-symtab fields force
-group group-sort-idx hierarchy ignore-callees ignore-vmlinux namespaces no-bpf-event
-num-thread-synthesize proc-map-timeout raw-trace realtime show-on-off-events switch-off
-switch-on uid vmlinux"
+[top]="all-cgroups cgroup column-widths group group-sort-idx hierarchy ignore-callees namespaces
+raw-trace show-on-off-events switch-off switch-on"
 [list]=""
 [evlist]=""
 )

@@ -176,3 +176,36 @@ if have_perf && ! asan_build; then
 else
 	skip "perf top oracle (perf absent or ASan build)"
 fi
+
+# --fields: the row's columns in their order (the keys among them sort)
+"$TALLY" top --stdio -d 0.4 --iterations 1 -p $HP --fields sym,overhead,sample >fld 2>err
+check "top --fields sym,overhead,sample: symbol, percent, samples in that order" \
+	eval 'last_table fld | grep -Eq "^  \[\.\] spin +[0-9.]+% +[0-9]+$" &&
+	      ! last_table fld | grep -Evq "^  \[[.k]\] .* +[0-9.]+% +[0-9]+$"'
+bad "top --fields with an unknown field" "unknown field 'nope'" --stdio --fields sym,nope
+bad "top --fields without a sort key" "at least one sort key" --stdio --fields overhead
+# --count-filter N: only rows with more than N samples
+"$TALLY" top --stdio -d 0.4 --iterations 1 -p $HP -n --count-filter 3 >cf 2>err
+check "top --count-filter 3: every row has more than 3 samples" \
+	eval 'last_table cf | grep -q spin && last_table cf | awk "{ if (\$2 <= 3) exit 1 }"'
+# -u: the user's processes (hot is one of ours), named in the header as perf does
+me=$(id -un)
+"$TALLY" top --stdio -d 0.4 --iterations 1 -u "$me" --comms hot >uid 2>err
+check "top -u $me: the header names the user, hot's spin is sampled" \
+	eval 'grep -q "(uid: $me" uid && last_table uid | grep -q "hot  *\[\.\] spin"'
+bad "top -u of a user that does not exist" "no user 'nosuchuser'" --stdio -u nosuchuser
+bad "top -u of a user without processes" "runs no process" --stdio -u 4242
+bad "top -u and -p exclude each other" "exclude each other" --stdio -u "$me" -p $HP
+# accepted: -f, -k with --ignore-vmlinux, --demangle-kernel, --no-bpf-event,
+# --num-thread-synthesize, --proc-map-timeout (tally synthesizes on one thread, reads
+# every map, and never asks for BPF events)
+"$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -f -k /nonexistent --ignore-vmlinux \
+	--demangle-kernel --no-bpf-event --num-thread-synthesize 2 --proc-map-timeout 100 >acc 2>err
+check "top: -f, --ignore-vmlinux, --demangle-kernel, --no-bpf-event, --num-thread-synthesize, --proc-map-timeout accepted" \
+	eval 'last_table acc | grep -q spin && ! grep -q nonexistent err'
+# --realtime: SCHED_FIFO, or one line saying why it could not be had
+"$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -r 5 >rt 2>err; rc=$?
+check "top --realtime 5 runs, or says why SCHED_FIFO was refused (rc $rc)" \
+	eval '{ [ $rc -eq 0 ] && last_table rt | grep -q spin; } || { [ $rc -eq 1 ] && grep -q SCHED_FIFO err; }'
+"$TALLY" top --dump-symtab >/dev/null 2>err; rc=$?
+check "top --dump-symtab refused in one line (rc $rc)" eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ]'
