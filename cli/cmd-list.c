@@ -24,7 +24,6 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "internal/event.h"
 
 enum kind { K_HW, K_SW, K_TOOL, K_CACHE, K_PMU, K_RAW, K_BP, K_TP, K_MAX };
 
@@ -133,13 +132,20 @@ static int collect(struct entries *es, const struct list_opts *o, const bool wan
 	int err = 0;
 
 	if (want[K_HW]) {
-		for (size_t i = 0; i < tly_nr_hw_symbols && !err; i++)
-			if (opens(tly_hw_symbols[i].name, o->sysfs))
-				err = add(es, K_HW, tly_hw_symbols[i].name, tly_hw_symbols[i].alias);
+		const char *name, *alias;
+
+		for (size_t i = 0; !err && (name = tally_event__symbol(PERF_TYPE_HARDWARE, i, &alias));
+		     i++)
+			if (opens(name, o->sysfs))
+				err = add(es, K_HW, name, alias);
 	}
-	if (want[K_SW])
-		for (size_t i = 0; i < tly_nr_sw_symbols && !err; i++)
-			err = add(es, K_SW, tly_sw_symbols[i].name, tly_sw_symbols[i].alias);
+	if (want[K_SW]) {
+		const char *name, *alias;
+
+		for (size_t i = 0; !err && (name = tally_event__symbol(PERF_TYPE_SOFTWARE, i, &alias));
+		     i++)
+			err = add(es, K_SW, name, alias);
+	}
 	if (want[K_TOOL])
 		for (int t = TALLY_TOOL_DURATION_TIME; t <= TALLY_TOOL_SYSTEM_TIME && !err; t++)
 			err = add(es, K_TOOL, tally_event__tool_name((enum tally_tool_event)t), NULL);
@@ -358,8 +364,8 @@ static void print_pmu_info(const char *sysfs)
 		else if (!c.version && kernel_cpu_pmu)
 			printf("\nThe kernel exposes a CPU PMU although CPUID leaf 0xA reports none.\n");
 	}
-	printf("libpfm4: %d PMU model(s) detected from the CPU id%s\n", tly_pfm_nr_present(),
-	       tly_pfm_nr_present() && !kernel_cpu_pmu ?
+	printf("libpfm4: %d PMU model(s) detected from the CPU id%s\n", tally_event__pfm_nr_pmus(),
+	       tally_event__pfm_nr_pmus() && !kernel_cpu_pmu ?
 	       " (its event names encode, but the kernel cannot open them)" : "");
 }
 

@@ -40,7 +40,6 @@
 #include <tally/tally.h>
 #include <tally/writer.h>
 
-#include "internal/sys.h"
 #include "cmd.h"
 #include "options.h"
 #include "open-error.h"

@@ -21,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tally/ring.h>
+#include <tally/sampler.h>
+
 #include "cmd.h"
 #include "options.h"
 #include "top.h"
@@ -484,13 +487,16 @@ static int run(struct top *t, const struct top_opts *o, bool tui)
 	long iter = 0;
 	int err = 0;
 
-	l.pfd = calloc(t->nr_rings + 1, sizeof(*l.pfd));
+	size_t nr_rings = tally_sampler__nr_rings(t->sampler);
+
+	l.pfd = calloc(nr_rings + 1, sizeof(*l.pfd));
 	if (!l.pfd) {
 		cli_error("out of memory");
 		return 1;
 	}
-	for (size_t i = 0; i < t->nr_rings; i++)
-		l.pfd[l.npfd++] = (struct pollfd){ .fd = t->rings[i].fd, .events = POLLIN };
+	for (size_t i = 0; i < nr_rings; i++)
+		l.pfd[l.npfd++] = (struct pollfd){
+			.fd = tally_ring__fd(tally_sampler__ring(t->sampler, i)), .events = POLLIN };
 	if (tui) {
 		if (top_tui__new(&l.ui)) {
 			cli_error("cannot start the terminal view (TERM=%s); use --stdio",

@@ -2,10 +2,11 @@
  * tally record: the events' attrs, configured as perf record configures them, and the
  * fds and rings they are opened into.
  *
- * One fd per (thread, CPU, event); per CPU (or per thread with --per-thread) the first
- * fd gets a ring and the others are redirected into it with PERF_EVENT_IOC_SET_OUTPUT,
- * so a pass over the rings sees every record once. The default event is cycles; where
- * there is no hardware PMU it falls back to cpu-clock as perf does.
+ * The library's sampler (tally/sampler.h) opens one fd per (thread, CPU, event); per CPU
+ * (or per thread with --per-thread) the first fd gets a ring and the others are
+ * redirected into it, so a pass over the rings sees every record once. The default
+ * event is cycles; where there is no hardware PMU it falls back to cpu-clock as perf
+ * does (the sampler's fallback policy; this file names the events and says so).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,10 +18,9 @@
 #include <unistd.h>
 
 #include <tally/cpumap.h>
+#include <tally/sampler.h>
 #include <tally/synth.h>
 
-#include "internal/sys.h"
-#include "internal/util.h"
 #include "cmd.h"
 #include "open-error.h"
 #include "record.h"
@@ -112,11 +112,11 @@ int record_opts__add_filter(struct record_opts *o, const char *filter)
 
 static uint64_t max_sample_rate(void)
 {
-	uint64_t v;
+	int64_t v;
 
-	if (tly_read_file_u64("/proc/sys/kernel/perf_event_max_sample_rate", &v) || !v)
+	if (tally_sysctl__read("perf_event_max_sample_rate", &v) || v <= 0)
 		return 100000;
-	return v;
+	return (uint64_t)v;
 }
 
 static int add_event(struct record *r, const struct perf_event_attr *attr, const char *name,
@@ -437,27 +437,6 @@ static void fallback_name(const struct perf_event_attr *a, char *buf, size_t len
 		 a->exclude_guest ? "H" : "");
 }
 
-/* cycles is not there (no hardware PMU): use cpu-clock, as perf does. */
-static bool fall_back(struct record *r, struct record_event *e, int err)
-{
-	struct perf_event_attr *a = &e->attr;
-	char name[64];
-
-	if ((err != -ENOENT && err != -EOPNOTSUPP && err != -ENODEV && err != -EINVAL) ||
-	    a->type != PERF_TYPE_HARDWARE || a->config != PERF_COUNT_HW_CPU_CYCLES)
-		return false;
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	fallback_name(a, name, sizeof(name));
-	if (!r->o->quiet)
-		fprintf(stderr, "tally record: '%s' is not supported here (no hardware PMU): "
-			"sampling cpu-clock instead\n", e->name);
-	free(e->name);
-	e->name = strdup(name);
-	r->fell_back = true;
-	return e->name != NULL;
-}
-
 static int parse_pid_list(const char *list, struct tally_threadmap **out, bool tids)
 {
 	pid_t bad = 0;
@@ -479,7 +458,6 @@ static int parse_pid_list(const char *list, struct tally_threadmap **out, bool t
 static int setup_targets(struct record *r)
 {
 	struct record_opts *o = r->o;
-	struct tally_threadmap *tm = NULL;
 	size_t bad = 0;
 	int err;
 
@@ -499,72 +477,46 @@ static int setup_targets(struct record *r)
 		cli_error("cannot read the list of CPUs: %s", strerror(-err));
 		return -1;
 	}
-	if (o->system_wide) {
-		r->tids = malloc(sizeof(*r->tids));
-		if (!r->tids)
-			return -1;
-		r->tids[0] = -1;
-		r->nr_tids = 1;
-		return 0;
-	}
-	if (r->have_wl) {
-		r->tids = malloc(sizeof(*r->tids));
-		if (!r->tids)
-			return -1;
-		r->tids[0] = r->wl.pid;
-		r->nr_tids = 1;
-		return 0;
-	}
-	if (parse_pid_list(o->pid_list ? o->pid_list : o->tid_list, &tm, !o->pid_list))
+	if (o->system_wide)
+		err = tally_threadmap__single(-1, &r->threads);
+	else if (r->have_wl)
+		err = tally_threadmap__single(r->wl.pid, &r->threads);
+	else if (parse_pid_list(o->pid_list ? o->pid_list : o->tid_list, &r->threads, !o->pid_list))
 		return -1;
-	r->tids = malloc(tm->nr * sizeof(*r->tids));
-	if (!r->tids) {
-		tally_threadmap__delete(tm);
+	if (err) {
+		cli_error("out of memory");
 		return -1;
 	}
-	memcpy(r->tids, tm->tid, tm->nr * sizeof(*r->tids));
-	r->nr_tids = tm->nr;
-	tally_threadmap__delete(tm);
-	return 0;
-}
-
-static int add_fd(struct record *r, const struct record_fd *f)
-{
-	struct record_fd *n = realloc(r->fds, (r->nr_fds + 1) * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	r->fds = n;
-	r->fds[r->nr_fds++] = *f;
 	return 0;
 }
 
 /* Not allowed to sample the kernel (perf_event_paranoid > 1, no CAP_PERFMON): record
- * user space only, as perf does, and say so once. */
-static bool exclude_kernel_fallback(struct record *r, int err)
+ * user space only, as perf does, and say so once. Every event that samples the kernel
+ * changes (the sampler then sets exclude_kernel on the failing one, as on the rest). */
+static bool exclude_kernel_fallback(struct record *r, struct tally_sampler *s, int err)
 {
-	uint64_t paranoid = 0;
+	int64_t paranoid = 0;
 	bool changed = false;
 	size_t i;
 
 	if ((err != -EACCES && err != -EPERM) ||
-	    tly_read_file_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid) ||
-	    (int64_t)paranoid <= 1)
+	    tally_sysctl__read("perf_event_paranoid", &paranoid) || paranoid <= 1)
 		return false;
 	for (i = 0; i < r->nr_ev; i++) {
 		struct record_event *e = &r->ev[i];
+		struct perf_event_attr *a = tally_sampler__attr(s, i);
 		char name[64];
 		bool renamed;
 
-		if (e->attr.exclude_kernel)
+		if (a->exclude_kernel)
 			continue;
 		/* the cpu-clock fallback is renamed as perf does; other events keep theirs */
-		fallback_name(&e->attr, name, sizeof(name));
+		fallback_name(a, name, sizeof(name));
 		renamed = !strcmp(e->name, name);
-		e->attr.exclude_kernel = 1;	/* perf 6.1 sets just this bit */
+		a->exclude_kernel = 1;	/* perf 6.1 sets just this bit */
 		changed = true;
 		if (renamed) {
-			fallback_name(&e->attr, name, sizeof(name));
+			fallback_name(a, name, sizeof(name));
 			free(e->name);
 			e->name = strdup(name);
 			if (!e->name)
@@ -578,171 +530,102 @@ static bool exclude_kernel_fallback(struct record *r, int err)
 	return changed;
 }
 
-/* Open event EV on (tid, cpu). Returns the fd, or -errno. */
-static int open_one(struct record *r, size_t ev, pid_t tid, int cpu, int group_fd)
+/* cycles is not there (no hardware PMU): cpu-clock, as perf does. */
+static bool cpu_clock_fallback(struct record *r, struct record_event *e,
+			       const struct perf_event_attr *a)
 {
-	struct record_event *e = &r->ev[ev];
-	int fd;
+	char name[64];
 
-	for (;;) {
-		fd = tly_sys__perf_event_open(&e->attr, tid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0)
-			return fd;
-		if (fd == -EINVAL && (e->attr.read_format & PERF_FORMAT_LOST)) {
-			/* kernels before 6.0 lack PERF_FORMAT_LOST */
-			size_t i;
+	fallback_name(a, name, sizeof(name));
+	if (!r->o->quiet)
+		fprintf(stderr, "tally record: '%s' is not supported here (no hardware PMU): "
+			"sampling cpu-clock instead\n", e->name);
+	free(e->name);
+	e->name = strdup(name);
+	r->fell_back = true;
+	return e->name != NULL;
+}
 
-			for (i = 0; i < r->nr_ev; i++)
-				r->ev[i].attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-			continue;
-		}
-		if (fd == -EMFILE) {
-			/* Many threads × CPUs: raise the soft fd limit to the hard one, once. */
-			struct rlimit rl;
+/* The sampler asks before each fallback: the user-space-only and cpu-clock ones apply
+ * only to the first open (perf's order), the first one not with -a. */
+static bool fallback_cb(void *arg, struct tally_sampler *s, size_t ev, enum tally_fallback kind,
+			int err)
+{
+	struct record *r = arg;
+	bool first = tally_sampler__nr_fds(s) == 0;
 
-			if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-				rl.rlim_cur = rl.rlim_max;
-				if (!setrlimit(RLIMIT_NOFILE, &rl))
-					continue;
-			}
-			return fd;
-		}
-		if (r->nr_fds == 0 && !r->o->system_wide && exclude_kernel_fallback(r, fd))
-			continue;
-		if (r->nr_fds == 0 && fall_back(r, e, fd))
-			continue;
-		return fd;
+	switch (kind) {
+	case TALLY_FALLBACK_NO_KERNEL:
+		return first && !r->o->system_wide && exclude_kernel_fallback(r, s, err);
+	case TALLY_FALLBACK_CPU_CLOCK:
+		return first && cpu_clock_fallback(r, &r->ev[ev], tally_sampler__attr(s, ev));
+	default:
+		return true;
 	}
 }
 
-/* --filter on one fd of E, as perf (its message on failure). 0 or -1 (fd closed). */
-static int set_filter(const struct record_event *e, int fd)
+static int open_events(struct record *r)
 {
-	int err = tly_sys__ioctl(fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)e->filter);
+	struct tally_sampler_opts so = {
+		.fallbacks = TALLY_FALLBACK_NOFILE | TALLY_FALLBACK_NO_LOST |
+			     TALLY_FALLBACK_NO_KERNEL | TALLY_FALLBACK_CPU_CLOCK,
+		.fallback = fallback_cb,
+		.arg = r,
+		.skip_offline = r->o->system_wide,	/* a CPU that went offline */
+		.skip_exited = !r->have_wl,		/* a thread that exited */
+	};
+	struct tally_sampler_error w;
+	size_t i;
+	int err;
 
-	if (err >= 0)
-		return 0;
-	tly_sys__close(fd);
-	cli_error("failed to set filter \"%s\" on event %s with %d (%s)", e->filter, e->name,
-		  -err, strerror(-err));
-	return -1;
-}
+	err = tally_sampler__new(&r->sampler, r->cpus, r->threads, &so);
+	for (i = 0; !err && i < r->nr_ev; i++) {
+		const struct record_event *e = &r->ev[i];
 
-static int open_fds(struct record *r)
-{
-	size_t t, c, i;
-
-	for (t = 0; t < r->nr_tids; t++) {
-		for (c = 0; c < r->cpus->nr; c++) {
-			int cpu = r->cpus->cpu[c];
-			size_t first = r->nr_fds;
-
-			for (i = 0; i < r->nr_ev; i++) {
-				struct record_event *e = &r->ev[i];
-				struct record_fd f = { -1, (int)i, cpu, r->tids[t], 0, -1 };
-				int group_fd = -1, fd;
-				size_t k;
-
-				if (e->leader != (int)i) {
-					for (k = first; k < r->nr_fds; k++)
-						if (r->fds[k].ev == e->leader)
-							group_fd = r->fds[k].fd;
-					if (group_fd < 0)
-						continue;	/* leader skipped on this cpu/thread */
-				}
-				fd = open_one(r, i, r->tids[t], cpu, group_fd);
-				if (fd < 0) {
-					/* Per-task fds are opened per CPU only to get per-CPU
-					 * rings: for the message it is a per-task open. */
-					struct cli_open_ctx ctx = { r->o->system_wide,
-								    r->tids[t] >= 0 ? -1 : cpu,
-								    r->tids[t],
-								    e->attr.exclude_kernel };
-
-					/* A CPU that is offline or a thread that exited: skip. */
-					if ((fd == -ENODEV && r->o->system_wide) ||
-					    (fd == -ESRCH && !r->have_wl))
-						break;
-					cli_open_error(e->name, fd, &ctx);
-					return -1;
-				}
-				f.fd = fd;
-				if (e->filter && set_filter(e, fd))
-					return -1;
-				if (tly_sys__ioctl(fd, PERF_EVENT_IOC_ID, (unsigned long)&f.id) < 0)
-					f.id = 0;
-				if (add_fd(r, &f)) {
-					tly_sys__close(fd);
-					cli_error("out of memory");
-					return -1;
-				}
-			}
-		}
+		err = tally_sampler__add(r->sampler, &e->attr, e->leader == (int)i ? -1 : e->leader,
+					 e->filter, NULL);
 	}
-	if (!r->nr_fds) {
+	if (err) {
+		cli_error("out of memory");
+		return -1;
+	}
+	err = tally_sampler__open(r->sampler, &w);
+	/* what was opened, fallbacks included, is what the file describes */
+	for (i = 0; i < r->nr_ev; i++)
+		r->ev[i].attr = *tally_sampler__attr(r->sampler, i);
+	if (err && w.filter) {
+		/* --filter, as perf */
+		cli_error("failed to set filter \"%s\" on event %s with %d (%s)", r->ev[w.ev].filter,
+			  r->ev[w.ev].name, -err, strerror(-err));
+		return -1;
+	}
+	if (err == -ENOMEM) {
+		cli_error("out of memory");
+		return -1;
+	}
+	if (err) {
+		/* Per-task fds are opened per CPU only to get per-CPU rings: for the message
+		 * it is a per-task open. */
+		struct cli_open_ctx ctx = { r->o->system_wide, w.tid >= 0 ? -1 : w.cpu, w.tid,
+					    r->ev[w.ev].attr.exclude_kernel };
+
+		cli_open_error(r->ev[w.ev].name, err, &ctx);
+		return -1;
+	}
+	if (!tally_sampler__nr_fds(r->sampler)) {
 		cli_error("no event could be opened: the target threads exited or no CPU is online");
 		return -1;
 	}
 	return 0;
 }
 
-static void unmap_rings(struct record *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->nr_rings; i++)
-		tally_ring__delete(r->rings[i].ring);
-	free(r->rings);
-	r->rings = NULL;
-	r->nr_rings = 0;
-}
-
-/* Key of the ring an fd writes into: its CPU, or its thread with --per-thread. */
-static bool same_ring(const struct record *r, const struct record_fd *a, const struct record_fd *b)
-{
-	if (r->o->per_thread && !r->o->system_wide)
-		return a->tid == b->tid;
-	return a->cpu == b->cpu;
-}
-
-static int map_rings(struct record *r, size_t pages)
-{
-	size_t i, k;
-	int err;
-
-	r->rings = calloc(r->nr_fds, sizeof(*r->rings));
-	if (!r->rings)
-		return -ENOMEM;
-	for (i = 0; i < r->nr_fds; i++) {
-		struct record_fd *f = &r->fds[i];
-
-		for (k = 0; k < i; k++)
-			if (same_ring(r, &r->fds[k], f))
-				break;
-		if (k < i) {
-			f->ring = r->fds[k].ring;
-			err = tly_sys__ioctl(f->fd, PERF_EVENT_IOC_SET_OUTPUT,
-					     (unsigned long)r->rings[f->ring].fd);
-			if (err < 0)
-				return err;
-			continue;
-		}
-		err = tally_ring__mmap(&r->rings[r->nr_rings].ring, f->fd, pages, true);
-		if (err)
-			return err;
-		r->rings[r->nr_rings].fd = f->fd;
-		f->ring = (int)r->nr_rings++;
-	}
-	return 0;
-}
-
 static void explain_mlock(size_t pages, size_t got)
 {
-	uint64_t kb = 0;
+	int64_t kb = 0;
 	struct rlimit rl;
 	char lim[64] = "unknown";
 
-	tly_read_file_u64("/proc/sys/kernel/perf_event_mlock_kb", &kb);
+	tally_sysctl__read("perf_event_mlock_kb", &kb);
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl)) {
 		if (rl.rlim_cur == RLIM_INFINITY)
 			snprintf(lim, sizeof(lim), "unlimited");
@@ -750,39 +633,33 @@ static void explain_mlock(size_t pages, size_t got)
 			snprintf(lim, sizeof(lim), "%llu kB", (unsigned long long)rl.rlim_cur / 1024);
 	}
 	if (got)
-		fprintf(stderr, "tally record: the mlock limit (perf_event_mlock_kb = %" PRIu64
+		fprintf(stderr, "tally record: the mlock limit (perf_event_mlock_kb = %" PRId64
 			" kB per CPU, RLIMIT_MEMLOCK = %s) refuses rings of %zu pages: using %zu pages "
 			"per ring (-m %zu)\n", kb, lim, pages, got, got);
 	else
 		cli_error("cannot map even a 1-page ring buffer: the mlock limit "
-			  "(perf_event_mlock_kb = %" PRIu64 " kB, RLIMIT_MEMLOCK = %s) is used up. "
+			  "(perf_event_mlock_kb = %" PRId64 " kB, RLIMIT_MEMLOCK = %s) is used up. "
 			  "Raise /proc/sys/kernel/perf_event_mlock_kb or `ulimit -l`, record fewer "
 			  "CPUs (-C), or run with CAP_IPC_LOCK", kb, lim);
 }
 
+
 int record__open(struct record *r)
 {
-	size_t pages = r->o->mmap_pages ? r->o->mmap_pages : DEFAULT_PAGES;
-	size_t want = pages;
+	size_t want = r->o->mmap_pages ? r->o->mmap_pages : DEFAULT_PAGES;
+	size_t pages = want;
 	int err;
 
-	if (setup_targets(r) || open_fds(r))
+	if (setup_targets(r) || open_events(r))
 		return -1;
-
-	for (;;) {
-		err = map_rings(r, pages);
-		if (!err)
-			break;
-		unmap_rings(r);
-		if (err != -EPERM || pages == 1) {
-			if (err == -EPERM)
-				explain_mlock(pages, 0);
-			else
-				cli_error("cannot map the ring buffer (%zu pages): %s", pages,
-					  strerror(-err));
-			return -1;
-		}
-		pages /= 2;
+	err = tally_sampler__mmap(r->sampler, &pages);
+	if (err == -EPERM) {
+		explain_mlock(pages, 0);
+		return -1;
+	}
+	if (err) {
+		cli_error("cannot map the ring buffer (%zu pages): %s", pages, strerror(-err));
+		return -1;
 	}
 	if (pages != want && !r->o->quiet)
 		explain_mlock(want, pages);
@@ -794,12 +671,8 @@ void record__close(struct record *r)
 {
 	size_t i;
 
-	unmap_rings(r);
-	for (i = 0; i < r->nr_fds; i++)
-		tly_sys__close(r->fds[i].fd);
-	free(r->fds);
-	r->fds = NULL;
-	r->nr_fds = 0;
+	tally_sampler__delete(r->sampler);
+	r->sampler = NULL;
 	for (i = 0; i < r->nr_ev; i++) {
 		free(r->ev[i].name);
 		free(r->ev[i].group_name);
@@ -809,6 +682,6 @@ void record__close(struct record *r)
 	r->nr_ev = 0;
 	tally_cpumap__delete(r->cpus);
 	r->cpus = NULL;
-	free(r->tids);
-	r->tids = NULL;
+	tally_threadmap__delete(r->threads);
+	r->threads = NULL;
 }

@@ -26,7 +26,6 @@
 #include <tally/synth.h>
 #include <tally/tally.h>
 
-#include "internal/sys.h"
 #include "cmd.h"
 #include "record.h"
 
@@ -133,15 +132,17 @@ static int synthesize(struct record *r, bool again)
 		size_t i;
 
 		/* -p/-t: one pass per process (threads of one process share its maps). */
-		for (i = 0; !err && i < r->nr_tids; i++) {
+		const pid_t *tids = r->threads->tid;
+
+		for (i = 0; !err && i < r->threads->nr; i++) {
 			size_t k;
 
 			for (k = 0; k < i; k++)
-				if (r->tids[k] == r->tids[i])
+				if (tids[k] == tids[i])
 					break;
 			if (k < i)
 				continue;
-			err = r->o->pid_list ? 0 : tally_synth__thread(r->tids[i], &so, emit, r);
+			err = r->o->pid_list ? 0 : tally_synth__thread(tids[i], &so, emit, r);
 		}
 		if (!err && r->o->pid_list) {
 			const char *p = r->o->pid_list;
@@ -172,8 +173,8 @@ static int64_t drain(struct record *r)
 	int64_t total = 0;
 	size_t i;
 
-	for (i = 0; i < r->nr_rings; i++) {
-		struct tally_ring *ring = r->rings[i].ring;
+	for (i = 0; i < tally_sampler__nr_rings(r->sampler); i++) {
+		struct tally_ring *ring = tally_sampler__ring(r->sampler, i);
 		const struct perf_event_header *h;
 		const void *p1, *p2;
 		size_t l1, l2, n;
@@ -218,7 +219,7 @@ static int64_t drain(struct record *r)
 }
 
 /* A LOST_SAMPLES record for fd F: {header; u64 lost; sample_id trailer}. */
-static int write_lost_samples(struct record *r, const struct record_fd *f, uint64_t lost)
+static int write_lost_samples(struct record *r, const struct tally_sampler_fd *f, uint64_t lost)
 {
 	const struct perf_event_attr *a = &r->ev[f->ev].attr;
 	uint64_t buf[16];
@@ -248,24 +249,14 @@ static int write_lost_samples(struct record *r, const struct record_fd *f, uint6
 	return tally_writer__write(r->w, buf, n * 8);
 }
 
-static const struct record_fd *fd_of_id(const struct record *r, uint64_t id)
-{
-	size_t i;
-
-	for (i = 0; i < r->nr_fds; i++)
-		if (r->fds[i].id == id)
-			return &r->fds[i];
-	return NULL;
-}
-
 /* Samples the kernel dropped per fd (read_format LOST), as LOST_SAMPLES records. */
 static int read_lost(struct record *r)
 {
 	size_t i;
 	int err = 0;
 
-	for (i = 0; !err && i < r->nr_fds; i++) {
-		const struct record_fd *f = &r->fds[i];
+	for (i = 0; !err && i < tally_sampler__nr_fds(r->sampler); i++) {
+		const struct tally_sampler_fd *f = tally_sampler__fd(r->sampler, i);
 		const struct perf_event_attr *a = &r->ev[f->ev].attr;
 		uint64_t v[1 + 3 * 64];
 		ssize_t n;
@@ -274,7 +265,7 @@ static int read_lost(struct record *r)
 			continue;
 		if (!(a->read_format & PERF_FORMAT_GROUP)) {
 			/* read_format ID|LOST: {value, id, lost} */
-			n = tly_sys__read(f->fd, v, 3 * sizeof(uint64_t));
+			n = tally_sampler__read(r->sampler, i, v, 3 * sizeof(uint64_t));
 			if (n < 24 || !v[2])
 				continue;
 			r->lost_samples += v[2];
@@ -284,14 +275,15 @@ static int read_lost(struct record *r)
 		/* GROUP|ID|LOST, read on the leader: {nr; {value, id, lost}[nr]} */
 		if (r->ev[f->ev].leader != f->ev)
 			continue;
-		n = tly_sys__read(f->fd, v, sizeof(v));
+		n = tally_sampler__read(r->sampler, i, v, sizeof(v));
 		if (n < 8) {
 			continue;
 		} else {
 			uint64_t k, nr = v[0];
 
 			for (k = 0; !err && k < nr && (ssize_t)(8 + 24 * (k + 1)) <= n; k++) {
-				const struct record_fd *m = fd_of_id(r, v[1 + 3 * k + 1]);
+				const struct tally_sampler_fd *m =
+					tally_sampler__fd_of_id(r->sampler, v[1 + 3 * k + 1]);
 				uint64_t lost = v[1 + 3 * k + 2];
 
 				if (!lost || !m)
@@ -304,28 +296,20 @@ static int read_lost(struct record *r)
 	return err;
 }
 
-/* ENABLE/DISABLE every group leader (-D's toggles leave its tracking dummy alone). */
-static void ioctl_events(struct record *r, unsigned long req, bool dummy)
+/* ENABLE/DISABLE every group leader but -D's tracking dummy. */
+static void toggle_events(struct record *r, bool enable)
 {
-	size_t i;
-
-	for (i = 0; i < r->nr_fds; i++)
-		if (r->ev[r->fds[i].ev].leader == r->fds[i].ev &&
-		    (dummy || !r->ev[r->fds[i].ev].tracking))
-			tly_sys__ioctl(r->fds[i].fd, req, 0);
-}
-
-static void ioctl_leaders(struct record *r, unsigned long req)
-{
-	ioctl_events(r, req, true);
+	for (size_t i = 0; i < r->nr_ev; i++)
+		if (r->ev[i].leader == (int)i && !r->ev[i].tracking)
+			tally_sampler__enable_event(r->sampler, i, enable);
 }
 
 /* Only -D's tracking dummy. */
 static void enable_tracking(struct record *r)
 {
-	for (size_t i = 0; i < r->nr_fds; i++)
-		if (r->ev[r->fds[i].ev].tracking)
-			tly_sys__ioctl(r->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (size_t i = 0; i < r->nr_ev; i++)
+		if (r->ev[i].tracking)
+			tally_sampler__enable_event(r->sampler, i, true);
 }
 
 /* -k: CLOCKID (the clock's resolution in ns) and CLOCK_DATA (the clock and the wall
@@ -375,9 +359,10 @@ static int setup_writer(struct record *r)
 
 		if (idx < 0)
 			goto nomem;
-		for (k = 0; k < r->nr_fds; k++)
-			if (r->fds[k].ev == (int)i &&
-			    tally_writer__add_event_ids(r->w, idx, &r->fds[k].id, 1))
+		for (k = 0; k < tally_sampler__nr_fds(r->sampler); k++)
+			if (tally_sampler__fd(r->sampler, k)->ev == (int)i &&
+			    tally_writer__add_event_ids(r->w, idx,
+							&tally_sampler__fd(r->sampler, k)->id, 1))
 				goto nomem;
 		if (r->ev[i].leader == (int)i && (r->ev[i].nr_members > 1 || r->ev[i].group_name) &&
 		    tally_writer__add_group(r->w, r->ev[i].group_name, (int)i, r->ev[i].nr_members))
@@ -543,7 +528,7 @@ static bool toggle_due(struct record *r, uint64_t now)
 	while ((t = next_toggle(r)) && t <= now) {
 		bool enable = !(r->sched % 2);
 
-		ioctl_events(r, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, false);
+		toggle_events(r, enable);
 		if (!r->o->quiet)
 			fprintf(stderr, "Events %s\n", enable ? "enabled" : "disabled");
 		r->sched++;
@@ -564,7 +549,8 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 		bool *wl_done)
 {
 	const struct record_opts *o = r->o;
-	struct pollfd *pfd = calloc(r->nr_rings, sizeof(*pfd));
+	size_t nr_rings = tally_sampler__nr_rings(r->sampler), nr_hup = 0;
+	struct pollfd *pfd = calloc(nr_rings, sizeof(*pfd));
 	uint64_t start = r->t0_ms;
 	uint64_t deadline = o->timeout_ms ? start + o->timeout_ms : 0;
 	uint64_t next_switch = o->switch_time ? start + o->switch_time * 1000 : 0;
@@ -576,8 +562,8 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 		cli_error("out of memory");
 		return -1;
 	}
-	for (i = 0; i < r->nr_rings; i++) {
-		pfd[i].fd = r->rings[i].fd;
+	for (i = 0; i < nr_rings; i++) {
+		pfd[i].fd = tally_ring__fd(tally_sampler__ring(r->sampler, i));
 		pfd[i].events = POLLIN;
 	}
 	sigemptyset(&block);
@@ -649,24 +635,18 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			continue;
 		}
-		pr = ppoll(pfd, r->nr_rings, tsp, &old);
+		pr = ppoll(pfd, nr_rings, tsp, &old);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (pr > 0) {
 			r->wakeups++;
-			for (i = 0; i < r->nr_rings; i++)
+			for (i = 0; i < nr_rings; i++)
 				if (pfd[i].revents & (POLLHUP | POLLERR)) {
 					pfd[i].fd = -1;	/* stop polling a ring whose events are gone */
-					r->rings[i].hup = true;
+					nr_hup++;
 				}
 		}
-		if (!r->have_wl && !o->system_wide) {
-			size_t gone = 0;
-
-			for (i = 0; i < r->nr_rings; i++)
-				gone += r->rings[i].hup;
-			if (gone == r->nr_rings)
-				break;	/* every target thread exited; the caller drains */
-		}
+		if (!r->have_wl && !o->system_wide && nr_hup == nr_rings)
+			break;	/* every target thread exited; the caller drains */
 	}
 	free(pfd);
 	return rc;
@@ -770,7 +750,7 @@ static int record_start(struct record *r, bool pipe)
 	bool delayed = r->o->delay_ms || r->o->nr_ranges;
 
 	if ((!r->have_wl || r->o->system_wide) && !delayed)
-		ioctl_leaders(r, PERF_EVENT_IOC_ENABLE);
+		tally_sampler__enable(r->sampler);
 	else if (!r->have_wl || r->o->system_wide)
 		enable_tracking(r);
 	if (delayed && !r->o->quiet)
@@ -795,7 +775,7 @@ static int record_finish(struct record *r)
 {
 	int64_t n;
 
-	ioctl_leaders(r, PERF_EVENT_IOC_DISABLE);
+	tally_sampler__disable(r->sampler);
 	n = drain(r);
 	if (n >= 0)
 		n = read_lost(r);
@@ -803,10 +783,10 @@ static int record_finish(struct record *r)
 		write_error(r, (int)n);
 		return 1;
 	}
-	for (size_t i = 0; i < r->nr_rings; i++) {
+	for (size_t i = 0; i < tally_sampler__nr_rings(r->sampler); i++) {
 		struct tally_ring_stats st;
 
-		tally_ring__stats(r->rings[i].ring, &st);
+		tally_ring__stats(tally_sampler__ring(r->sampler, i), &st);
 		r->samples += st.samples;
 		r->lost += st.lost;
 		r->lost_records += st.lost_records;

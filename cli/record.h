@@ -13,6 +13,7 @@
 
 #include <tally/event.h>
 #include <tally/ring.h>
+#include <tally/sampler.h>
 #include <tally/writer.h>
 
 #include "workload.h"
@@ -73,22 +74,6 @@ int record_opts__add_event(struct record_opts *o, const char *str);
 /* --filter: for the events of the last -e (tracepoints). 0, or -1 after the error. */
 int record_opts__add_filter(struct record_opts *o, const char *filter);
 
-/* One opened fd: event index, CPU (-1 any), thread (-1 any), its sample id. */
-struct record_fd {
-	int fd;
-	int ev;
-	int cpu;
-	pid_t tid;
-	uint64_t id;
-	int ring;	/* index of the ring it writes into */
-};
-
-struct record_ring {
-	struct tally_ring *ring;
-	int fd;
-	bool hup;
-};
-
 struct record_event {
 	struct perf_event_attr attr;
 	char *name;
@@ -106,12 +91,8 @@ struct record {
 	struct record_event *ev;
 	size_t nr_ev;
 	struct tally_cpumap *cpus;	/* CPUs to open on ({-1} for per-thread) */
-	pid_t *tids;			/* threads to open on ({-1} for -a) */
-	size_t nr_tids;
-	struct record_fd *fds;
-	size_t nr_fds;
-	struct record_ring *rings;
-	size_t nr_rings;
+	struct tally_threadmap *threads;	/* threads to open on ({-1} for -a) */
+	struct tally_sampler *sampler;	/* the fds and their rings */
 	size_t mmap_pages;
 	struct workload wl;
 	bool have_wl;

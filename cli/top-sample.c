@@ -16,9 +16,9 @@
 #include "cmd.h"
 #include "open-error.h"
 #include "top.h"
-#include "internal/sys.h"
 
 #include <tally/event.h>
+#include <tally/sampler.h>
 #include <tally/synth.h>
 
 #define TOP_DEFAULT_PAGES 128	/* 512 KiB with 4 KiB pages, like perf */
@@ -150,68 +150,75 @@ static void apply_policy(struct top *t, struct perf_event_attr *a, bool first)
 	}
 }
 
-static bool is_default_cycles(const struct perf_event_attr *a)
+/* The sampler asks before each fallback: the changed event is named as perf top names
+ * it. */
+static bool fallback_cb(void *arg, struct tally_sampler *s, size_t ev, enum tally_fallback kind,
+			int err)
 {
-	return a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES;
-}
+	struct top *t = arg;
+	struct top_event *e = &t->ev[ev];
+	struct perf_event_attr *a = tally_sampler__attr(s, ev);
+	char *name = NULL;
 
-/* Hardware cycles do not open without a PMU (VMs): sample cpu-clock instead, as
- * record and perf do. */
-static bool fallback_to_cpu_clock(struct top_event *e, int err)
-{
-	if (!is_default_cycles(&e->attr))
-		return false;
-	if (err != -ENOENT && err != -EOPNOTSUPP && err != -ENODEV && err != -EINVAL)
-		return false;
-	e->attr.type = PERF_TYPE_SOFTWARE;
-	e->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	e->attr.precise_ip = 0;
-	free(e->name);
-	e->name = strdup(e->attr.exclude_kernel ? "cpu-clock:u" : "cpu-clock");
-	if (verbose)
-		cli_warn("cycles does not open here (%s): sampling cpu-clock instead",
-			 strerror(-err));
-	return e->name != NULL;
-}
-
-static int push_fd(struct top *t, int fd, size_t ev)
-{
-	int *f = realloc(t->fds, (t->nr_fds + 1) * sizeof(*f));
-	struct top_id *ids;
-	uint64_t id = 0;
-	int err;
-
-	if (!f)
-		return -ENOMEM;
-	t->fds = f;
-	t->fds[t->nr_fds++] = fd;
-	err = tly_sys__ioctl(fd, PERF_EVENT_IOC_ID, (unsigned long)&id);
-	if (err)
-		return err;
-	ids = realloc(t->ids, (t->nr_ids + 1) * sizeof(*ids));
-	if (!ids)
-		return -ENOMEM;
-	t->ids = ids;
-	t->ids[t->nr_ids++] = (struct top_id){ .id = id, .ev = ev };
-	return 0;
-}
-
-static int map_ring(struct top *t, int fd)
-{
-	struct top_ring *r = realloc(t->rings, (t->nr_rings + 1) * sizeof(*r));
-	struct tally_ring *ring = NULL;
-	size_t want = t->ring_pages;
-	int err;
-
-	if (!r)
-		return -ENOMEM;
-	t->rings = r;
-	for (;;) {
-		err = tally_ring__mmap(&ring, fd, t->ring_pages, true);
-		if (err != -EPERM || t->ring_pages == 1)
-			break;
-		t->ring_pages /= 2;
+	switch (kind) {
+	case TALLY_FALLBACK_CPU_CLOCK:
+		/* Hardware cycles do not open without a PMU (VMs): sample cpu-clock instead,
+		 * as record and perf do. */
+		a->precise_ip = 0;
+		name = strdup(a->exclude_kernel ? "cpu-clock:u" : "cpu-clock");
+		if (verbose)
+			cli_warn("cycles does not open here (%s): sampling cpu-clock instead",
+				 strerror(-err));
+		break;
+	case TALLY_FALLBACK_USER_ONLY:
+		/* Watching one's own tasks at perf_event_paranoid 2 allows user space only:
+		 * like perf, retry such an event as :u rather than fail (system-wide stays an
+		 * error: it needs CAP_PERFMON either way). */
+		if (err != -EACCES || t->system_wide)
+			return false;
+		if (asprintf(&name, "%s%su", e->name, strchr(e->name, ':') ? "" : ":") < 0)
+			return false;
+		if (verbose)
+			cli_warn("kernel samples are not allowed here (perf_event_paranoid): sampling "
+				 "user space only (%s)", name);
+		break;
+	default:
+		return true;
 	}
+	if (!name)
+		return false;
+	free(e->name);
+	e->name = name;
+	return true;
+}
+
+/* Why the sampler could not open, in top's words. */
+static void open_error(const struct top *t, const struct tally_sampler_error *w)
+{
+	const char *name = w->ev >= 0 ? t->ev[w->ev].name : "?";
+	struct cli_open_ctx ctx = {
+		.system_wide = t->system_wide,
+		.cpu = w->cpu,
+		.pid = w->tid,
+		.exclude_kernel = w->ev >= 0 && t->ev[w->ev].attr.exclude_kernel,
+	};
+
+	if (w->err == -ENODEV && w->cpu >= 0)
+		cli_error("CPU %d is not online (see /sys/devices/system/cpu/online)", w->cpu);
+	else if (w->err == -ESRCH && !t->system_wide)
+		cli_error("thread %d went away while being attached", (int)w->tid);
+	else if (w->err == -ENOMEM)
+		cli_error("cannot set up event %s: %s", name, strerror(-w->err));
+	else
+		cli_open_error(name, w->err, &ctx);
+}
+
+/* Map one ring per CPU, smaller when the locked-memory limit refuses the size. */
+static int map_rings(struct top *t)
+{
+	size_t want = t->ring_pages;
+	int err = tally_sampler__mmap(t->sampler, &t->ring_pages);
+
 	if (err == -EPERM) {
 		cli_error("cannot map even a one-page ring buffer: the locked-memory limit is "
 			  "used up (see 'ulimit -l' and /proc/sys/kernel/perf_event_mlock_kb)");
@@ -225,149 +232,56 @@ static int map_ring(struct top *t, int fd)
 		cli_warn("the locked-memory limit refused %zu pages per ring; using %zu "
 			 "(raise 'ulimit -l' or /proc/sys/kernel/perf_event_mlock_kb, or pass "
 			 "-m %zu to choose)", want, t->ring_pages, t->ring_pages);
-	t->rings[t->nr_rings++] = (struct top_ring){ .ring = ring, .fd = fd };
 	return 0;
-}
-
-/* Watching one's own tasks at perf_event_paranoid 2 allows user space only: like perf,
- * retry such an event as :u rather than fail (system-wide stays an error: it needs
- * CAP_PERFMON either way). */
-static bool fallback_to_user_only(struct top *t, struct top_event *e, int err)
-{
-	char *name;
-
-	if (err != -EACCES || t->system_wide || e->attr.exclude_kernel)
-		return false;
-	e->attr.exclude_kernel = 1;
-	e->attr.exclude_hv = 1;
-	if (asprintf(&name, "%s%su", e->name, strchr(e->name, ':') ? "" : ":") < 0)
-		return false;
-	free(e->name);
-	e->name = name;
-	if (verbose)
-		cli_warn("kernel samples are not allowed here (perf_event_paranoid): sampling "
-			 "user space only (%s)", name);
-	return true;
-}
-
-static int open_one(struct top *t, size_t e, pid_t tid, int cpu, bool first)
-{
-	struct top_event *ev = &t->ev[e];
-	struct perf_event_attr a;
-	int fd;
-
-	for (;;) {
-		a = ev->attr;
-		apply_policy(t, &a, first);
-		fd = tly_sys__perf_event_open(&a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0 || !(fallback_to_cpu_clock(ev, fd) ||
-				 fallback_to_user_only(t, ev, fd)))
-			break;
-	}
-	if (fd >= 0)
-		ev->attr = a;
-	return fd;
 }
 
 static int open_events(struct top *t)
 {
-	bool first_fd = true;
+	struct tally_sampler_opts so = {
+		.fallbacks = TALLY_FALLBACK_NOFILE | TALLY_FALLBACK_USER_ONLY |
+			     TALLY_FALLBACK_CPU_CLOCK,
+		.fallback = fallback_cb,
+		.arg = t,
+		/* a CPU of -C that is offline is an error; others went offline since */
+		.skip_offline = !t->o->cpu_list,
+		/* -u watches many processes: one may end meanwhile */
+		.skip_exited = t->o->uid != NULL,
+	};
+	struct tally_sampler_error w;
+	int err = tally_sampler__new(&t->sampler, t->cpus, t->threads, &so);
 
-	for (size_t c = 0; c < t->cpus->nr; c++) {
-		int cpu = t->cpus->cpu[c];
-		int cpu_ring = -1;	/* the fd owning this CPU's ring */
+	for (size_t e = 0; !err && e < t->nr_ev; e++) {
+		struct perf_event_attr a = t->ev[e].attr;
 
-		for (size_t th = 0; th < t->threads->nr; th++) {
-			pid_t tid = t->threads->tid[th];
-			int ring_fd = cpu == -1 ? -1 : cpu_ring;
-
-			for (size_t e = 0; e < t->nr_ev; e++) {
-				int fd = open_one(t, e, tid, cpu, e == 0), err;
-
-				if (fd == -ENODEV && cpu >= 0 && t->o->cpu_list) {
-					cli_error("CPU %d is not online (see "
-						  "/sys/devices/system/cpu/online)", cpu);
-					return fd;
-				}
-				if (fd == -ENODEV && cpu >= 0)
-					break;	/* went offline since we listed them */
-				if (fd < 0) {
-					struct cli_open_ctx ctx = {
-						.system_wide = t->system_wide,
-						.cpu = cpu,
-						.pid = tid,
-						.exclude_kernel = t->ev[e].attr.exclude_kernel,
-					};
-
-					/* -u watches many processes: one may end meanwhile */
-					if (fd == -ESRCH && t->o->uid)
-						break;
-					if (fd == -ESRCH && !t->system_wide) {
-						cli_error("thread %d went away while being attached",
-							  (int)tid);
-						return fd;
-					}
-					cli_open_error(t->ev[e].name, fd, &ctx);
-					return fd;
-				}
-				err = push_fd(t, fd, e);
-				if (err) {
-					tly_sys__close(fd);
-					cli_error("cannot set up event %s: %s", t->ev[e].name,
-						  strerror(-err));
-					return err;
-				}
-				if (ring_fd < 0) {
-					err = map_ring(t, fd);
-					if (err)
-						return err;
-					ring_fd = fd;
-					if (cpu != -1)
-						cpu_ring = fd;
-				} else {
-					err = tly_sys__ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
-							     (unsigned long)ring_fd);
-					if (err) {
-						cli_error("cannot share the ring buffer of CPU %d: %s",
-							  cpu, strerror(-err));
-						return err;
-					}
-				}
-				first_fd = false;
-			}
-		}
+		apply_policy(t, &a, e == 0);
+		err = tally_sampler__add(t->sampler, &a, -1, NULL, NULL);
 	}
-	if (first_fd) {
+	if (err) {
+		cli_error("out of memory");
+		return err;
+	}
+	err = tally_sampler__open(t->sampler, &w);
+	for (size_t e = 0; e < t->nr_ev; e++)
+		t->ev[e].attr = *tally_sampler__attr(t->sampler, e);
+	if (err) {
+		open_error(t, &w);
+		return err;
+	}
+	if (!tally_sampler__nr_fds(t->sampler)) {
 		cli_error("no CPU could be sampled (all offline?)");
 		return -ENODEV;
 	}
-	return 0;
-}
-
-static int id_cmp(const void *a, const void *b)
-{
-	uint64_t x = ((const struct top_id *)a)->id, y = ((const struct top_id *)b)->id;
-
-	return x < y ? -1 : x > y;
+	return map_rings(t);
 }
 
 static size_t event_of(const struct top *t, uint64_t id)
 {
-	size_t lo = 0, hi = t->nr_ids;
+	const struct tally_sampler_fd *f;
 
 	if (t->nr_ev == 1)
 		return 0;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (t->ids[mid].id == id)
-			return t->ids[mid].ev;
-		if (t->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return SIZE_MAX;
+	f = tally_sampler__fd_of_id(t->sampler, id);
+	return f ? (size_t)f->ev : SIZE_MAX;
 }
 
 static int synth_cb(void *arg, const struct perf_event_header *hdr)
@@ -548,7 +462,6 @@ int top__open(struct top *t, const struct top_opts *o)
 		cli_error("out of memory");
 		return err;
 	}
-	qsort(t->ids, t->nr_ids, sizeof(*t->ids), id_cmp);
 	err = synthesize(t);
 	if (err)
 		cli_warn("could not read all running processes from /proc (%s): some samples "
@@ -558,18 +471,12 @@ int top__open(struct top *t, const struct top_opts *o)
 
 void top__close(struct top *t)
 {
-	for (size_t i = 0; i < t->nr_rings; i++)
-		tally_ring__delete(t->rings[i].ring);
-	for (size_t i = 0; i < t->nr_fds; i++)
-		tly_sys__close(t->fds[i]);
+	tally_sampler__delete(t->sampler);
 	for (size_t e = 0; e < t->nr_ev; e++)
 		free(t->ev[e].name);
 	free(t->ev);
 	tally_hists__delete(t->hists);
 	sample_filter_free(&t->filter);
-	free(t->fds);
-	free(t->ids);
-	free(t->rings);
 	tally_session__delete(t->session);
 	free(t->batch);
 	free(t->recs);
@@ -663,8 +570,8 @@ int top__drain(struct top *t)
 
 	t->batch_len = 0;
 	t->nr_recs = 0;
-	for (size_t i = 0; i < t->nr_rings; i++) {
-		struct tally_ring *r = t->rings[i].ring;
+	for (size_t i = 0; i < tally_sampler__nr_rings(t->sampler); i++) {
+		struct tally_ring *r = tally_sampler__ring(t->sampler, i);
 		const struct perf_event_header *h;
 		struct tally_ring_stats before, after;
 		int ret;

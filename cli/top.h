@@ -74,16 +74,6 @@ struct top_event {
 	uint64_t shown_samples, shown_kernel;		/* of the last finished interval */
 };
 
-struct top_id {
-	uint64_t id;
-	size_t ev;
-};
-
-struct top_ring {
-	struct tally_ring *ring;
-	int fd;
-};
-
 struct top_rec {
 	uint64_t time;
 	size_t seq;		/* arrival order, ties keep it */
@@ -97,12 +87,7 @@ struct top {
 	struct tally_cpumap *cpus;
 	struct tally_threadmap *threads;
 	bool system_wide;
-	int *fds;
-	size_t nr_fds;
-	struct top_id *ids;
-	size_t nr_ids;
-	struct top_ring *rings;
-	size_t nr_rings;
+	struct tally_sampler *sampler;	/* the fds and their rings */
 	size_t ring_pages;
 	unsigned freq;			/* -F, capped at the kernel's maximum */
 	struct tally_session *session;

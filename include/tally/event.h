@@ -144,6 +144,13 @@ TALLY_API const char *tally_event__symbol_alias(uint32_t type, uint64_t config);
 TALLY_API int tally_event__hw_cache_name(uint64_t config, char *buf, size_t len);
 /* The name of a tool event ("duration_time"), or NULL. */
 TALLY_API const char *tally_event__tool_name(enum tally_tool_event tool);
+/* The symbolic events of @type (PERF_TYPE_HARDWARE or PERF_TYPE_SOFTWARE) in the order
+ * perf list shows them: the @i-th one's first name ("cpu-cycles"), its alias ("cycles",
+ * or NULL) into *alias when alias is non-NULL. NULL past the end or for another type. */
+TALLY_API const char *tally_event__symbol(uint32_t type, size_t i, const char **alias);
+/* How many PMU models libpfm4 recognises on this CPU (0 on a VM without one, or when
+ * libpfm4 cannot be loaded): its event names encode only then. */
+TALLY_API int tally_event__pfm_nr_pmus(void);
 
 /* perf's default sampling event, "cycles:P", into *attr (other fields zero): hardware
  * CPU cycles, precise_ip 3 (lowered by whoever opens it when the PMU refuses), and

@@ -44,6 +44,7 @@ TALLY_API const char *tally_version(void);
 #include <tally/hist.h>
 #include <tally/sample-memo.h>
 #include <tally/ring.h>
+#include <tally/sampler.h>
 #include <tally/writer.h>
 #include <tally/synth.h>
 #include <tally/selfmon.h>

@@ -20,10 +20,10 @@ uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run)
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <linux/perf_event.h>
 
 #include "tally/cpumap.h"
+#include "tally/sampler.h"
 #include "internal/sys.h"
 
 int tally_counters__new(const struct tally_cpumap *cpus, const struct tally_threadmap *threads,
@@ -127,44 +127,32 @@ void tally_counters__close(struct tally_counters *set)
 		close_event(set, &set->ev[i]);
 }
 
-static bool raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
-		return false;
-	rl.rlim_cur = rl.rlim_max;
-	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
-}
-
+/* Open one pair, through the sampler's fallback policy (tally/sampler.h): events that
+ * PMUs cannot filter by guest, user space only when allowed, a higher fd limit once. */
 static int open_one(struct tally_counters *set, struct tally_counter *c, size_t ci, size_t ti,
 		    int group_fd, unsigned long flags)
 {
 	pid_t pid = set->threads->tid[ti];
 	int cpu = set->cpus->cpu[ci];
-	int fd;
+	unsigned allowed = TALLY_FALLBACK_NO_GUEST |
+			   (set->user_only_fallback ? TALLY_FALLBACK_USER_ONLY : 0) |
+			   (set->raised_nofile ? 0 : TALLY_FALLBACK_NOFILE);
 
 	for (;;) {
-		fd = tly_sys__perf_event_open(c->attr, pid, cpu, group_fd, flags);
-		if (fd == -EINVAL && (c->attr->exclude_guest || c->attr->exclude_host)) {
-			/* PMUs without guest/host filtering (msr, uncore…) refuse the bits:
-			 * count without them, as perf does. */
-			c->attr->exclude_guest = 0;
-			c->attr->exclude_host = 0;
-			continue;
-		}
-		if ((fd == -EACCES || fd == -EPERM) && set->user_only_fallback &&
-		    !c->attr->exclude_kernel) {
-			c->attr->exclude_kernel = 1;
-			c->attr->exclude_hv = 1;
+		int fd = tly_sys__perf_event_open(c->attr, pid, cpu, group_fd, flags);
+		enum tally_fallback kind;
+
+		if (fd >= 0)
+			return fd;
+		kind = tally_fallback__find(c->attr, fd, allowed);
+		if (kind == TALLY_FALLBACK_NONE || tally_fallback__apply(c->attr, kind))
+			return fd;
+		if (kind == TALLY_FALLBACK_USER_ONLY)
 			c->user_only = true;
-			continue;
+		if (kind == TALLY_FALLBACK_NOFILE) {
+			set->raised_nofile = true;
+			allowed &= ~(unsigned)TALLY_FALLBACK_NOFILE;
 		}
-		if (fd != -EMFILE || set->raised_nofile)
-			return fd;
-		set->raised_nofile = true;
-		if (!raise_nofile())
-			return fd;
 	}
 }
 

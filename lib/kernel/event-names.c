@@ -122,6 +122,25 @@ const char *tally_event__symbol_alias(uint32_t type, uint64_t config)
 	return sym ? sym->alias : NULL;
 }
 
+/* libpfm4's count, from event-pfm.c (which cannot include the public header). */
+int tally_event__pfm_nr_pmus(void)
+{
+	return tly_pfm_nr_present();
+}
+
+const char *tally_event__symbol(uint32_t type, size_t i, const char **alias)
+{
+	const struct tly_symbol *sym = NULL;
+
+	if (type == PERF_TYPE_HARDWARE && i < tly_nr_hw_symbols)
+		sym = &tly_hw_symbols[i];
+	else if (type == PERF_TYPE_SOFTWARE && i < tly_nr_sw_symbols)
+		sym = &tly_sw_symbols[i];
+	if (alias)
+		*alias = sym ? sym->alias : NULL;
+	return sym ? sym->name : NULL;
+}
+
 /*
  * The generic cache events. Type, op and result names as perf 6.1's lexer accepts
  * them; the first name of each row is the one perf prints.

@@ -150,6 +150,21 @@ static void symbolic(void **state)
 	assert_string_equal(tally_event__symbol_name(0, 0), "cycles");
 	assert_string_equal(tally_event__symbol_alias(1, 3), "cs");
 	assert_null(tally_event__symbol_name(0, 99));
+	{
+		/* the tables perf list walks: first names, with their aliases */
+		const char *alias = "x";
+		size_t n = 0;
+
+		assert_string_equal(tally_event__symbol(PERF_TYPE_HARDWARE, 0, &alias),
+				    "cpu-cycles");
+		assert_string_equal(alias, "cycles");
+		while (tally_event__symbol(PERF_TYPE_SOFTWARE, n, NULL))
+			n++;
+		assert_true(n >= 10);
+		assert_null(tally_event__symbol(PERF_TYPE_SOFTWARE, n, &alias));
+		assert_null(alias);
+		assert_null(tally_event__symbol(PERF_TYPE_TRACEPOINT, 0, NULL));
+	}
 	/* names are case-sensitive, like perf's lexer */
 	bad(NULL, "Cycles", 0, "did you mean 'cycles'");
 	bad(NULL, "cylces", 0, "did you mean 'cycles'");
