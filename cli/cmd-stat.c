@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "tally/counter.h"
-#include "tally/cpumap.h"
-#include "tally/topology.h"
+#include <tally/counter.h>
+#include <tally/cpumap.h>
+#include <tally/topology.h>
 
 #include "cmd.h"
 #include "options.h"

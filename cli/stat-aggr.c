@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tally/counter.h"
-#include "tally/cpumap.h"
-#include "tally/event.h"
-#include "tally/topology.h"
+#include <tally/counter.h>
+#include <tally/cpumap.h>
+#include <tally/event.h>
+#include <tally/topology.h>
 
 #include "cmd.h"
 #include "stat.h"

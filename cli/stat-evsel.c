@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tally/event.h"
+#include <tally/event.h>
 
 #include "cmd.h"
 #include "stat.h"

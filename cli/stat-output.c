@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tally/counter.h"
-#include "tally/cpumap.h"
-#include "tally/event.h"
-#include "tally/topology.h"
+#include <tally/counter.h>
+#include <tally/cpumap.h>
+#include <tally/event.h>
+#include <tally/topology.h>
 
 #include "cmd.h"
 #include "stat.h"

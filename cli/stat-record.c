@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tally/counter.h"
-#include "tally/cpumap.h"
-#include "tally/event.h"
-#include "tally/topology.h"
-#include "tally/format.h"
-#include "tally/writer.h"
+#include <tally/counter.h>
+#include <tally/cpumap.h>
+#include <tally/event.h>
+#include <tally/topology.h>
+#include <tally/format.h>
+#include <tally/writer.h>
 #include "tally-config.h"
 
 #include "cmd.h"

@@ -12,9 +12,9 @@
 #include "cmd.h"
 #include "options.h"
 #include "stat.h"
-#include "tally/counter.h"
-#include "tally/data.h"
-#include "tally/format.h"
+#include <tally/counter.h>
+#include <tally/data.h>
+#include <tally/format.h>
 
 /* One STAT record: an event's count on one CPU (value) and thread (map index). */
 struct stat_entry {

@@ -2,7 +2,8 @@
 # Installs the Debian packages tally needs to build and test, only when missing.
 # Idempotent: a machine that has everything runs no apt at all.
 # capstone (annotate), protobuf-c and zlib (pprof) build into tally; chromium and
-# golang-go (go tool pprof) are the real clients the tests drive.
+# golang-go (go tool pprof) are the real clients the tests drive; patchelf gives a test's
+# setcap'd copy of tally an rpath the loader honours in secure-execution mode.
 set -euo pipefail
 
 PKGS=(
@@ -14,6 +15,7 @@ PKGS=(
   libcapstone-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
   chromium golang-go
   libbz2-dev bzip2
+  patchelf
 )
 
 missing=()

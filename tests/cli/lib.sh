@@ -22,10 +22,19 @@ asan_build() { [ -f "$TALLY_BUILD/.asan" ]; }
 # pub_copy FILE...: copies of FILEs that any user can run, in $TMP/pub (echoes the
 # directory). A checkout may sit in a directory only its owner can enter (a mktemp -d),
 # so tests that run as another user run these copies instead of the build tree's.
+# A copy of $TALLY takes the libtally.so it links along (its rpath looks beside it first).
 pub_copy() {
 	chmod 711 "$TMP" && mkdir -p "$TMP/pub" && chmod 777 "$TMP/pub" || return 1
-	for f in "$@"; do cp "$f" "$TMP/pub/" && chmod 755 "$TMP/pub/${f##*/}" || return 1; done
+	for f in "$@"; do
+		cp "$f" "$TMP/pub/" && chmod 755 "$TMP/pub/${f##*/}" || return 1
+		if [ "$f" = "$TALLY" ]; then tally_lib_copy "$TMP/pub" || return 1; fi
+	done
 	echo "$TMP/pub"
+}
+# tally_lib_copy DIR: the shared library build/tally loads, readable by all, into DIR,
+# so that a copy of the binary in DIR runs where the build directory is out of reach.
+tally_lib_copy() {
+	cp -L "$TALLY_BUILD/libtally.so.0" "$1/" && chmod 755 "$1/libtally.so.0"
 }
 # as_nobody CMD...: CMD as user and group 65534 without capabilities (root only).
 # "${NOBODY[@]}" CMD & gives $! = CMD's own pid (setpriv execs it; a function would not).

@@ -29,7 +29,7 @@ uid=$(id -u "$user")
 
 # The user runs copies of the binaries from a directory it can read.
 chmod 0755 "$work"
-cp "$TALLY" "$work/tally"
+cp "$TALLY" "$work/tally" && tally_lib_copy "$work"
 cp "$TALLY_BUILD/workloads/hot" "$work/hot"
 mkdir "$work/out" && chown "$user" "$work/out"
 as_user() { (cd "$work/out" && runuser -u "$user" -- env ASAN_OPTIONS="${ASAN_OPTIONS:-}" "$@"); }
@@ -45,9 +45,15 @@ check "user, paranoid 2: stat -a fails (rc=$rc)" test $rc -ne 0 -a $rc -lt 126
 check "user, paranoid 2: the message names perf_event_paranoid" grep -q 'perf_event_paranoid' err
 check "user, paranoid 2: the message names CAP_PERFMON" grep -q 'CAP_PERFMON' err
 
-# --- a copy given cap_perfmon can count system-wide.
+# --- a copy given cap_perfmon can count system-wide. A binary with file capabilities
+# runs in secure-execution mode, where the loader ignores $ORIGIN in its rpath: the copy
+# gets its own directory as an absolute one (as an installed tally has its libdir).
 cp "$work/tally" "$work/tally-cap"
-if ! setcap cap_perfmon+ep "$work/tally-cap" 2>/dev/null; then
+if ! command -v patchelf >/dev/null 2>&1; then
+	skip "setcap cap_perfmon (patchelf absent: scripts/deps.sh installs it)"
+elif ! patchelf --set-rpath "$work" "$work/tally-cap"; then
+	fail "setcap cap_perfmon: patchelf --set-rpath on a copy of tally"
+elif ! setcap cap_perfmon+ep "$work/tally-cap" 2>/dev/null; then
 	skip "setcap cap_perfmon (filesystem does not take file capabilities)"
 else
 	as_user "$work/tally-cap" stat -a -e task-clock -- sleep 0.1 >out 2>err; rc=$?
