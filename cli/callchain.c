@@ -46,15 +46,13 @@ static const char *frame_line(const struct tally_cc_node *n)
 
 /* by_line: perf compares frames that both have a source line by its text; by_function:
  * an inlined function's frame by its name (to any frame) */
-static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node *b, bool by_line,
+static bool tie_after(const struct tally_cc_node *a, const struct tally_cc_node *b, bool by_line,
 		      bool by_function)
 {
 	uint64_t x, y;
 	const char *la, *lb;
 	int c;
 
-	if (a->cumul != b->cumul)
-		return a->cumul < b->cumul;
 	if (by_function && a->f.sym && b->f.sym &&
 	    (tally_symbol__is_inlined(a->f.sym) || tally_symbol__is_inlined(b->f.sym)) &&
 	    (c = tally_symbol__name_cmp(a->f.sym, b->f.sym)))
@@ -69,6 +67,14 @@ static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node 
 	x = a->f.sym ? a->f.sym->start : a->f.ip;
 	y = b->f.sym ? b->f.sym->start : b->f.ip;
 	return x < y;
+}
+
+static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node *b, bool by_line,
+		      bool by_function)
+{
+	if (a->cumul != b->cumul)
+		return a->cumul < b->cumul;
+	return tie_after(a, b, by_line, by_function);
 }
 
 /* The runs below node (children of its run end), sorted by weight, pruned. */
@@ -266,13 +272,41 @@ struct leaves {
 	struct leaf *v;
 	size_t nr, cap;
 	uint64_t min_hit;
+	const struct cc_print_opts *o;
 	struct tally_cc_node *stack[512];
 	int err;
 };
 
+/* perf lists the nodes where chains end as it walks its tree: a node's kids first, in
+ * the order of its insertion tree (tie_after's), then the node; the list is then
+ * sorted by weight, ties kept in that order. */
 static void collect(struct leaves *l, struct tally_cc_node *n, size_t depth)
 {
+	struct tally_cc_node **kids;
+
 	if (depth >= sizeof(l->stack) / sizeof(l->stack[0]))
+		return;
+	if (depth > 0)
+		l->stack[depth - 1] = n;
+	kids = n->nr_kids ? malloc(n->nr_kids * sizeof(*kids)) : NULL;
+	if (n->nr_kids && !kids) {
+		l->err = -ENOMEM;
+		return;
+	}
+	for (uint32_t i = 0; i < n->nr_kids; i++) {
+		struct tally_cc_node *k = tally_cc_node__kid(n, i);
+		uint32_t j = i;
+
+		while (j > 0 && tie_after(kids[j - 1], k, l->o->by_line, l->o->by_function)) {
+			kids[j] = kids[j - 1];
+			j--;
+		}
+		kids[j] = k;
+	}
+	for (uint32_t i = 0; i < n->nr_kids && !l->err; i++)
+		collect(l, kids[i], depth + 1);
+	free(kids);
+	if (l->err)
 		return;
 	if (depth > 0)
 		l->stack[depth - 1] = n;
@@ -298,13 +332,11 @@ static void collect(struct leaves *l, struct tally_cc_node *n, size_t depth)
 		memcpy(l->v[l->nr].path, l->stack, depth * sizeof(struct tally_cc_node *));
 		l->nr++;
 	}
-	for (size_t i = 0; i < n->nr_kids && !l->err; i++)
-		collect(l, tally_cc_node__kid(n, (uint32_t)i), depth + 1);
 }
 
 static void print_flat(struct printer *p, struct tally_cc_node *root)
 {
-	struct leaves l = { .min_hit = min_hit_for(p, p->o->total) };
+	struct leaves l = { .min_hit = min_hit_for(p, p->o->total), .o = p->o };
 	char buf[64];
 
 	collect(&l, root, 0);
