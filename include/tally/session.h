@@ -178,17 +178,20 @@ TALLY_API int tally_session__resolve_chain(struct tally_session *s, const struct
 					   unsigned max_stack, struct tally_frames *f);
 
 /* Which frames of resolve_chain get a frame for each function inlined at their address
- * (from the dso's DWARF, tally_lines__find_inline: the inlined functions innermost
- * first, then the function holding the address). As perf, a function the DWARF names
- * otherwise than the frame's symbol (a GCC clone "f.constprop.0" is "f" there, an alias
- * "__libc_start_main" is "__libc_start_main_impl") is an inlined frame of that name, and
- * the symbol's frame is then left out. Lookups are kept per address. */
+ * (from the dso's DWARF, tally_dso_lines__find_a2l: the inlined functions innermost
+ * first, then the function holding the address). Lookups are kept per address. */
 enum tally_inline_mode {
 	TALLY_INLINE_NONE,	/* one frame per address (the default) */
 	TALLY_INLINE_UNWOUND,	/* perf 6.1's: only user frames unwound from a --call-graph
-				 * dwarf sample's stack, looked up at the unwound address */
-	TALLY_INLINE_ALL,	/* every user frame; a recorded chain's callers at their
-				 * return address minus one (the call) */
+				 * dwarf sample's stack, looked up at the unwound address;
+				 * as perf, a function the DWARF names otherwise than the
+				 * frame's symbol (a GCC clone "f.constprop.0" is "f" there,
+				 * an alias "__libc_start_main" is "__libc_start_main_impl")
+				 * is an inlined frame of that name, and the symbol's frame
+				 * is then left out */
+	TALLY_INLINE_ALL,	/* every user frame (a recorded chain's callers looked up at
+				 * their return address minus one, the call), and the
+				 * function holding the code is always the symbol's frame */
 };
 TALLY_API void tally_session__set_inline(struct tally_session *s, enum tally_inline_mode mode);
 

@@ -88,6 +88,7 @@ static int expand_inlines(struct tally_frames *f, struct tally_session *s, bool 
 	struct tally_line ln[MAX_INLINE];
 	struct tally_dso_lines *lines;
 	size_t at = f->nr - 1;
+	bool perf_names;
 	int n;
 
 	/* perf asks addr2line only about an address with a symbol, in a file */
@@ -102,6 +103,7 @@ static int expand_inlines(struct tally_frames *f, struct tally_session *s, bool 
 		return n;
 	if (n == 0)
 		return 0;	/* addr2line's "??:0": perf adds nothing */
+	perf_names = tly_session__inline_mode(s) == TALLY_INLINE_UNWOUND;
 	if (reserve(f, (size_t)n - 1))
 		return -ENOMEM;
 	loc = &f->v[at];
@@ -110,7 +112,12 @@ static int expand_inlines(struct tally_frames *f, struct tally_session *s, bool 
 		const char *fn = ln[i].function ? ln[i].function : "??";
 
 		f->v[at + i] = *loc;
-		f->v[at + i].inlined = strcmp(fn, loc->sym->name) ? fn : NULL;
+		/* perf's rule: a name other than the symbol's is an inlined function (a
+		 * clone the DWARF names "f" too); else the outermost is the symbol's own */
+		if (perf_names)
+			f->v[at + i].inlined = strcmp(fn, loc->sym->name) ? fn : NULL;
+		else
+			f->v[at + i].inlined = i < n - 1 ? fn : NULL;
 		f->lines[at + i] = ln[i];
 		f->v[at + i].line = &f->lines[at + i];
 		/* the cache's note is about the address's plain frame */
