@@ -125,6 +125,7 @@ static int convert(struct convert_opts *o)
 	int status = 1, ret;
 	int64_t mtime = input_mtime(o->in.input);
 
+	o->in.recorded = o->json != NULL;	/* perf's JSON lists the recorded chain */
 	if (stack_walk__open(&w, &o->in))
 		goto out;
 	if (o->json) {

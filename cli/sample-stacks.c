@@ -99,6 +99,7 @@ void stack_walk__close(struct stack_walk *w)
 {
 	tally_frames__delete(w->frames);
 	free(w->v);
+	free(w->rv);
 	tally_session__delete(w->session);
 	tally_data__delete(w->data);
 	free(w->pids);
@@ -122,29 +123,29 @@ struct walk_ctx {
 	int fn_err;		/* what fn stopped the walk with */
 };
 
-/* Room for n frames in w->v. 0 or -ENOMEM. */
-static int room(struct stack_walk *w, size_t n)
+/* Room for n frames in *v (of *cap). 0 or -ENOMEM. */
+static int room(struct tally_addr_loc **v, size_t *cap, size_t n)
 {
-	size_t cap = w->cap ? w->cap : 64;
-	struct tally_addr_loc *v;
+	size_t c = *cap ? *cap : 64;
+	struct tally_addr_loc *nv;
 
-	if (n <= w->cap)
+	if (n <= *cap)
 		return 0;
-	while (cap < n)
-		cap *= 2;
-	v = realloc(w->v, cap * sizeof(*v));
-	if (!v)
+	while (c < n)
+		c *= 2;
+	nv = realloc(*v, c * sizeof(*nv));
+	if (!nv)
 		return -ENOMEM;
-	w->v = v;
-	w->cap = cap;
+	*v = nv;
+	*cap = c;
 	return 0;
 }
 
-/* A chain the library calls damaged (a PERF_CONTEXT_* marker it does not know, such as
- * a newer kernel's), resolved as perf's JSON export reads it: the markers it knows
- * (user, kernel, hypervisor) set the cpumode, any other is left out. Frames into w->v;
- * their number, or -ENOMEM. */
-static long resolve_damaged(struct stack_walk *w, const struct tally_sample *smp)
+/* smp's chain as recorded, each address resolved alone, as perf's JSON export reads it:
+ * the markers it knows (user, kernel, hypervisor) set the cpumode, any other is left
+ * out; no user frames unwound from a stack copy, no inlined functions. Frames into
+ * w->rv; their number, or -ENOMEM. */
+static long resolve_recorded(struct stack_walk *w, const struct tally_sample *smp)
 {
 	uint8_t mode = PERF_RECORD_MISC_USER;
 	size_t n = 0;
@@ -158,26 +159,43 @@ static long resolve_damaged(struct stack_walk *w, const struct tally_sample *smp
 				tally_chain_context(ip, &mode);
 			continue;
 		}
-		if (room(w, n + 1) ||
+		if (room(&w->rv, &w->rcap, n + 1) ||
 		    tally_session__resolve(w->session, (pid_t)smp->pid, (pid_t)smp->tid, mode, ip,
-					   &w->v[n]))
+					   &w->rv[n]))
 			return -ENOMEM;
 		n++;
 	}
 	return (long)n;
 }
 
-/* The library's frames of smp into w->v (the convert API takes an array). Their number,
- * or -ENOMEM; *damaged when the chain held a marker the library does not know. */
-static long resolve_chain(struct stack_walk *w, const struct tally_sample *smp, bool *damaged)
+/* The library's frames of smp into w->v (the convert API takes an array), and with
+ * o.recorded the recorded chain into w->rv (*nr_recorded). The number of frames, or
+ * -ENOMEM; *damaged when the chain held a marker the library does not know: then the
+ * frames are the recorded chain's, as perf's JSON lists them. */
+static long resolve_chain(struct stack_walk *w, const struct tally_sample *smp, bool *damaged,
+			  size_t *nr_recorded)
 {
 	int ret = tally_session__resolve_chain(w->session, smp, UINT32_MAX, w->frames);
 	size_t n = tally_frames__nr(w->frames);
+	long nr;
 
 	*damaged = ret == 1;
-	if (ret == 1)
-		return resolve_damaged(w, smp);
-	if (ret < 0 || room(w, n))
+	*nr_recorded = 0;
+	if (ret < 0)
+		return -ENOMEM;
+	if (ret == 1 || w->o.recorded) {
+		nr = resolve_recorded(w, smp);
+		if (nr < 0)
+			return nr;
+		*nr_recorded = (size_t)nr;
+	}
+	if (ret == 1) {
+		if (room(&w->v, &w->cap, *nr_recorded))
+			return -ENOMEM;
+		memcpy(w->v, w->rv, *nr_recorded * sizeof(*w->v));
+		return (long)*nr_recorded;
+	}
+	if (room(&w->v, &w->cap, n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		w->v[i] = *tally_frames__get(w->frames, i);
@@ -204,14 +222,17 @@ static int on_sample(struct walk_ctx *c, int evidx, const struct perf_event_head
 		return 0;
 	cs.period = tally_sample__period(&smp, &ev->attr);
 	if (smp.type & PERF_SAMPLE_CALLCHAIN) {
-		nr = resolve_chain(w, &smp, &cs.chain_damaged);
+		nr = resolve_chain(w, &smp, &cs.chain_damaged, &cs.nr_recorded);
 		if (nr < 0)
 			return (int)nr;
 		cs.frames = w->v;
 		cs.nr_frames = (size_t)nr;
 		cs.chain = true;
+		/* an empty recorded chain still is one: point it somewhere */
+		if (w->o.recorded)
+			cs.recorded = cs.nr_recorded ? w->rv : w->v;
 	} else if (smp.type & PERF_SAMPLE_IP) {
-		if (room(w, 1) ||
+		if (room(&w->v, &w->cap, 1) ||
 		    tally_session__resolve(w->session, (pid_t)smp.pid, (pid_t)smp.tid,
 					   smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &w->v[0]))
 			return -ENOMEM;

@@ -24,6 +24,8 @@ struct stack_walk_opts {
 	const char *kallsyms, *symfs;
 	const char *event;		/* -e: only this event's samples (NULL: every event) */
 	const char *pids, *tids, *comms;	/* comma lists (NULL: no filter) */
+	bool recorded;			/* also each chain as recorded (the samples'
+					 * .recorded: for perf's JSON) */
 };
 
 struct stack_walk {
@@ -33,6 +35,8 @@ struct stack_walk {
 	struct tally_frames *frames;	/* the library's resolved chain */
 	struct tally_addr_loc *v;	/* the frames handed over, contiguous */
 	size_t cap;
+	struct tally_addr_loc *rv;	/* the recorded chain (o.recorded) */
+	size_t rcap;
 	int evidx;			/* -e's event, or -1 */
 	long *pids, *tids;
 	size_t nr_pids, nr_tids;

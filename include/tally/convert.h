@@ -44,6 +44,12 @@ struct tally_convert_sample {
 	 * sampled ip alone when the sample has no call chain */
 	const struct tally_addr_loc *frames;
 	size_t nr_frames;
+	/* the call chain as recorded, each address resolved alone: no user frames
+	 * unwound from a --call-graph dwarf sample's stack copy, no inlined functions.
+	 * What perf 6.1's JSON lists (a dwarf sample's recorded chain is its kernel part:
+	 * empty for a sample in user space). NULL: the same as frames. */
+	const struct tally_addr_loc *recorded;
+	size_t nr_recorded;
 	bool chain;				/* frames came from a call chain */
 	bool chain_damaged;			/* the chain held a PERF_CONTEXT_* marker of
 						 * unknown meaning, left out: perf report drops
@@ -65,7 +71,8 @@ struct tally_json_export_opts {
 TALLY_API int tally_json_export__new(struct tally_json_export **out, FILE *fp,
 				     const struct tally_data *d,
 				     const struct tally_json_export_opts *opts);
-/* One sample, as perf prints it. 0 or -EIO (fp failed). */
+/* One sample, as perf prints it: its recorded chain (s->recorded, else s->frames).
+ * 0 or -EIO (fp failed). */
 TALLY_API int tally_json_export__sample(struct tally_json_export *x,
 					const struct tally_convert_sample *s);
 /* Close the document. 0 or -EIO (fp failed at some point). */

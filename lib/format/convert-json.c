@@ -197,6 +197,9 @@ static void frame(FILE *fp, const struct tally_addr_loc *l)
 int tally_json_export__sample(struct tally_json_export *x, const struct tally_convert_sample *s)
 {
 	const struct tally_sample *smp = s->smp;
+	/* perf's JSON walks the recorded chain, not what unwinding or inlines add */
+	const struct tally_addr_loc *v = s->recorded ? s->recorded : s->frames;
+	size_t n = s->recorded ? s->nr_recorded : s->nr_frames;
 	FILE *fp = x->fp;
 
 	x->nr_samples++;
@@ -219,10 +222,10 @@ int tally_json_export__sample(struct tally_json_export *x, const struct tally_co
 	key_string(fp, true, 3, "comm", s->thread ? tally_thread__comm(s->thread) : ":-1");
 	key(fp, true, 3, "callchain");
 	fputc('[', fp);
-	for (size_t i = 0; i < s->nr_frames; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(',', fp);
-		frame(fp, &s->frames[i]);
+		frame(fp, &v[i]);
 	}
 	delim(fp, false, 3);
 	fputc(']', fp);

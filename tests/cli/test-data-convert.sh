@@ -70,6 +70,19 @@ if have_perf; then
 	else
 		skip "--to-json of a system-wide recording (record -a refused here)"
 	fi
+	# --call-graph dwarf: perf's JSON lists the recorded chain (its kernel part; empty
+	# for a sample in user space), not the user frames report unwinds from the stack
+	# copy. A program without frame pointers, then a shell and ls for kernel frames.
+	for who in perf tally; do
+		if [ "$who" = perf ]; then rec=(perf record); else rec=("$TALLY" record); fi
+		if "${rec[@]}" -q --call-graph dwarf,4096 -F 400 -o dw-$who.data -- \
+			sh -c '"$1/unwind" 30 >/dev/null; ls -lR /usr/share/doc >/dev/null 2>&1' sh "$W" \
+			>/dev/null 2>&1; then
+			same_json "--call-graph dwarf recorded by $who (the recorded chain)" dw-$who.data
+		else
+			fail "$who record --call-graph dwarf (for --to-json)"
+		fi
+	done
 	if "$TALLY" record -q -e sched:sched_switch -a -o tp.data -- sleep 0.1 >/dev/null 2>&1; then
 		same_json "a tracepoint recording" tp.data
 	else
