@@ -17,6 +17,19 @@ skip() { echo "skip - $*"; }
 # check NAME CMD...: ok if CMD succeeds.
 check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n"; fi; }
 have_perf() { command -v perf >/dev/null 2>&1 && perf --version >/dev/null 2>&1; }
+# record_by WHO OUT ARGS...: perf or tally (WHO) records ARGS (record's options, then the
+# command) into OUT, quietly. 0; 1 when the recording failed or is empty; 2 when WHO is
+# perf and perf is absent (the caller skips).
+record_by() {
+	local who=$1 out=$2
+	shift 2
+	if [ "$who" = perf ]; then
+		have_perf || return 2
+		perf record -q -o "$out" "$@" >/dev/null 2>&1
+	else
+		"$TALLY" record -q -o "$out" "$@" >/dev/null 2>&1
+	fi && [ -s "$out" ] || return 1
+}
 # Under ASan builds, tests that time things or run perf-heavy comparisons may skip.
 asan_build() { [ -f "$TALLY_BUILD/.asan" ]; }
 # pub_copy FILE...: copies of FILEs that any user can run, in $TMP/pub (echoes the

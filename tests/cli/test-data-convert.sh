@@ -74,10 +74,8 @@ if have_perf; then
 	# for a sample in user space), not the user frames report unwinds from the stack
 	# copy. A program without frame pointers, then a shell and ls for kernel frames.
 	for who in perf tally; do
-		if [ "$who" = perf ]; then rec=(perf record); else rec=("$TALLY" record); fi
-		if "${rec[@]}" -q --call-graph dwarf,4096 -F 400 -o dw-$who.data -- \
-			sh -c '"$1/unwind" 30 >/dev/null; ls -lR /usr/share/doc >/dev/null 2>&1' sh "$W" \
-			>/dev/null 2>&1; then
+		if record_by $who dw-$who.data --call-graph dwarf,4096 -F 400 -- \
+			sh -c '"$1/unwind" 30 >/dev/null; ls -lR /usr/share/doc >/dev/null 2>&1' sh "$W"; then
 			same_json "--call-graph dwarf recorded by $who (the recorded chain)" dw-$who.data
 		else
 			fail "$who record --call-graph dwarf (for --to-json)"
@@ -113,15 +111,18 @@ pprof() { go tool pprof "$@" 2>pprof.err; }
 check "--to-pprof writes a gzip file" sh -c 'test -s hot.pb.gz && gzip -t hot.pb.gz'
 pprof -top -nodecount=10000 -nodefraction=0 -edgefraction=0 hot.pb.gz >top.out
 check "go tool pprof reads it" grep -q 'flat%' top.out
-# perf report's self shares (--sort sym), function by function, as the oracle; tally
-# report's are the same text (test-report.sh) when perf is absent
-if have_perf; then
-	perf report -i hot.data --stdio --no-children --sort sym -g none -q 2>/dev/null >rep.out
-	oracle=perf
-else
-	"$TALLY" report -i hot.data --stdio --no-children --sort sym -g none -q 2>/dev/null >rep.out
-	oracle=tally
-fi
+# self_shares FILE: perf report's self shares (--sort sym), function by function, as the
+# oracle; tally report's are the same text (test-report.sh) when perf is absent
+oracle=tally
+have_perf && oracle=perf
+self_shares() {
+	if [ $oracle = perf ]; then
+		perf report -i "$1" --stdio --no-children --sort sym -g none -q 2>/dev/null
+	else
+		"$TALLY" report -i "$1" --stdio --no-children --sort sym -g none -q 2>/dev/null
+	fi
+}
+self_shares hot.data >rep.out
 # shares.py TOP REPORT: every function of REPORT (report --sort sym -g none) has its
 # share in pprof's -top output TOP, to within 0.5
 cat >shares.py <<'EOF'
@@ -190,11 +191,7 @@ sys.exit(not re.search(r" mix \S*inlined\.c:1[0-9] s=0\n\s+stir \S*inlined\.c:2[
 # report --inline does; -noinlines gives it to the function it was inlined into, as
 # perf report does by default
 pprof -top -noinlines -nodecount=10000 -nodefraction=0 -edgefraction=0 inl.pb.gz >inl.top
-if have_perf; then
-	perf report -i inl.data --stdio --no-children --sort sym -g none -q 2>/dev/null >inl.rep
-else
-	"$TALLY" report -i inl.data --stdio --no-children --sort sym -g none -q 2>/dev/null >inl.rep
-fi
+self_shares inl.data >inl.rep
 check "-top -noinlines: inlined code counted for its function, as $oracle report" \
 	python3 shares.py inl.top inl.rep
 pprof -traces inl.pb.gz >inl.traces
@@ -202,6 +199,40 @@ check "-traces: inlined frames marked (inline)" grep -q 'mix (inline)' inl.trace
 "$TALLY" data convert -i inl.data --to-pprof inl2.pb.gz --no-lines 2>/dev/null
 pprof -raw inl2.pb.gz >inl2.raw
 check "--no-lines: functions only" sh -c '! grep -q "inlined.c:" inl2.raw && grep -q " churn" inl2.raw'
+
+# --call-graph dwarf (workloads/callers: no frame pointers, shared() under alpha and
+# under beta, step() inlined into shared), recorded by perf and by tally: -traces shows
+# the stacks only unwinding finds, step once in each; -top -noinlines gives perf
+# report's self shares
+for who in perf tally; do
+	record_by $who dwc.data --call-graph dwarf,8192 -F 500 "$W/callers" 400
+	case $? in
+	0) ;;
+	2) skip "pprof of perf's --call-graph dwarf recording (perf absent)"; continue ;;
+	*) fail "$who record --call-graph dwarf of workloads/callers (for pprof)"; continue ;;
+	esac
+	"$TALLY" data convert -i dwc.data --to-pprof dwc.pb.gz -f 2>/dev/null
+	pprof -traces dwc.pb.gz >dwc.traces
+	check "-traces ($who, dwarf): the unwound stacks, shared under alpha and under beta" python3 -c '
+import re, sys
+t = open("dwc.traces").read()
+sys.exit(not (re.search(r"\bshared\n\s+alpha\S*\n\s+main\n", t) and
+              re.search(r"\bshared\n\s+beta\S*\n\s+main\n", t)))'
+	check "-traces ($who, dwarf): the inlined step once in a stack, above shared" python3 -c '
+import re, sys
+stacks = open("dwc.traces").read().split("-----------+")[1:]
+frames = [[re.sub(r"^\s*(\d+\S*\s+)?", "", l) for l in s.split("\n")[1:]
+           if l.strip() and not re.match(r"\s*(comm|pid|tid|cpu):", l)] for s in stacks]
+bad = [f for f in frames if sum(x.startswith("step") for x in f) > 1 or
+       any(a == b for a, b in zip(f, f[1:]))]
+seen = any(f[:2] == ["step (inline)", "shared"] for f in frames)
+if bad: print("# a frame twice:", bad[0])
+sys.exit(bool(bad) or not seen)'
+	pprof -top -noinlines -nodecount=10000 -nodefraction=0 -edgefraction=0 dwc.pb.gz >dwc.top
+	self_shares dwc.data >dwc.rep
+	check "-top -noinlines ($who, dwarf): flat shares within 0.5 of $oracle report's self shares" \
+		python3 shares.py dwc.top dwc.rep
+done
 
 # one pass, both formats; a pipe in
 cat "$FIX/pipe.data" | "$TALLY" data convert -i - --to-json both.json --to-pprof both.pb.gz \

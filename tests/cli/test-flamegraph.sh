@@ -161,6 +161,59 @@ else
 	skip "JIT palette (the jit workload is x86-64 only)"
 fi
 
+# --- --call-graph dwarf: the callers only unwinding finds ------------------------------
+# workloads/callers (-O2 -fomit-frame-pointer -g): shared() under alpha and under beta,
+# step() inlined into shared. Recorded with --call-graph dwarf by perf and by tally: a
+# user sample's recorded chain is empty, every caller comes from unwinding its stack.
+names='[...document.querySelectorAll("#svg g")].map(g=>tallyFlame.nameOf(g)).join("|")'
+# near FOLDED FOLDED: the same stacks with the same counts, but for 2% of the samples
+# (test-unwind: a sample in a function's first or last instructions may unwind apart)
+near() { python3 -c '
+import sys
+def load(f):
+    d = {}
+    for l in open(f):
+        k, _, n = l.rstrip("\n").rpartition(" ")
+        d[k] = d.get(k, 0) + int(n)
+    return d
+p, t = load(sys.argv[1]), load(sys.argv[2])
+total = sum(p.values())
+off = sum(abs(p.get(k, 0) - t.get(k, 0)) for k in set(p) | set(t))
+if total < 20 or off * 50 > total:
+    print("# %d of %d samples folded apart" % (off, total))
+    for k in sorted(set(p) | set(t), key=lambda k: -abs(p.get(k, 0) - t.get(k, 0)))[:4]:
+        print("# perf %d tally %d %s" % (p.get(k, 0), t.get(k, 0), k[-150:]))
+    sys.exit(1)' "$1" "$2"; }
+for who in perf tally; do
+	record_by $who dw.data --call-graph dwarf,8192 -F 500 "$W/callers" 400
+	case $? in
+	0) ;;
+	2) skip "flame graphs of perf's --call-graph dwarf recording (perf absent)"; continue ;;
+	*) fail "$who record --call-graph dwarf of workloads/callers"; continue ;;
+	esac
+	"$TALLY" flamegraph --no-inline --folded -i dw.data >dw.folded 2>/dev/null
+	check "dwarf ($who): shared under both of its callers, found by unwinding" \
+		awk '/;main;alpha[^;]*;shared( |;)/ {a += $NF} /;main;beta[^;]*;shared( |;)/ {b += $NF}
+		     END {exit !(a > 0 && b > 0)}' dw.folded
+	if have_perf; then
+		perf script --no-inline -i dw.data 2>/dev/null | perl fold.pl | norm >dwp.folded
+		check "dwarf ($who): --folded --no-inline gives perf script --no-inline | stackcollapse-perf's stacks" \
+			near dwp.folded dw.folded
+	fi
+	# step() is inlined into shared: one frame of its own, never a second one, and
+	# no function twice in a row
+	"$TALLY" flamegraph --folded -i dw.data >dwi.folded 2>/dev/null
+	check "dwarf ($who): the inlined step() is one frame under shared, counted once" \
+		awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); steps = 0
+		       for (i = 2; i <= n; i++) { if (f[i] == f[i - 1]) bad = 1; if (f[i] == "step") steps++ }
+		       if (steps > 1) bad = 1; if ($0 ~ /;shared;step(;|$)/) seen = 1 }
+		     END { exit bad || !seen }' dwi.folded
+	"$TALLY" flamegraph -i dw.data -o dw.html 2>/dev/null
+	got=$(browse dw.html . "eval:$names" | cut -f2)
+	check "dwarf ($who): the page draws the callers only unwinding finds" \
+		sh -c 'for f in alpha beta main shared step; do printf "%s" "$0" | grep -Eq "(^|[|\"])$f([.|\"]|$)" || exit 1; done' "$got"
+done
+
 # many processes, most of them a sliver: at 300 pixels most frames are under one pixel
 if "$TALLY" record -q -a -g -F 1000 -o sys.data -- sh -c "$W/hot 0.3 & $W/inlined 0.3 & ls -lR /usr/share >/dev/null 2>&1; wait" >/dev/null 2>&1; then
 	"$TALLY" flamegraph -i sys.data -o sys.html 2>/dev/null
