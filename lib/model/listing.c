@@ -272,12 +272,14 @@ struct build {
 	/* objdump's state across the instructions of a listing */
 	const char *prev_function;
 	unsigned prev_line, prev_disc;
-	/* per source file: the last line shown and the highest one */
+	/* per source file: the last line shown and the highest one (objdump keeps them
+	 * for every file it shows: a C++ function with inlined library code touches
+	 * dozens of headers) */
 	struct shown {
 		const char *file;
 		unsigned last, max;
-	} shown[16];
-	size_t nr_shown;
+	} *shown;
+	size_t nr_shown, cap_shown;
 };
 
 static struct tally_row *row(struct build *b, enum tally_row_kind kind)
@@ -299,13 +301,21 @@ static struct tally_row *row(struct build *b, enum tally_row_kind kind)
 	return r;
 }
 
+/* The state of file (an interned name); NULL without memory. */
 static struct shown *shown_file(struct build *b, const char *file)
 {
 	for (size_t i = 0; i < b->nr_shown; i++)
 		if (!strcmp(b->shown[i].file, file))
 			return &b->shown[i];
-	if (b->nr_shown == sizeof(b->shown) / sizeof(b->shown[0]))
-		return NULL;
+	if (b->nr_shown == b->cap_shown) {
+		size_t cap = b->cap_shown ? b->cap_shown * 2 : 16;
+		struct shown *v = realloc(b->shown, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		b->shown = v;
+		b->cap_shown = cap;
+	}
 	b->shown[b->nr_shown] = (struct shown){ .file = file };
 	return &b->shown[b->nr_shown++];
 }
@@ -320,7 +330,9 @@ static int source_rows(struct build *b, const char *file, unsigned line)
 	if (!nr)
 		return 0;	/* objdump shows nothing of a file it cannot open */
 	sh = shown_file(b, file);
-	if (!sh || line == sh->last)
+	if (!sh)
+		return -ENOMEM;
+	if (line == sh->last)
 		return 0;
 	first = line > PRECEDING_CONTEXT ? line - PRECEDING_CONTEXT : 1;
 	if (sh->max >= first)
@@ -616,6 +628,7 @@ int tally_lister__list(struct tally_lister *l, struct tally_dso *dso, const stru
 		memcpy(copy, code, got);
 		err = insn_rows(&b, copy, got);
 		free(copy);
+		free(b.shown);
 	}
 	if (err) {
 		tally_listing__delete(b.x);

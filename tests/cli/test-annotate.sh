@@ -256,6 +256,55 @@ else
 	skip "annotate of an #included function (cc absent)"
 fi
 
+# a function with code inlined from 20 headers (a C++ function full of inlined library
+# code touches as many): objdump -S keeps its place in every file it shows, so each
+# header's lines are in perf's listing (tally used to keep 16 files and show nothing
+# of the others: std::map code lost its <tuple> lines)
+if command -v cc >/dev/null 2>&1; then
+	: >many.c
+	body=""
+	for i in $(seq 1 20); do
+		printf 'static inline __attribute__((always_inline)) unsigned long f%d(unsigned long x)\n{\n\treturn (x ^ (x >> %d)) * %dul;	/* h%d */\n}\n' \
+			"$i" $((i % 13 + 3)) $((2 * i + 3)) "$i" >"h$i.h"
+		echo "#include \"h$i.h\"" >>many.c
+		body="$body		x = f$i(x);
+"
+	done
+	cat >>many.c <<EOF_MANY
+#include <stdlib.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void hot(long n)
+{
+	unsigned long x = 1;
+	for (long i = 0; i < n; i++) {
+$body	}
+	sink = x;
+}
+int main(int argc, char **argv)
+{
+	hot(argc > 1 ? atol(argv[1]) : 10000000);
+	return 0;
+}
+EOF_MANY
+	if ! cc -O1 -g -o many many.c 2>/dev/null; then
+		skip "annotate of code inlined from 20 headers (cc cannot build here)"
+	elif perf record -q -N -F 1000 -o many.data ./many 10000000 >/dev/null 2>&1; then
+		perf annotate --stdio -d many -s hot -i many.data >p.out 2>/dev/null
+		"$TALLY" annotate -d many -s hot -i many.data >t.out 2>/dev/null
+		norm p.out >p.norm; norm t.out >t.norm
+		if grep -q '/\* h20 \*/' p.out && diff p.norm t.norm >d.out; then
+			ok "annotate of code inlined from 20 headers: every header's lines, as perf"
+		else
+			fail "annotate of code inlined from 20 headers: every header's lines, as perf"
+			head -10 d.out | sed 's/^/# /'
+		fi
+	else
+		fail "perf record of the 20-header program"
+	fi
+else
+	skip "annotate of code inlined from 20 headers (cc absent)"
+fi
+
 # C++: templates, inlined library code, demangled names (g++ needed to build it)
 if command -v g++ >/dev/null 2>&1; then
 	cat >cxx.cc <<'EOF_CXX'
