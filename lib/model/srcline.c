@@ -974,12 +974,9 @@ int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_
 		}
 		if (!found)
 			break;
-		/* a function inlined into itself (GCC does that to glibc's __libc_read: an
-		 * inlined instance of the function inside its own out-of-line copy) is one
-		 * function, as binutils' addr2line -i shows it */
-		if (nr && found->name && chain[nr - 1]->name &&
-		    !strcmp(found->name, chain[nr - 1]->name))
-			continue;
+		/* a function inlined into its own out-of-line copy (glibc's
+		 * _IO_doallocbuf, __libc_read) is two frames, as binutils' addr2line -i
+		 * and perf 6.1 show it */
 		chain[nr++] = found;
 	}
 	/* out[0] is the innermost function's own row; each further entry is the line in

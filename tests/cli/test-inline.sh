@@ -106,3 +106,108 @@ cmp_report dw.data --no-inline -g graph,2,caller
 check "report --no-inline: no inlined frames" eval '! grep -q "(inlined)" t.rep'
 cmp_report fp.data -g graph,2,caller
 cmp_report fp.data --no-children -g folded,2
+
+# --- the library's inline answers, address by address ------------------------------
+# perf 6.1 gets inline frames from binutils' addr2line -i: tally_lines__find_inline must
+# give the same chain (function, file:line of each call) at any address, not only at the
+# few the profiles above hit. 1500 random .text addresses of a program, a workload and
+# libc (with its debuginfo where libc6-dbg is installed), compared where addr2line
+# finds a line row.
+pc_dir="$TALLY_BUILD/meson-uninstalled"
+cat >a2l.c <<'C'
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tally/srcline.h>
+
+/* addr2line -a -i -f's blocks for the addresses on stdin; "?" for no row */
+int main(int argc, char **argv)
+{
+	struct tally_lines *l;
+	struct tally_line out[32];
+	char buf[64];
+	int err;
+
+	if (argc != 3)
+		return 2;
+	err = tally_lines__open(&l, argv[1], strcmp(argv[2], "-") ? argv[2] : NULL);
+	if (err) {
+		fprintf(stderr, "open %s: %s\n", argv[1], strerror(-err));
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), stdin)) {
+		uint64_t addr = strtoull(buf, NULL, 16);
+		int n = tally_lines__find_inline(l, addr, out, 32);
+
+		printf("0x%016" PRIx64 "\n", addr);
+		if (n <= 0) {
+			printf("?\n");
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			const char *f = out[i].mangled ? out[i].mangled : out[i].function;
+
+			printf("%s\n%s:%u\n", f ? f : "??", out[i].file ? out[i].file : "??",
+			       out[i].line);
+		}
+	}
+	tally_lines__delete(l);
+	return 0;
+}
+C
+san=""
+asan_build && san="-fsanitize=address,undefined"
+# shellcheck disable=SC2086
+if flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs libtally-uninstalled) &&
+	cc -std=gnu11 -Wall -Wextra -Werror $san -o a2l a2l.c $flags 2>cc.err; then
+	ok "a2l: a program on tally_lines__find_inline builds"
+else
+	fail "a2l: a program on tally_lines__find_inline builds"
+	sed 's/^/# /' cc.err
+fi
+
+# same_a2l NAME FILE DEBUG|-: tally's chains are addr2line's at every address it finds
+same_a2l() {
+	local n=$1 f=$2 dbg=$3 text
+	text=$(readelf -SW "$f" | awk '$2 == ".text" { print $4, $6 }')
+	[ -n "$text" ] || { fail "$n: $f has a .text"; return; }
+	# shellcheck disable=SC2086
+	set -- $text
+	awk -v lo=$((16#$1)) -v sz=$((16#$2)) 'BEGIN { srand(7)
+		for (i = 0; i < 1500; i++) printf "%x\n", lo + int(rand() * sz) }' >addrs
+	addr2line -a -i -f -e "$f" <addrs | sed 's/ (discriminator [0-9]*)$//' >a.out
+	LD_LIBRARY_PATH="$TALLY_BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		./a2l "$f" "$dbg" <addrs >t.out 2>a2l.err ||
+		{ fail "$n: a2l runs ($(head -c 200 a2l.err))"; return; }
+	# one record per address; compared where addr2line has a line row
+	set -- $(awk '
+		function flush() { if (cur != "") { if (FILENAME == ARGV[1]) a[key] = cur; else t[key] = cur } }
+		/^0x[0-9a-f]+$/ { flush(); key = $0; cur = ""; next }
+		{ cur = cur "|" $0 }
+		END { flush()
+		      for (k in a) { if (a[k] ~ /\?\?:0|:\?$|\|\?\?\|/) continue
+				     n++; same += a[k] == t[k]
+				     if (a[k] != t[k] && !shown++) print k a[k] " / " t[k] > "first.diff" }
+		      print n + 0, same + 0 }' a.out t.out)
+	if [ "$1" -ge 100 ] && [ "$1" = "$2" ]; then
+		ok "$n: inline chains as addr2line -i ($2 of $1 addresses)"
+	else
+		fail "$n: inline chains as addr2line -i ($2 of $1 addresses)"
+		sed 's/^/# /' first.diff 2>/dev/null
+	fi
+}
+if [ -x a2l ]; then
+	same_a2l "a2l, -O2 program" ./inl-dw -
+	[ -x "$TALLY_BUILD/workloads/unwind" ] &&
+		same_a2l "a2l, workloads/unwind" "$TALLY_BUILD/workloads/unwind" -
+	libc=/lib/x86_64-linux-gnu/libc.so.6
+	bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+	dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+	if [ -n "$bid" ] && [ -f "$dbg" ]; then
+		same_a2l "a2l, libc with its debuginfo" "$libc" "$dbg"
+	else
+		skip "a2l, libc: no debuginfo for $libc (libc6-dbg)"
+	fi
+fi
