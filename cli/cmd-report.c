@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -164,6 +165,26 @@ static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool
 	return parse_time_span(arg, &o->time_start, &o->time_end);
 }
 
+/* -p: perf's extended regex, checked here so a bad one is a usage error */
+static int opt_parent(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	regex_t re;
+	int e;
+
+	(void)opt, (void)unset;
+	e = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+	if (e) {
+		char why[256];
+
+		regerror(e, &re, why, sizeof(why));
+		cli_error("-p/--parent: invalid regex '%s': %s", arg, why);
+		return -1;
+	}
+	regfree(&re);
+	((struct report_opts *)opts)->parent = arg;
+	return 0;
+}
+
 #define CLI_OPTS struct report_opts
 static const struct cli_opt report_options[] = {
 	OPT_STRING('i', "input", input, "file", "input file name"),
@@ -277,6 +298,9 @@ static const struct cli_opt report_options[] = {
 	OPT_REFUSED(0, "percent-type", "local-period", CLI_ARG_REQUIRED,
 		    "Set percent type local/global-period/hits",
 		    CLI_NO_ANNOTATE_TUI("report", "--percent-type")),
+	OPT_CALLBACK('p', "parent", "regex", "regex filter to identify parent, see: '--sort parent'",
+		     opt_parent),
+	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
 	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
 	OPT_STRING(0, "pretty", pretty, "key", "pretty printing style key: normal raw"),
 	OPT_BOOL(0, "tasks", tasks, "Display recorded tasks"),
@@ -341,6 +365,11 @@ static int report_keys(struct report *r, const enum tally_hist_col *keys, size_t
 	for (size_t i = 0; i < nr_keys; i++) {
 		int e;
 
+		if (keys[i] == TALLY_HIST_PARENT && !r->use_chains) {
+			cli_error("Selected --sort parent, but no callchain data. Did you call "
+				  "'perf record' without -g?");	/* perf's words */
+			return 1;
+		}
 		if (keys[i] != TALLY_HIST_TRACE || r->trace)
 			continue;
 		e = script_trace__new(&r->trace, r->data);
@@ -403,6 +432,8 @@ static int report_hists(struct report *r, const enum tally_hist_col *keys, size_
 		.cc_key = o->cc_key,
 		.full_source_path = o->full_source_path,
 		.filter = filter,
+		.parent_pattern = o->parent,
+		.exclude_other = o->exclude_other,
 		.trace_text = trace_text,
 		.trace_arg = r,
 	};

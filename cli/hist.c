@@ -57,6 +57,8 @@ static const char *col_header(enum tally_hist_col c, bool self)
 		return "Source:Line";
 	case TALLY_HIST_SRCFILE:
 		return "Source File";
+	case TALLY_HIST_PARENT:
+		return "Parent symbol";
 	default:
 		return "";
 	}
@@ -169,6 +171,9 @@ static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hi
 	case TALLY_HIST_SRCFILE:
 		fmt_str_left(fp, e->srcfile ? e->srcfile : "", last ? 0 : (size_t)w, 0);
 		break;
+	case TALLY_HIST_PARENT:	/* padded also when last, as perf */
+		fmt_str_left(fp, e->parent ? e->parent : "[other]", (size_t)w, 0);
+		break;
 	default:
 		break;
 	}
@@ -193,6 +198,8 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 		return e->srcline ? strlen(e->srcline) : 0;
 	case TALLY_HIST_SRCFILE:
 		return e->srcfile ? strlen(e->srcfile) : 0;
+	case TALLY_HIST_PARENT:
+		return e->parent ? strlen(e->parent) : 7;
 	default:
 		return 0;
 	}
@@ -202,6 +209,8 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
  * those without a symbol); they take no part in the column widths either. */
 static bool filtered_out(const struct tally_hist_entry *e, const struct hist_print_opts *o)
 {
+	if (o->exclude_other && !e->parent)
+		return true;	/* -x: perf hides the rows without a parent the same way */
 	return o->symbol_filter && (!sym_name(e) || !strstr(sym_name(e), o->symbol_filter));
 }
 
@@ -350,7 +359,7 @@ rows:
 		if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
 			struct cc_print_opts cc = o->cc;
 
-			cc.total = total;
+			cc.total = t->period;	/* perf: of all samples, also with --percentage relative */
 			cc.parent = v;
 			err = cc_print(fp, &e->chain, &cc);
 			if (err)

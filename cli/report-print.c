@@ -19,6 +19,21 @@
 #include "report.h"
 #include "script-trace.h"
 
+/* -p: perf adds the parent key after the others (once). */
+static void add_parent_key(struct report *r, enum tally_hist_col *keys, size_t *nr_keys,
+			   enum tally_hist_col *cols, size_t *nr_cols)
+{
+	if (!r->o->parent)
+		return;
+	for (size_t i = 0; i < *nr_keys; i++)
+		if (keys[i] == TALLY_HIST_PARENT)
+			return;
+	if (*nr_keys < TALLY_HIST_NR_COLS)
+		keys[(*nr_keys)++] = TALLY_HIST_PARENT;
+	if (!r->o->fields && *nr_cols < TALLY_HIST_NR_COLS * 2)
+		cols[(*nr_cols)++] = TALLY_HIST_PARENT;
+}
+
 /* Columns and sort keys from -s / -F / -n and the children mode. */
 int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *nr_keys,
 			  enum tally_hist_col *cols, size_t *nr_cols)
@@ -44,7 +59,8 @@ int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *n
 
 			if (c < 0) {
 				cli_error("-F: unknown field '%s' (use overhead, overhead_children, "
-					  "sample, period, comm, pid, tid, dso, sym, cpu, trace)", l[i]);
+					  "sample, period, comm, pid, tid, dso, sym, cpu, trace, "
+					  "parent)", l[i]);
 				strlist_free(l);
 				return -EINVAL;
 			}
@@ -54,8 +70,10 @@ int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *n
 				keys[(*nr_keys)++] = (enum tally_hist_col)c;
 		}
 		strlist_free(l);
-		if (!r->o->sort)
+		if (!r->o->sort) {
+			add_parent_key(r, keys, nr_keys, cols, nr_cols);
 			return 0;
+		}
 	}
 	l = strlist_parse(sort, &n);
 	if (!l)
@@ -73,7 +91,8 @@ int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *n
 		int c = tally_hist_col__parse(l[i]);
 
 		if (c < 0 || !tally_hist_col__is_key((enum tally_hist_col)c)) {
-			cli_error("--sort: unknown key '%s' (use comm, pid, tid, dso, sym, cpu, trace)", l[i]);
+			cli_error("--sort: unknown key '%s' (use comm, pid, tid, dso, sym, cpu, "
+				  "trace, srcline, srcfile, parent)", l[i]);
 			strlist_free(l);
 			return -EINVAL;
 		}
@@ -83,6 +102,7 @@ int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *n
 			cols[(*nr_cols)++] = (enum tally_hist_col)c;
 	}
 	strlist_free(l);
+	add_parent_key(r, keys, nr_keys, cols, nr_cols);
 	return 0;
 }
 
@@ -114,6 +134,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.header = !r->o->quiet,
 		.percent_limit = r->o->percent_limit,
 		.symbol_filter = r->o->symbol_filter,
+		.exclude_other = r->o->exclude_other,
 		.sep = r->o->field_sep,
 		.relative = r->o->relative,
 		.cc = {
@@ -141,7 +162,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 	for (size_t i = 0; i < r->nr_ev; i++) {
 		struct tally_hist *h = tally_hists__hist(r->hists, i);
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
-		uint64_t nr = 0, period = 0, totals[64];
+		uint64_t nr = 0, nr_all = 0, period = 0, totals[64];
 		size_t nm = 1;
 		char unit, name[1024];
 
@@ -168,12 +189,13 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 			const struct tally_hist_totals *t = tally_hist__totals(m);
 
 			nr += r->o->relative ? t->nr_filtered : t->nr_samples;
+			nr_all += t->nr_samples;
 			totals[k] = r->o->relative ? t->filtered_period : t->period;
 			period += totals[k];
 			if (k && tally_hist__link_member(h, m, k, nm))
 				return -ENOMEM;
 		}
-		if (!nr && r->o->skip_empty)
+		if (!nr_all && r->o->skip_empty)	/* perf: of all samples, filtered or not */
 			continue;
 		po.member_totals = totals;
 		if (r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)

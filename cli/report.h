@@ -72,6 +72,8 @@ struct report_opts {
 	bool demangle;		/* --no-demangle: C++ symbols by their linkage names */
 	bool demangle_kernel;	/* --demangle-kernel: kernel symbols come from kallsyms,
 				 * which perf does not demangle either */
+	const char *parent;	/* -p: the parent pattern (adds the parent key) */
+	bool exclude_other;	/* -x: only rows with a parent */
 };
 
 struct report {

@@ -55,6 +55,9 @@ enum tally_hist_col {
 				 * (perf's "Trace output") */
 	TALLY_HIST_SRCLINE,	/* the sample's source line, "file:line" (perf's srcline) */
 	TALLY_HIST_SRCFILE,	/* its source file (perf's srcfile) */
+	TALLY_HIST_PARENT,	/* the first function of the sample's chain, in the chain's
+				 * order, whose name matches the parent pattern (perf's
+				 * parent, "[other]" when none) */
 	TALLY_HIST_NR_COLS
 };
 
@@ -65,7 +68,7 @@ static inline bool tally_hist_col__is_key(enum tally_hist_col c)
 
 /* perf's name of a sort key or -F field ("overhead", "overhead_children", "sample",
  * "period", "comm", "pid", "tid", "dso", "sym", "symbol", "cpu", "trace", "srcline",
- * "srcfile"); -1 if unknown. */
+ * "srcfile", "parent"); -1 if unknown. */
 TALLY_API int tally_hist_col__parse(const char *name);
 
 /* Interned strings: equal strings, equal pointers. */
@@ -90,6 +93,9 @@ struct tally_hist_entry {
 	 * perf prints it ("file:line"; without DWARF "sym+OFFSET" in decimal, "dso[addr]"
 	 * without a symbol, "??:0" outside any map) and the file ("" when unknown) */
 	const char *srcline, *srcfile;
+	/* interned, with the parent key only: the parent function's name (NULL: none,
+	 * perf's "[other]") */
+	const char *parent;
 	char level;		/* perf's cpumode letter: '.', 'k', 'g', 'u', 'H' */
 
 	uint64_t period, nr_samples;		/* self */
@@ -215,6 +221,14 @@ struct tally_hists_opts {
 	const char *kernel_name;	/* dso_name of the kernel's rows (NULL: its short
 					 * name, "[kernel.kallsyms]") */
 	const struct tally_hist_filter *filter;	/* NULL: every sample */
+	/* The parent key's pattern, a POSIX extended regex matched against the names of the
+	 * chain's functions (perf's -p; NULL: perf's default, "^sys_|^do_page_fault"). A
+	 * pattern regcomp refuses makes tally_hists__new fail with -EINVAL. */
+	const char *parent_pattern;
+	bool exclude_other;	/* perf's -x: samples without a parent (all of them when
+				 * the parent is not a key) count in the totals' period
+				 * and nr_samples only, not in the filtered ones; their
+				 * rows (parent NULL) are there, for the printer to hide */
 	struct tally_strpool *pool;	/* shared by several hists (NULL: one of its own) */
 	/* The TALLY_HIST_TRACE key's text of a sample of event evidx (perf formats the
 	 * tracepoint's fields, which needs the file's formats: the caller's business), in

@@ -19,6 +19,7 @@ static const struct {
 	{ "pid", TALLY_HIST_PID }, { "tid", TALLY_HIST_PID }, { "dso", TALLY_HIST_DSO }, { "sym", TALLY_HIST_SYM },
 	{ "symbol", TALLY_HIST_SYM }, { "cpu", TALLY_HIST_CPU }, { "trace", TALLY_HIST_TRACE },
 	{ "srcline", TALLY_HIST_SRCLINE }, { "srcfile", TALLY_HIST_SRCFILE },
+	{ "parent", TALLY_HIST_PARENT },
 };
 
 int tally_hist_col__parse(const char *name)
@@ -59,6 +60,9 @@ static uint64_t entry_hash(const struct tally_hist *h, const struct tally_hist_e
 			break;
 		case TALLY_HIST_SRCFILE:
 			x = tly_hash_mix(x, (uintptr_t)e->srcfile);
+			break;
+		case TALLY_HIST_PARENT:	/* interned */
+			x = tly_hash_mix(x, (uintptr_t)e->parent);
 			break;
 		default:
 			break;
@@ -110,6 +114,10 @@ static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *
 			break;
 		case TALLY_HIST_SRCFILE:
 			if (a->srcfile != b->srcfile)
+				return false;
+			break;
+		case TALLY_HIST_PARENT:
+			if (a->parent != b->parent)
 				return false;
 			break;
 		default:
@@ -282,6 +290,12 @@ static int key_cmp(const struct tally_hist *h, const struct tally_hist_entry *a,
 			if (a->srcfile != b->srcfile && (c = strcmp(a->srcfile, b->srcfile)))
 				return c;
 			break;
+		case TALLY_HIST_PARENT:	/* perf: names in order, rows without one last */
+			if (!a->parent != !b->parent)
+				return a->parent ? -1 : 1;
+			if (a->parent != b->parent && (c = strcmp(a->parent, b->parent)))
+				return c;
+			break;
 		default:
 			break;
 		}
@@ -360,6 +374,12 @@ static int64_t perf_in_cmp(const struct tally_hist *h, const struct tally_hist_e
 			break;
 		case TALLY_HIST_SRCFILE:
 			if (n->srcfile != e->srcfile && (c = strcmp(e->srcfile, n->srcfile)))
+				return c;
+			break;
+		case TALLY_HIST_PARENT:	/* perf: a row without one before the others */
+			if (!e->parent != !n->parent)
+				return e->parent ? 1 : -1;
+			if (n->parent != e->parent && (c = strcmp(n->parent, e->parent)))
 				return c;
 			break;
 		default:

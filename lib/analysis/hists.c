@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ struct tally_hists {
 	bool memo_cpu;		/* the cpu is a key: part of the memo's key */
 	bool trace_key;		/* TALLY_HIST_TRACE is a key */
 	bool src_keys;		/* TALLY_HIST_SRCLINE or _SRCFILE is a key */
+	bool parent_key;	/* TALLY_HIST_PARENT is a key: parent_re is compiled */
+	regex_t parent_re;
 	struct tally_dso_lines *lines;	/* source lines (opened on first use) */
 	/* address/srcline call-graph frames: a symbol of their own per (dso, key) */
 	struct cc_sym *cc_syms;
@@ -113,6 +116,14 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 		hs->trace_key |= hs->keys[i] == TALLY_HIST_TRACE;
 		hs->src_keys |= hs->keys[i] == TALLY_HIST_SRCLINE ||
 				hs->keys[i] == TALLY_HIST_SRCFILE;
+		if (hs->keys[i] == TALLY_HIST_PARENT && !hs->parent_key) {
+			const char *pat = o->parent_pattern ? o->parent_pattern
+							    : "^sys_|^do_page_fault";
+
+			if (regcomp(&hs->parent_re, pat, REG_EXTENDED | REG_NOSUB))
+				return -EINVAL;
+			hs->parent_key = true;
+		}
 	}
 	/* with trees built per sample, every sample must reach them; rows by trace output
 	 * take each sample's own fields */
@@ -180,6 +191,8 @@ void tally_hists__delete(struct tally_hists *hs)
 	tly_cc_arena__exit(&hs->arena);
 	tly_strpool__exit(&hs->own_pool.ids);
 	tally_dso_lines__delete(hs->lines);
+	if (hs->parent_key)
+		regfree(&hs->parent_re);
 	for (size_t i = 0; i < hs->cap_cc_syms; i++)
 		free(hs->cc_syms[i].sym);
 	free(hs->cc_syms);
@@ -775,12 +788,10 @@ static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
 	return (ssize_t)nseen - 1;
 }
 
-/* The sample's chain: into self's tree (or the log), and the children's. */
-static int add_chain(struct tally_hists *hs, struct tally_hist *h, const struct tally_sample *smp,
-		     struct tally_hist_entry *tmpl, uint64_t period, struct added *out)
+/* The sample's chain into hs->frames as the trees take it: frames without a symbol
+ * gone with -U, at most max_stack of them. 0 or -ENOMEM. */
+static int chain_frames(struct tally_hists *hs, const struct tally_sample *smp)
 {
-	struct tally_hist_entry *self = out->self;
-	uint32_t *logw = NULL;
 	size_t n;
 	int ret;
 
@@ -810,8 +821,41 @@ static int add_chain(struct tally_hists *hs, struct tally_hist *h, const struct 
 		memmove(hs->frames.v, hs->frames.v + drop, hs->max_stack * sizeof(*hs->frames.v));
 		memmove(hs->frames.notes, hs->frames.notes + drop,
 			hs->max_stack * sizeof(*hs->frames.notes));
-		hs->frames.nr = n = hs->max_stack;
+		hs->frames.nr = hs->max_stack;
 	}
+	return 0;
+}
+
+/* perf's parent of the sample in hs->frames: the first function, in the chain's
+ * order, whose name matches the pattern; its interned name, or NULL. */
+static const char *find_parent(struct tally_hists *hs)
+{
+	size_t n = hs->frames.nr;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tally_addr_loc *l = &hs->frames.v[hs->o.caller ? n - 1 - i : i];
+
+		if (l->sym && l->sym->name && !regexec(&hs->parent_re, l->sym->name, 0, NULL, 0)) {
+			const char *p = tally_strpool__intern(hs->pool, l->sym->name);
+
+			if (!p)
+				hs->err = -ENOMEM;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The sample's chain (in hs->frames, chain_frames): into self's tree (or the log), and
+ * the children's. */
+static int add_chain(struct tally_hists *hs, struct tally_hist *h, struct tally_hist_entry *tmpl,
+		     uint64_t period, struct added *out)
+{
+	struct tally_hist_entry *self = out->self;
+	uint32_t *logw = NULL;
+	size_t n = hs->frames.nr;
+	int ret;
+
 	if (n == 0)
 		return 0;
 	if (display_frames(hs))
@@ -841,6 +885,13 @@ static int add_chain(struct tally_hists *hs, struct tally_hist *h, const struct 
 	return 0;
 }
 
+/* -x: a sample without a parent goes to its rows as any other (perf keeps them, hidden:
+ * they shape its trees, so the order of ties), but not to the filtered totals. */
+static bool excluded(const struct tally_hists *hs, const char *parent)
+{
+	return hs->o.exclude_other && !parent;
+}
+
 /* Resolve one sample and add it to h: filter, self entry, call chain, children. */
 static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 			const struct tally_sample *smp, uint64_t period, struct added *out)
@@ -850,6 +901,8 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 	struct tally_addr_loc loc;
 	struct tally_thread *th;
 	const char *comm;
+	bool chain;
+	int ret;
 
 	out->filtered = true;
 	th = tally_session__thread(hs->session, (pid_t)smp->pid, (pid_t)smp->tid);
@@ -862,11 +915,21 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 				   &loc, NULL);
 	if (!tally_hist_filter__keeps_loc(hs->o.filter, &loc))
 		return 0;
+	chain = hs->o.callchains && (smp->type & PERF_SAMPLE_CALLCHAIN);
+	if (chain && (ret = chain_frames(hs, smp)))
+		return ret;
+	if (hs->parent_key && chain) {
+		tmpl.parent = find_parent(hs);
+		if (hs->err)
+			return hs->err;
+	}
 	out->filtered = false;
 	if (loc.dso)
 		tally_dso__set_hit(loc.dso);
-	h->totals.filtered_period += period;
-	h->totals.nr_filtered++;
+	if (!excluded(hs, tmpl.parent)) {
+		h->totals.filtered_period += period;
+		h->totals.nr_filtered++;
+	}
 
 	tmpl.comm = tally_strpool__intern(hs->pool, comm);
 	if (!tmpl.comm)
@@ -896,9 +959,7 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 	self->nr_samples_acc++;
 	if (hs->err)
 		return hs->err;
-	if (!hs->o.callchains || !(smp->type & PERF_SAMPLE_CALLCHAIN))
-		return 0;
-	return add_chain(hs, h, smp, &tmpl, period, out);
+	return chain ? add_chain(hs, h, &tmpl, period, out) : 0;
 }
 
 /* What the memo keeps of a sample that was not filtered out (a filtered one has no
@@ -929,8 +990,10 @@ static void memo_apply(struct tally_hists *hs, struct tally_hist *h, struct memo
 {
 	if (!nr_words)
 		return;		/* filtered out */
-	h->totals.filtered_period += period;
-	h->totals.nr_filtered++;
+	if (!excluded(hs, m->self->parent)) {
+		h->totals.filtered_period += period;
+		h->totals.nr_filtered++;
+	}
 	m->self->period += period;
 	m->self->nr_samples++;
 	m->self->period_acc += period;

@@ -17,8 +17,8 @@ td-level topdown transaction"
 mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
 proc-map-timeout realtime stat switch-output-event synth
 timestamp-boundary uid vmlinux"
-[report]="column-widths exclude-other
-group-sort-idx hierarchy ignore-callees parent
+[report]="column-widths
+group-sort-idx hierarchy ignore-callees
 show-cpu-utilization show-on-off-events
 socket-filter switch-off switch-on
 time-quantum"

@@ -70,6 +70,23 @@ for bad in "." ""; do
 	check "-t '$bad' refused in one line (rc $rc)" eval '[ $rc -eq 129 ] && grep -q "field-separator" err'
 done
 
+# -p/--parent, the parent key and -x/--exclude-other: the first function of the chain
+# (in its order: caller with children, callee without) matching the regex, [other]
+# without; -x hides the rows without one (they keep their place among ties, as perf's).
+# With --percentage relative the graph's branches stay shares of all samples, as perf's
+for a in "-p ^main\$|^hot_" "-p ^main\$|^hot_ -x --no-children" "-p ^main\$ -x -s comm,dso" \
+	 "-s parent,sym -p ^_start|^hot_b -G" "-x -p sys_ -g caller --percentage relative" \
+	 "-s parent" "-x -q" "--comms hot --percentage relative"; do
+	# shellcheck disable=SC2086
+	same "$a as perf's" forks.data --stdio $a
+done
+"$TALLY" report -i plain.data -p main >/dev/null 2>err; rc=$?
+check "-p on a file without call chains: perf's error, one line, exit 1" \
+	eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] && grep -q "without -g" err'
+"$TALLY" report -i forks.data -p 'ma(in' >/dev/null 2>err; rc=$?
+check "-p with a bad regex: a usage error naming it (rc $rc)" \
+	eval '[ $rc -eq 129 ] && grep -q "invalid regex" err'
+
 # --raw-trace: the trace key's fields as " name=value", as perf 6.1's own libtraceevent
 # prints them (strings, hex pointers, dynamic arrays)
 if perf record -q -e sched:sched_switch -e sched:sched_process_exec -e syscalls:sys_enter_openat \
