@@ -64,6 +64,28 @@ static int opt_filter(void *opts, const struct cli_opt *opt, const char *arg, bo
 	return 0;
 }
 
+/* -G: cgroups for the events of the -e before it (stat-cgroup.c) */
+static int opt_cgroup(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct stat_opts *o = opts;
+	struct stat_cgroup_arg *n;
+
+	(void)opt, (void)unset;
+	if (!o->nr_event_specs) {
+		cli_error("-G/--cgroup: must define events (-e) before cgroups");
+		return -1;
+	}
+	n = realloc(o->cgroup_args, (size_t)(o->nr_cgroup_args + 1) * sizeof(*n));
+	if (!n) {
+		cli_error("out of memory");
+		return -1;
+	}
+	o->cgroup_args = n;
+	n[o->nr_cgroup_args].after = o->nr_event_specs;
+	n[o->nr_cgroup_args++].names = arg;
+	return 0;
+}
+
 static int opt_cpu(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	struct stat_opts *o = opts;
@@ -83,6 +105,8 @@ static int opt_cpu(void *opts, const struct cli_opt *opt, const char *arg, bool 
 	OPT_CALLBACK(0, "filter", "filter", "event filter", opt_filter), \
 	OPT_INCR('d', "detailed", detail, "detailed run - start a lot of events"), \
 	OPT_BOOL('a', "all-cpus", system_wide, "system-wide collection from all CPUs"), \
+	OPT_CALLBACK('G', "cgroup", "name", "monitor event in cgroup name only", opt_cgroup), \
+	OPT_STRING(0, "for-each-cgroup", for_each_cgroup, "name", "expand events for each cgroup"), \
 	OPT_CALLBACK('C', "cpu", "cpu", "list of cpus to monitor in system-wide", opt_cpu), \
 	OPT_SET_ENUM('A', "no-aggr", aggr, enum stat_aggr, AGGR_NONE, "disable CPU count aggregation"), \
 	OPT_STRING('p', "pid", pid_list, "pid", "stat events on existing process id"), \
@@ -214,6 +238,7 @@ static void stat_release(void *opts)
 {
 	free(((struct stat_opts *)opts)->event_specs);
 	free(((struct stat_opts *)opts)->spec_filters);
+	free(((struct stat_opts *)opts)->cgroup_args);
 }
 
 /* Options that cannot go together, or need a target. 0 or 129 (message printed). */
@@ -241,6 +266,11 @@ static int stat_check(const struct cli_command *c, struct stat_opts *o)
 	    (!o->system_wide || o->cpu_list))
 		return cli_usage_error(c, "--per-thread counts with -p PID, -t TID, -a or no "
 				       "target (not with -C or a command alone)");
+	if (o->nr_cgroup_args && o->for_each_cgroup)
+		return cli_usage_error(c, "--cgroup and --for-each-cgroup cannot be used together");
+	if ((o->nr_cgroup_args || o->for_each_cgroup) && (!o->system_wide || o->aggr == AGGR_THREAD))
+		return cli_usage_error(c, "-G/--cgroup and --for-each-cgroup count per CPU: they "
+				       "need -a or -C (and not --per-thread)");
 	if (o->table && o->repeat < 2)
 		return cli_usage_error(c, "--table is only supported with -r");
 	if (o->record_path && (o->interval_ms || o->repeat > 1))
@@ -273,6 +303,7 @@ static void free_run(struct stat_run *r)
 	free(r->acc_ena);
 	free(r->acc_run);
 	free(r->acc_counted);
+	stat_run__free_cgroups(r);
 }
 
 /* ---- the flow ------------------------------------------------------------------------ */
@@ -294,6 +325,8 @@ static int setup_output(struct stat_run *r, bool *owned)
 	r->out.run_count = o->repeat;
 	r->out.csv_summary_word = !o->no_csv_summary;
 	r->out.strict_first = true;
+	r->out.cgroup_column = o->nr_cgroup_args || o->for_each_cgroup;
+	r->out.cgroups = r->cgroups;
 	if (o->quiet) {
 		/* as perf: not even -o's file is made */
 		r->out.f = fopen("/dev/null", "w");

@@ -46,6 +46,7 @@ static int add_evsel(struct stat_run *r, const char *name, const struct perf_eve
 	e->attr = *attr;
 	e->leader = leader < 0 ? r->nr_ev : leader;
 	e->shown_with = -1;
+	e->cgroup = -1;
 	stat_evsel_classify(e);
 	r->nr_ev++;
 	return 0;
@@ -130,8 +131,11 @@ int stat_run__build_events(struct stat_run *r)
 			tally_evlist__delete(list);
 			return err;
 		}
-		for (int i = 0; i < o->nr_event_specs && !err; i++)
+		for (int i = 0; i < o->nr_event_specs && !err; i++) {
 			err = parse_spec(r, list, o->event_specs[i], o->spec_filters[i]);
+			if (!err)
+				err = stat_run__cgroups_after_spec(r, i + 1);
+		}
 		tally_evlist__delete(list);
 		if (err)
 			return err;
@@ -158,6 +162,9 @@ int stat_run__build_events(struct stat_run *r)
 		if (err)
 			return err;
 	}
+	err = stat_run__expand_cgroups(r);
+	if (err)
+		return err;
 	/* perf stat's policy on top of the parsed attrs (checked with perf stat -vv). */
 	for (int i = 0; i < r->nr_ev; i++) {
 		struct perf_event_attr *a = &r->ev[i].attr;
@@ -221,7 +228,8 @@ int stat_run__plan_merges(struct stat_run *r)
 		for (int x = e + 1; x < r->nr_ev; x++) {
 			struct stat_evsel *a = &r->ev[x];
 
-			if (a->shown_with < 0 && !strcmp(a->name, c->name) && a->scale == c->scale &&
+			if (a->shown_with < 0 && a->cgroup == c->cgroup &&
+			    !strcmp(a->name, c->name) && a->scale == c->scale &&
 			    !strcmp(a->unit, c->unit) && (a->kind == K_CLOCK) == (c->kind == K_CLOCK) &&
 			    strcmp(a->pmu_name ? a->pmu_name : "", c->pmu_name ? c->pmu_name : ""))
 				a->shown_with = e;

@@ -30,7 +30,7 @@ static const struct stat_row *row_of(const struct stat_row *rows, int nr_ids, in
 /* Sum of the counted rows of kind k in bucket a; *n = how many there were. Clocks
  * average (perf's runtime stats keep a mean when several clocks update them). */
 static double kind_total(const struct stat_evsel *ev, int nr_ev, int nr_ids,
-			 const struct stat_row *rows, enum stat_kind k, int a, int *n)
+			 const struct stat_row *rows, enum stat_kind k, int a, int cg, int *n)
 {
 	double sum = 0;
 
@@ -38,7 +38,9 @@ static double kind_total(const struct stat_evsel *ev, int nr_ev, int nr_ids,
 	for (int e = 0; e < nr_ev; e++) {
 		const struct stat_row *r = row_of(rows, nr_ids, e, a);
 
-		if (ev[e].kind != k || !ev[e].supported || !r->present || !r->counted)
+		/* perf keeps these per cgroup too */
+		if (ev[e].kind != k || ev[e].cgroup != cg || !ev[e].supported || !r->present ||
+		    !r->counted)
 			continue;
 		sum += r->val;
 		(*n)++;
@@ -47,12 +49,12 @@ static double kind_total(const struct stat_evsel *ev, int nr_ev, int nr_ids,
 }
 
 static struct stat_metric ratio_pct(const struct stat_evsel *ev, int nr_ev, int nr_ids,
-				    const struct stat_row *rows, int a, double avg,
+				    const struct stat_row *rows, int a, int cg, double avg,
 				    enum stat_kind den, const char *unit)
 {
 	struct stat_metric m = { NULL, unit, 0 };
 	int n;
-	double total = kind_total(ev, nr_ev, nr_ids, rows, den, a, &n);
+	double total = kind_total(ev, nr_ev, nr_ids, rows, den, a, cg, &n);
 
 	if (!n)
 		return m;
@@ -67,7 +69,7 @@ struct stat_metric stat_metric(const struct stat_out *o, const struct stat_evsel
 	struct stat_metric m = { NULL, NULL, 0 };
 	const struct stat_row *r = row_of(rows, nr_ids, e, a);
 	double avg = r->val * ev[e].scale, total;
-	int n;
+	int n, cg = ev[e].cgroup;
 
 	switch (ev[e].kind) {
 	case K_CLOCK:
@@ -79,14 +81,14 @@ struct stat_metric stat_metric(const struct stat_out *o, const struct stat_evsel
 		return m;
 	case K_INSTRUCTIONS:
 		m.unit = "insn per cycle";
-		total = kind_total(ev, nr_ev, nr_ids, rows, K_CYCLES, a, &n);
+		total = kind_total(ev, nr_ev, nr_ids, rows, K_CYCLES, a, cg, &n);
 		if (total) {
 			m.fmt = "%7.2f ";
 			m.val = avg / total;
 		}
 		return m;
 	case K_CYCLES:
-		total = kind_total(ev, nr_ev, nr_ids, rows, K_CLOCK, a, &n);
+		total = kind_total(ev, nr_ev, nr_ids, rows, K_CLOCK, a, cg, &n);
 		if (total) {
 			m.fmt = "%8.3f";
 			m.unit = "GHz";
@@ -94,34 +96,34 @@ struct stat_metric stat_metric(const struct stat_out *o, const struct stat_evsel
 		}
 		return m;
 	case K_BRANCH_MISSES:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_BRANCHES, "of all branches");
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_BRANCHES, "of all branches");
 	case K_CACHE_MISSES:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_CACHE_REFS, "of all cache refs");
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_CACHE_REFS, "of all cache refs");
 	case K_L1D_MISSES:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_L1D_LOADS,
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_L1D_LOADS,
 				 "of all L1-dcache accesses");
 	case K_L1I_MISSES:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_L1I_LOADS,
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_L1I_LOADS,
 				 "of all L1-icache accesses");
 	case K_LLC_MISSES:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_LLC_LOADS,
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_LLC_LOADS,
 				 "of all LL-cache accesses");
 	case K_DTLB_MISSES:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_DTLB_LOADS,
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_DTLB_LOADS,
 				 "of all dTLB cache accesses");
 	case K_ITLB_MISSES:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_ITLB_LOADS,
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_ITLB_LOADS,
 				 "of all iTLB cache accesses");
 	case K_STALLED_FE:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_CYCLES, "frontend cycles idle");
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_CYCLES, "frontend cycles idle");
 	case K_STALLED_BE:
-		return ratio_pct(ev, nr_ev, nr_ids, rows, a, avg, K_CYCLES, "backend cycles idle");
+		return ratio_pct(ev, nr_ev, nr_ids, rows, a, cg, avg, K_CYCLES, "backend cycles idle");
 	case K_NONE:
 		return m;
 	default:
 		break;
 	}
-	total = kind_total(ev, nr_ev, nr_ids, rows, K_CLOCK, a, &n);
+	total = kind_total(ev, nr_ev, nr_ids, rows, K_CLOCK, a, cg, &n);
 	if (n) {
 		double ratio = 0;
 		static const char *const units[] = { "/sec", "K/sec", "M/sec", "G/sec" };
@@ -146,8 +148,8 @@ static bool stalled_metric(const struct stat_evsel *ev, int nr_ev, int nr_ids,
 			   const struct stat_row *rows, int e, int a, struct stat_metric *m)
 {
 	int n1, n2;
-	double fe = kind_total(ev, nr_ev, nr_ids, rows, K_STALLED_FE, a, &n1);
-	double be = kind_total(ev, nr_ev, nr_ids, rows, K_STALLED_BE, a, &n2);
+	double fe = kind_total(ev, nr_ev, nr_ids, rows, K_STALLED_FE, a, ev[e].cgroup, &n1);
+	double be = kind_total(ev, nr_ev, nr_ids, rows, K_STALLED_BE, a, ev[e].cgroup, &n2);
 	double total = fe > be ? fe : be, avg = row_of(rows, nr_ids, e, a)->val;
 
 	if (ev[e].kind != K_INSTRUCTIONS || !total || !avg)
@@ -305,6 +307,12 @@ static void csv_metric(const struct stat_out *o, FILE *f, const struct stat_metr
 	fprintf(f, "%s%s%s%s", o->sep, vals, o->sep, m->unit);
 }
 
+/* -G/--for-each-cgroup: the event's cgroup ("" for one without) */
+static const char *cgroup_name(const struct stat_out *o, const struct stat_evsel *c)
+{
+	return c->cgroup >= 0 && o->cgroups ? o->cgroups[c->cgroup].name : "";
+}
+
 /* The CSV and JSON "pcnt-running": perf 6.1 divides the integer times (66.00, where
  * the std line shows 66.67%). */
 static double pcnt(const struct stat_row *r)
@@ -346,6 +354,11 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 		fputs(", \"event\" : ", f);
 		stat_json_string(f, c->name);
 		fputs(", ", f);
+		if (o->cgroup_column) {
+			fputs("\"cgroup\" : ", f);
+			stat_json_string(f, cgroup_name(o, c));
+			fputs(", ", f);
+		}
 		if (o->run_count > 1)
 			fprintf(f, "\"variance\" : %.2f, ", r->variance);
 		fprintf(f, "\"event-runtime\" : %" PRIu64 ", \"pcnt-running\" : %.2f, ",
@@ -365,6 +378,8 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 		else
 			fprintf(f, "%s%s", bad, o->sep);
 		fprintf(f, "%s%s%s", c->supported ? c->unit : "", o->sep, c->name);
+		if (o->cgroup_column)
+			fprintf(f, "%s%s", o->sep, cgroup_name(o, c));
 		if (o->run_count > 1)
 			fprintf(f, "%s%.2f%%", o->sep, r->variance);
 		fprintf(f, "%s%" PRIu64 "%s%.2f", o->sep, (uint64_t)r->run, o->sep, pcnt(r));
@@ -381,6 +396,8 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 		else
 			fprintf(f, o->big_num ? "%'18.0f " : "%18.0f ", uval);
 		fprintf(f, "%-*s %-32s", o->unit_width, c->unit, c->name);
+		if (o->cgroup_column)
+			fprintf(f, " %s", cgroup_name(o, c));
 		std_metric(f, &m);
 		if (stalled_metric(ev, nr_ev, nr_ids, rows, e, a, &m2)) {
 			fputc('\n', f);
@@ -394,6 +411,8 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 	} else {
 		fprintf(f, "%18s %-*s %-25s", bad, o->unit_width, c->supported ? c->unit : "",
 			c->name);
+		if (o->cgroup_column)
+			fprintf(f, " %s", cgroup_name(o, c));
 		fprintf(f, "%-*s", METRIC_LEN, "");
 	}
 	if (o->run_count > 1 && r->variance != 0)
@@ -448,6 +467,10 @@ static void print_strict(struct stat_out *o, const struct stat_evsel *ev, int nr
 	}
 	fputs("\"event\": ", f);
 	stat_json_string(f, c->name);
+	if (o->cgroup_column) {
+		fputs(", \"cgroup\": ", f);
+		stat_json_string(f, cgroup_name(o, c));
+	}
 	fputs(", \"unit\": ", f);
 	stat_json_string(f, c->unit);
 	fprintf(f, ", \"status\": \"%s\"", !c->supported ? "not supported" :

@@ -81,6 +81,9 @@ int stat_run__open_counters(struct stat_run *r)
 		int lead = r->ev[i].leader == i ? -1 : r->set_idx[r->ev[i].leader];
 
 		err = tally_counters__add(r->set, &r->ev[i].attr, lead, &r->set_idx[i]);
+		if (!err && r->ev[i].cgroup >= 0)
+			err = tally_counters__set_cgroup(r->set, (size_t)r->set_idx[i],
+							 r->cgroups[r->ev[i].cgroup].fd);
 		if (err)
 			return err;
 	}

@@ -50,6 +50,13 @@ struct stat_evsel {
 	const char *filter;	/* --filter: set on its fds after open */
 	bool name_set;		/* name= term: --no-merge keeps the name */
 	int shown_with;		/* the event whose line shows this one's counts, or -1 */
+	int cgroup;		/* -G/--for-each-cgroup: index in stat_run.cgroups, or -1 */
+};
+
+/* A cgroup events count in (stat-cgroup.c): its name as shown, its open directory. */
+struct stat_cgroup {
+	char *name;
+	int fd;
 };
 
 /* One aggregation bucket: what the prefix of a line names. */
@@ -87,6 +94,9 @@ struct stat_out {
 	int nr_headers_printed;	/* interval header every 25 intervals */
 	/* strict JSON: state of the document */
 	bool strict_first;
+	/* -G/--for-each-cgroup: a cgroup column after the event name (names: cgroups) */
+	bool cgroup_column;
+	const struct stat_cgroup *cgroups;
 };
 
 /* Print the rows of one report (a run, an interval). rows[e * nr_ids + a]. */
@@ -143,6 +153,13 @@ struct stat_opts {
 	const char *pre, *post;	/* --pre, --post: shell commands around each run */
 	bool interval_clear;	/* --interval-clear: clear the screen before each interval */
 	const char *sysfs;	/* --sysfs: PMUs and tracepoints under this root (tests) */
+	/* -G lists in order, each with the number of -e before it */
+	struct stat_cgroup_arg {
+		int after;
+		const char *names;
+	} *cgroup_args;
+	int nr_cgroup_args;
+	const char *for_each_cgroup;	/* --for-each-cgroup LIST */
 	char **argv;		/* the workload */
 	int argc;
 	const char *record_path;	/* tally stat record -o PATH ("-": stdout) */
@@ -184,6 +201,9 @@ struct stat_run {
 	int nr_ru;
 	int exit_status;
 	bool workload_ran;
+	struct stat_cgroup *cgroups;	/* -G/--for-each-cgroup, opened */
+	int nr_cgroups;
+	int nr_cgroup_slots;	/* -G names so far, empty ones too (perf's nr_cgroups) */
 };
 
 /* Events (stat-events.c): -e specs, or the defaults with -d levels, with perf stat's attr
@@ -191,6 +211,11 @@ struct stat_run {
  * exit status (message printed) or -errno. */
 int stat_run__build_events(struct stat_run *r);
 int stat_run__plan_merges(struct stat_run *r);
+/* Cgroups (stat-cgroup.c): the -G lists given after the first nr_specs -e; then
+ * --for-each-cgroup's copies of the event list. 0, 129 (message printed) or -errno. */
+int stat_run__cgroups_after_spec(struct stat_run *r, int nr_specs);
+int stat_run__expand_cgroups(struct stat_run *r);
+void stat_run__free_cgroups(struct stat_run *r);
 /* Targets and buckets (stat-aggr.c): the CPUs and threads counted, and the buckets the
  * aggregation mode makes of them. 0 or an exit status (message printed). */
 int stat_run__build_targets(struct stat_run *r, pid_t workload_pid);

@@ -50,6 +50,7 @@ struct tally_counter {
 	int nr_members;		/* leaders: events in the group including itself */
 	int open_err;		/* 0, or the -errno that made this event unsupported */
 	bool user_only;		/* opened with exclude_kernel/hv after EACCES (see below) */
+	int cgroup_fd;		/* -1, or the cgroup it counts in (tally_counters__set_cgroup) */
 	int *fd;		/* per pair; -1 where not open */
 	uint64_t *id;		/* per pair: the kernel's event id */
 	struct tally_count *count;	/* per pair: the last reading */
@@ -102,6 +103,11 @@ TALLY_API int tally_counters__reset(struct tally_counters *set);
 /* Set a tracepoint filter (ftrace syntax, PERF_EVENT_IOC_SET_FILTER) on every open fd
  * of event i. 0, or the first -errno (EINVAL: the kernel rejects the filter). */
 TALLY_API int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter);
+/* Count event i only while a task of a cgroup runs: cgroup_fd is an open directory of
+ * the perf_event cgroup hierarchy (the caller keeps it open until the set is opened),
+ * -1 for no cgroup. The kernel counts cgroups per CPU: the set's threads must be {-1}.
+ * Takes effect at the next open. 0, or -EINVAL (bad index, or a set over threads). */
+TALLY_API int tally_counters__set_cgroup(struct tally_counters *set, size_t i, int cgroup_fd);
 /* Read every open event into its count[] (group leaders in one read). 0 or -errno. */
 TALLY_API int tally_counters__read(struct tally_counters *set);
 /* Index of the (cpu_idx, thread_idx) pair in per-pair arrays. */

@@ -90,6 +90,7 @@ int tally_counters__add(struct tally_counters *set, const struct perf_event_attr
 	for (size_t i = 0; i < np; i++)
 		c->fd[i] = -1;
 	c->leader = leader >= 0 ? leader : (int)set->nr;
+	c->cgroup_fd = -1;
 	c->nr_members = leader >= 0 ? 0 : 1;
 	if (leader >= 0)
 		set->ev[leader].nr_members++;
@@ -132,12 +133,14 @@ void tally_counters__close(struct tally_counters *set)
 static int open_one(struct tally_counters *set, struct tally_counter *c, size_t ci, size_t ti,
 		    int group_fd, unsigned long flags)
 {
-	pid_t pid = set->threads->tid[ti];
+	pid_t pid = c->cgroup_fd >= 0 ? c->cgroup_fd : set->threads->tid[ti];
 	int cpu = set->cpus->cpu[ci];
 	unsigned allowed = TALLY_FALLBACK_NO_GUEST |
 			   (set->user_only_fallback ? TALLY_FALLBACK_USER_ONLY : 0) |
 			   (set->raised_nofile ? 0 : TALLY_FALLBACK_NOFILE);
 
+	if (c->cgroup_fd >= 0)
+		flags |= PERF_FLAG_PID_CGROUP;
 	for (;;) {
 		int fd = tly_sys__perf_event_open(c->attr, pid, cpu, group_fd, flags);
 		enum tally_fallback kind;
@@ -255,6 +258,16 @@ int tally_counters__set_filter(struct tally_counters *set, size_t i, const char 
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+int tally_counters__set_cgroup(struct tally_counters *set, size_t i, int cgroup_fd)
+{
+	if (!set || i >= set->nr || cgroup_fd < -1)
+		return -EINVAL;
+	if (cgroup_fd >= 0 && (set->threads->nr != 1 || set->threads->tid[0] != -1))
+		return -EINVAL;
+	set->ev[i].cgroup_fd = cgroup_fd;
 	return 0;
 }
 

@@ -60,3 +60,18 @@ can_drop_root() {
 		[ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 0)" -ge 2 ] &&
 		chmod 711 "$TMP" && as_nobody test -x "$TMP"
 }
+
+# stat_compare NAME MODE ARGS...: perf stat and tally stat with ARGS, their reports
+# (standard error) compared by shape (tests/data/stat/shape.py MODE: std, csv, json).
+stat_compare() {
+	local name=$1 mode=$2
+	shift 2
+	perf stat "$@" 2>p.out >/dev/null
+	"$TALLY" stat "$@" 2>t.out >/dev/null
+	if python3 "$TALLY_TOP/tests/data/stat/shape.py" "$mode" p.out t.out 2>diff.txt; then
+		ok "$name"
+	else
+		fail "$name"
+		sed 's/^/# /' diff.txt
+	fi
+}

@@ -34,43 +34,30 @@ have_perf || { skip "stat formats vs perf run now (perf absent)"; exit 0; }
 HOT="$TALLY_BUILD/workloads/hot"
 EV=task-clock,page-faults,cycles
 
-# compare NAME MODE ARGS...: run perf stat and tally stat with ARGS, compare shapes.
-compare() {
-	local name=$1 mode=$2
-	shift 2
-	perf stat "$@" 2>p.out >/dev/null
-	"$TALLY" stat "$@" 2>t.out >/dev/null
-	if python3 "$SHAPE" "$mode" p.out t.out 2>diff.txt; then
-		ok "$name"
-	else
-		fail "$name"
-		sed 's/^/# /' diff.txt
-	fi
-}
 
 for f in std csv json; do
 	case $f in std) fmt=() ;; csv) fmt=(-x,) ;; json) fmt=(-j) ;; esac
-	compare "$f: workload, default events" $f "${fmt[@]}" true
-	compare "$f: -e list with <not supported>" $f "${fmt[@]}" -e $EV true
-	compare "$f: -a" $f "${fmt[@]}" -a -e $EV --timeout 100
-	compare "$f: -a, default events (cpu-clock)" $f "${fmt[@]}" -a --timeout 100
-	compare "$f: -d" $f "${fmt[@]}" -d true
-	compare "$f: -A -a" $f "${fmt[@]}" -A -a -e $EV --timeout 100
-	compare "$f: -I -a" $f "${fmt[@]}" -I 50 --interval-count 2 -a -e $EV
-	compare "$f: -I -A -a" $f "${fmt[@]}" -I 50 --interval-count 1 -A -a -e task-clock
+	stat_compare "$f: workload, default events" $f "${fmt[@]}" true
+	stat_compare "$f: -e list with <not supported>" $f "${fmt[@]}" -e $EV true
+	stat_compare "$f: -a" $f "${fmt[@]}" -a -e $EV --timeout 100
+	stat_compare "$f: -a, default events (cpu-clock)" $f "${fmt[@]}" -a --timeout 100
+	stat_compare "$f: -d" $f "${fmt[@]}" -d true
+	stat_compare "$f: -A -a" $f "${fmt[@]}" -A -a -e $EV --timeout 100
+	stat_compare "$f: -I -a" $f "${fmt[@]}" -I 50 --interval-count 2 -a -e $EV
+	stat_compare "$f: -I -A -a" $f "${fmt[@]}" -I 50 --interval-count 1 -A -a -e task-clock
 	for m in core socket die node; do
-		compare "$f: --per-$m" $f "${fmt[@]}" --per-$m -a -e $EV --timeout 100
-		compare "$f: -I --per-$m" $f "${fmt[@]}" -I 50 --interval-count 1 --per-$m -a -e task-clock
+		stat_compare "$f: --per-$m" $f "${fmt[@]}" --per-$m -a -e $EV --timeout 100
+		stat_compare "$f: -I --per-$m" $f "${fmt[@]}" -I 50 --interval-count 1 --per-$m -a -e task-clock
 	done
 	"$HOT" 3 &
 	hp=$!
-	compare "$f: --per-thread -p" $f "${fmt[@]}" --per-thread -p $hp -e task-clock,context-switches --timeout 100
+	stat_compare "$f: --per-thread -p" $f "${fmt[@]}" --per-thread -p $hp -e task-clock,context-switches --timeout 100
 	kill $hp; wait $hp 2>/dev/null
 done
 # -r: the variance column; task-clock always varies, so its noise is always shown.
-compare "std: -r 3" std -r 3 -e task-clock true
-compare "csv: -r 3" csv -x, -r 3 -e task-clock,cycles true
-compare "json: -r 3" json -j -r 3 -e task-clock,cycles true
+stat_compare "std: -r 3" std -r 3 -e task-clock true
+stat_compare "csv: -r 3" csv -x, -r 3 -e task-clock,cycles true
+stat_compare "json: -r 3" json -j -r 3 -e task-clock,cycles true
 
 # Separator counts from the issue: 6 plain, 7 with -r (variance), 8 with -I (timestamp).
 "$TALLY" stat -x, -e task-clock true 2>c6.csv

@@ -194,6 +194,52 @@ static void tracepoint_filter_on_every_fd(void **state)
 	sim_uninstall();
 }
 
+/* -G: the event opens with the cgroup's fd as pid and PERF_FLAG_PID_CGROUP on every CPU;
+ * the others as before. Not on a set over threads. */
+static void cgroup_event_opens_with_cgroup_fd(void **state)
+{
+	struct tally_cpumap *cpus;
+	struct tally_threadmap *thr, *task;
+	struct tally_counters *set, *tset;
+	struct perf_event_attr a = sw(PERF_COUNT_SW_TASK_CLOCK), b = sw(PERF_COUNT_SW_CPU_CLOCK);
+	int ia, ib;
+
+	(void)state;
+	sim_install();
+	assert_int_equal(tally_cpumap__parse("0-1", &cpus, NULL), 0);
+	assert_int_equal(tally_threadmap__single(-1, &thr), 0);
+	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
+	assert_int_equal(tally_counters__add(set, &a, -1, &ia), 0);
+	assert_int_equal(tally_counters__add(set, &b, -1, &ib), 0);
+	assert_int_equal(set->ev[ib].cgroup_fd, -1);
+	assert_int_equal(tally_counters__set_cgroup(set, (size_t)ib, 77), 0);
+	assert_int_equal(tally_counters__set_cgroup(set, 2, 77), -EINVAL);
+	assert_int_equal(tally_counters__set_cgroup(NULL, 0, 77), -EINVAL);
+	assert_int_equal(tally_counters__open(set, 0), 0);
+	for (size_t k = 0; k < 2; k++) {
+		struct sim_event *ea = sim_event_by_fd(set->ev[ia].fd[k]);
+		struct sim_event *eb = sim_event_by_fd(set->ev[ib].fd[k]);
+
+		assert_int_equal(ea->pid, -1);
+		assert_false(ea->flags & PERF_FLAG_PID_CGROUP);
+		assert_int_equal(eb->pid, 77);
+		assert_int_equal(eb->cpu, (int)k);
+		assert_true(eb->flags & PERF_FLAG_PID_CGROUP);
+		assert_true(eb->flags & PERF_FLAG_FD_CLOEXEC);
+	}
+	assert_int_equal(tally_threadmap__single(getpid(), &task), 0);
+	assert_int_equal(tally_counters__new(cpus, task, &tset), 0);
+	assert_int_equal(tally_counters__add(tset, &a, -1, NULL), 0);
+	assert_int_equal(tally_counters__set_cgroup(tset, 0, 77), -EINVAL);
+	assert_int_equal(tally_counters__set_cgroup(tset, 0, -1), 0);
+	tally_counters__delete(tset);
+	tally_counters__delete(set);
+	tally_threadmap__delete(task);
+	tally_cpumap__delete(cpus);
+	tally_threadmap__delete(thr);
+	sim_uninstall();
+}
+
 static void fatal_error_closes_everything(void **state)
 {
 	struct tally_cpumap *cpus;
@@ -476,6 +522,7 @@ int main(void)
 		cmocka_unit_test(not_counted_and_unsupported),
 		cmocka_unit_test(fatal_error_closes_everything),
 		cmocka_unit_test(tracepoint_filter_on_every_fd),
+		cmocka_unit_test(cgroup_event_opens_with_cgroup_fd),
 		cmocka_unit_test(emfile_raises_limit_once),
 		cmocka_unit_test(all_threads),
 		cmocka_unit_test(exclude_guest_fallback),
