@@ -463,20 +463,8 @@ static int report_read(struct report *r)
 		cli_error("interrupted");
 		return 1;
 	}
-	if (ret < 0) {
-		if (derr.msg[0])
-			cli_error("%s: file offset %#" PRIx64 ": %s", o->input, derr.offset, derr.msg);
-		else
-			cli_error("%s: reading failed: %s", o->input, strerror(-ret));
+	if (report_walk_end(r->data, o->input, ret, &derr, "reported"))
 		return 1;
-	}
-	if (tally_data__truncated(r->data))
-		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; "
-			 "reported the complete records before it", o->input,
-			 tally_data__truncated(r->data));
-	if (tally_data__nr_unknown_records(r->data))
-		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
-			 o->input, tally_data__nr_unknown_records(r->data));
 	report_kernel_symbols_note(r->session);
 	return 0;
 }

@@ -259,8 +259,8 @@ static void tracepoint_chains(struct script *s)
 			s->ev[i].fields |= F_IP | F_SYM | F_SYMOFF | F_DSO;
 }
 
-/* -F [type:]a,b,c | +a,-b: decide the fields of every event. */
-static int setup_fields(struct script *s)
+/* The fields perf prints without -F, less what the file lacks. */
+static void default_event_fields(struct script *s)
 {
 	for (size_t i = 0; i < s->nr_ev; i++) {
 		const struct tally_data_event *ev = tally_data__event(s->data, i);
@@ -276,6 +276,59 @@ static int setup_fields(struct script *s)
 		s->ev[i].tracepoint = ev->attr.type == PERF_TYPE_TRACEPOINT;
 	}
 	tracepoint_chains(s);
+}
+
+/* Event i's fields from the -F list l (n names; +name/-name edit the defaults). */
+static int event_fields(struct script *s, size_t i, char **l, size_t n, const char *only_type,
+			bool add_mode)
+{
+	const struct tally_data_event *ev = tally_data__event(s->data, i);
+	unsigned f = add_mode ? s->ev[i].fields : 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const char *name = l[k];
+		bool del = false;
+		uint64_t needs = 0;
+		int bit;
+
+		if (name[0] == '+' || name[0] == '-') {
+			del = name[0] == '-';
+			name++;
+		}
+		bit = field_bit(name, &needs);
+		if (bit < 0) {
+			cli_error("-F: unknown field '%s' (use comm, tid, pid, time, cpu, event, "
+				  "ip, sym, symoff, dso, period, addr, trace, srcline)", name);
+			return -1;
+		}
+		if (bit == F_TRACE && !only_type && ev->attr.type != PERF_TYPE_TRACEPOINT)
+			continue;	/* warned by setup_fields */
+		if (!del && needs && !(ev->attr.sample_type & needs)) {
+			cli_error("samples for '%s' event do not have the %s attribute set; "
+				  "cannot print the '%s' field (record with it, or drop it from -F)",
+				  ev->name ? ev->name : "?", name, name);
+			return -1;
+		}
+		if (del)
+			f &= ~(unsigned)bit;
+		else
+			f |= (unsigned)bit;
+	}
+	if (f & F_SYMOFF)
+		f |= F_SYM;
+	if ((f & F_SRCLINE) && !(f & F_IP)) {
+		cli_error("-F srcline needs the ip field: the source line is looked up "
+			  "from the sample's address (add ip to -F)");
+		return -1;
+	}
+	s->ev[i].fields = f;
+	return 0;
+}
+
+/* -F [type:]a,b,c | +a,-b: decide the fields of every event. */
+static int setup_fields(struct script *s)
+{
+	default_event_fields(s);
 	if (!s->o->fields)
 		return 0;
 
@@ -313,52 +366,14 @@ static int setup_fields(struct script *s)
 	}
 
 	for (size_t i = 0; i < s->nr_ev; i++) {
-		const struct tally_data_event *ev = tally_data__event(s->data, i);
-		const char *tn = type_name(ev->attr.type);
-		unsigned f = add_mode ? s->ev[i].fields : 0;
+		const char *tn = type_name(tally_data__event(s->data, i)->attr.type);
 
 		if (only_type && (!tn || strcmp(tn, only_type)))
 			continue;
-		for (size_t k = 0; k < n; k++) {
-			const char *name = l[k];
-			bool del = false;
-			uint64_t needs = 0;
-			int bit;
-
-			if (name[0] == '+' || name[0] == '-') {
-				del = name[0] == '-';
-				name++;
-			}
-			bit = field_bit(name, &needs);
-			if (bit < 0) {
-				cli_error("-F: unknown field '%s' (use comm, tid, pid, time, cpu, event, "
-					  "ip, sym, symoff, dso, period, addr, trace, srcline)", name);
-				strlist_free(l);
-				return -1;
-			}
-			if (bit == F_TRACE && !only_type && ev->attr.type != PERF_TYPE_TRACEPOINT)
-				continue;	/* warned above */
-			if (!del && needs && !(ev->attr.sample_type & needs)) {
-				cli_error("samples for '%s' event do not have the %s attribute set; "
-					  "cannot print the '%s' field (record with it, or drop it from -F)",
-					  ev->name ? ev->name : "?", name, name);
-				strlist_free(l);
-				return -1;
-			}
-			if (del)
-				f &= ~(unsigned)bit;
-			else
-				f |= (unsigned)bit;
-		}
-		if (f & F_SYMOFF)
-			f |= F_SYM;
-		if ((f & F_SRCLINE) && !(f & F_IP)) {
-			cli_error("-F srcline needs the ip field: the source line is looked up "
-				  "from the sample's address (add ip to -F)");
+		if (event_fields(s, i, l, n, only_type, add_mode)) {
 			strlist_free(l);
 			return -1;
 		}
-		s->ev[i].fields = f;
 	}
 	strlist_free(l);
 	return 0;
@@ -1218,13 +1233,90 @@ static void script_release(void *opts)
 	strlist_free(o->stop_bt);
 }
 
+/* What the walk needs: the output buffer, the chain memo, the events and their
+ * fields, the dump files, the session and the tracepoint formats. 0 or 1. */
+static int script_setup(struct script *s)
+{
+	const struct script_opts *o = s->o;
+	struct tally_session_opts so = { 0 };
+	int ret;
+
+	s->out = malloc(sizeof(*s->out));
+	if (!s->out) {
+		cli_error("out of memory");
+		return 1;
+	}
+	s->out->fp = stdout;
+	s->out->len = 0;
+	s->out->flushes = 0;
+	s->chains = tally_sample_memo__new(CHAIN_MEMO_WORDS, CHAIN_MEMO_MIN_HITS);
+	if (!s->chains) {
+		cli_error("out of memory");
+		return 1;
+	}
+	s->nr_ev = tally_data__nr_events(s->data);
+	s->ev = calloc(s->nr_ev ? s->nr_ev : 1, sizeof(*s->ev));
+	if (!s->ev) {
+		cli_error("out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(s->data, i);
+		int w = ev->name ? (int)strlen(ev->name) : 9;
+
+		if (w > s->name_width)
+			s->name_width = w;
+	}
+	if (setup_fields(s) || (o->per_event_dump && open_dumps(s)))
+		return 1;
+	so.kallsyms = o->kallsyms;
+	so.symfs = o->symfs;
+	if (report_session_new(&s->session, s->data, &so)) {
+		cli_error("out of memory");
+		return 1;
+	}
+	/* perf 6.1 adds inlined functions to the frames it unwinds from dwarf stacks only */
+	tally_session__set_inline(s->session, o->inline_frames ? TALLY_INLINE_UNWOUND
+							      : TALLY_INLINE_NONE);
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		if (s->ev[i].tracepoint && (s->ev[i].fields & F_TRACE)) {
+			ret = script_trace__new(&s->trace, s->data);
+			if (ret)
+				cli_warn("%s: tracepoint formats unreadable (%s); printing events "
+					 "without their fields", o->input, strerror(-ret));
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Print every record. 0 when the walk went through; otherwise the command ends with
+ * *status. */
+static int script_walk(struct script *s, int *status)
+{
+	const struct script_opts *o = s->o;
+	struct tally_data_error derr = { 0 };
+	int ret = tally_data__for_each(s->data, TALLY_DATA_ORDERED, on_record, s, &derr);
+
+	out_flush(s->out);
+	if (ret == -EIO && ferror(stdout)) {
+		*status = cli_finish_output(stdout, "the script output");
+		return 1;
+	}
+	if (ret == -EINTR && exiting) {
+		cli_error("interrupted");
+		return 1;
+	}
+	if (ret < 0)
+		fflush(stdout);
+	return report_walk_end(s->data, o->input, ret, &derr, "printed");
+}
+
 static int script_exec(void *opts, const struct cli_args *args)
 {
 	struct script_opts o = *(struct script_opts *)opts;
 	struct script s = { .o = &o };
-	struct tally_session_opts so = { 0 };
-	struct tally_data_error derr = { 0 };
-	int ret, status = 1;
+	int status = 1;
 
 	(void)args;
 	if (report_open(&s.data, o.input, o.force))
@@ -1254,77 +1346,8 @@ static int script_exec(void *opts, const struct cli_args *args)
 			goto out;
 		}
 	}
-	s.out = malloc(sizeof(*s.out));
-	if (!s.out) {
-		cli_error("out of memory");
+	if (script_setup(&s) || script_walk(&s, &status))
 		goto out;
-	}
-	s.out->fp = stdout;
-	s.out->len = 0;
-	s.out->flushes = 0;
-	s.chains = tally_sample_memo__new(CHAIN_MEMO_WORDS, CHAIN_MEMO_MIN_HITS);
-	if (!s.chains) {
-		cli_error("out of memory");
-		goto out;
-	}
-	s.nr_ev = tally_data__nr_events(s.data);
-	s.ev = calloc(s.nr_ev ? s.nr_ev : 1, sizeof(*s.ev));
-	if (!s.ev) {
-		cli_error("out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < s.nr_ev; i++) {
-		const struct tally_data_event *ev = tally_data__event(s.data, i);
-		int w = ev->name ? (int)strlen(ev->name) : 9;
-
-		if (w > s.name_width)
-			s.name_width = w;
-	}
-	if (setup_fields(&s) || (o.per_event_dump && open_dumps(&s)))
-		goto out;
-	so.kallsyms = o.kallsyms;
-	so.symfs = o.symfs;
-	if (report_session_new(&s.session, s.data, &so)) {
-		cli_error("out of memory");
-		goto out;
-	}
-	/* perf 6.1 adds inlined functions to the frames it unwinds from dwarf stacks only */
-	tally_session__set_inline(s.session, o.inline_frames ? TALLY_INLINE_UNWOUND
-							     : TALLY_INLINE_NONE);
-	for (size_t i = 0; i < s.nr_ev; i++) {
-		if (s.ev[i].tracepoint && (s.ev[i].fields & F_TRACE)) {
-			ret = script_trace__new(&s.trace, s.data);
-			if (ret)
-				cli_warn("%s: tracepoint formats unreadable (%s); printing events "
-					 "without their fields", o.input, strerror(-ret));
-			break;
-		}
-	}
-	ret = tally_data__for_each(s.data, TALLY_DATA_ORDERED, on_record, &s, &derr);
-	out_flush(s.out);
-	if (ret == -EIO && ferror(stdout)) {
-		status = cli_finish_output(stdout, "the script output");
-		goto out;
-	}
-	if (ret == -EINTR && exiting) {
-		cli_error("interrupted");
-		goto out;
-	}
-	if (ret < 0) {
-		fflush(stdout);
-		if (derr.msg[0])
-			cli_error("%s: file offset %#" PRIx64 ": %s", o.input, derr.offset, derr.msg);
-		else
-			cli_error("%s: reading failed: %s", o.input, strerror(-ret));
-		goto out;
-	}
-	if (tally_data__truncated(s.data))
-		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; "
-			 "printed the complete records before it", o.input,
-			 tally_data__truncated(s.data));
-	if (tally_data__nr_unknown_records(s.data))
-		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
-			 o.input, tally_data__nr_unknown_records(s.data));
 	report_kernel_symbols_note(s.session);
 	out_to(s.out, stdout);
 	if (o.per_event_dump && close_dumps(&s))

@@ -265,6 +265,35 @@ static int print_cell_sep(FILE *fp, size_t nr_members, const struct tally_hist_e
 	return 0;
 }
 
+/* "# " and the column names, then (without a separator) the dotted rule and "#". */
+static void print_header(FILE *fp, const enum tally_hist_col *cols, const size_t *widths,
+			 size_t nr, const struct hist_print_opts *o)
+{
+	fputs("# ", fp);
+	for (size_t i = 0; i < nr; i++) {
+		const char *hd = col_header(cols[i], o->overhead_is_self);
+
+		if (i)
+			fputs(o->sep ? o->sep : "  ", fp);
+		if (col_right(cols[i]))
+			fprintf(fp, "%*s", (int)widths[i], hd);
+		else	/* perf cuts a key's header to its column */
+			fprintf(fp, "%-*.*s", (int)widths[i], (int)widths[i], hd);
+	}
+	if (o->sep) {	/* perf: no rule under the names with a separator */
+		fputc('\n', fp);
+		return;
+	}
+	fputs("\n# ", fp);
+	for (size_t i = 0; i < nr; i++) {
+		if (i)
+			fputs("  ", fp);
+		for (size_t j = 0; j < widths[i]; j++)
+			fputc('.', fp);
+	}
+	fputs("\n#\n", fp);
+}
+
 int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o)
 {
 	const struct tally_hist_totals *t = tally_hist__totals(h);
@@ -303,32 +332,8 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 				widths[i] = l;
 		}
 	}
-	if (o->header) {
-		fputs("# ", fp);
-		for (size_t i = 0; i < nr; i++) {
-			const char *hd = col_header(cols[i], o->overhead_is_self);
-
-			if (i)
-				fputs(o->sep ? o->sep : "  ", fp);
-			if (col_right(cols[i]))
-				fprintf(fp, "%*s", (int)widths[i], hd);
-			else	/* perf cuts a key's header to its column */
-				fprintf(fp, "%-*.*s", (int)widths[i], (int)widths[i], hd);
-		}
-		if (o->sep) {	/* perf: no rule under the names with a separator */
-			fputc('\n', fp);
-			goto rows;
-		}
-		fputs("\n# ", fp);
-		for (size_t i = 0; i < nr; i++) {
-			if (i)
-				fputs("  ", fp);
-			for (size_t j = 0; j < widths[i]; j++)
-				fputc('.', fp);
-		}
-		fputs("\n#\n", fp);
-	}
-rows:
+	if (o->header)
+		print_header(fp, cols, widths, nr, o);
 	for (size_t k = 0; k < nshow; k++) {
 		struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;

@@ -200,6 +200,51 @@ static void config_modes(const struct record_opts *o, struct perf_event_attr *a)
 	}
 }
 
+/* -c/-F: the sampling period or frequency (the event string did not choose one). */
+static void config_rate(const struct record_opts *o, struct perf_event_attr *a)
+{
+	/* the parser's period (1 for tracepoints, mem: breakpoints, bpf-output) is a
+	 * default that only -c/-F replace, as in perf */
+	if (!a->freq && a->sample_period && !o->period && !o->freq_set) {
+		;
+	} else if (o->period) {
+		a->freq = 0;
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	}
+}
+
+/* The sample fields options ask for. */
+static void config_sample_fields(const struct record_opts *o, struct perf_event_attr *a)
+{
+	if (o->sample_identifier)
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (o->transaction)
+		a->sample_type |= PERF_SAMPLE_TRANSACTION;
+	if (o->phys_data)
+		a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
+	if (o->data_page_size)
+		a->sample_type |= PERF_SAMPLE_DATA_PAGE_SIZE;
+	if (o->code_page_size)
+		a->sample_type |= PERF_SAMPLE_CODE_PAGE_SIZE;
+	if (o->weight)
+		a->sample_type |= PERF_SAMPLE_WEIGHT_STRUCT;
+	if (o->user_regs) {
+		/* with DWARF chains perf samples the given registers and the stack and
+		 * instruction pointers the unwinder needs (x86-64: SP, IP) */
+		bool dwarf = a->sample_type & PERF_SAMPLE_STACK_USER;
+
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user = o->user_regs | (dwarf ? (1ull << 7) | (1ull << 8) : 0);
+	}
+	if (o->intr_regs) {
+		a->sample_type |= PERF_SAMPLE_REGS_INTR;
+		a->sample_regs_intr = o->intr_regs;
+	}
+}
+
 /* perf record's evsel configuration for event I (see perf evlist -v of perf's files). */
 static void config_event(struct record *r, size_t i, const struct tally_event *src)
 {
@@ -239,45 +284,11 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	}
 	if (src)
 		per_event_call_graph(r, i, src);
-	if (!user_rate) {
-		/* the parser's period (1 for tracepoints, mem: breakpoints, bpf-output) is a
-		 * default that only -c/-F replace, as in perf */
-		if (!a->freq && a->sample_period && !o->period && !o->freq_set) {
-			;
-		} else if (o->period) {
-			a->freq = 0;
-			a->sample_period = o->period;
-		} else {
-			a->freq = 1;
-			a->sample_freq = o->freq;
-		}
-	}
+	if (!user_rate)
+		config_rate(o, a);
 	if (a->freq || o->sample_period)
 		a->sample_type |= PERF_SAMPLE_PERIOD;
-	if (o->sample_identifier)
-		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
-	if (o->transaction)
-		a->sample_type |= PERF_SAMPLE_TRANSACTION;
-	if (o->phys_data)
-		a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
-	if (o->data_page_size)
-		a->sample_type |= PERF_SAMPLE_DATA_PAGE_SIZE;
-	if (o->code_page_size)
-		a->sample_type |= PERF_SAMPLE_CODE_PAGE_SIZE;
-	if (o->weight)
-		a->sample_type |= PERF_SAMPLE_WEIGHT_STRUCT;
-	if (o->user_regs) {
-		/* with DWARF chains perf samples the given registers and the stack and
-		 * instruction pointers the unwinder needs (x86-64: SP, IP) */
-		bool dwarf = a->sample_type & PERF_SAMPLE_STACK_USER;
-
-		a->sample_type |= PERF_SAMPLE_REGS_USER;
-		a->sample_regs_user = o->user_regs | (dwarf ? (1ull << 7) | (1ull << 8) : 0);
-	}
-	if (o->intr_regs) {
-		a->sample_type |= PERF_SAMPLE_REGS_INTR;
-		a->sample_regs_intr = o->intr_regs;
-	}
+	config_sample_fields(o, a);
 	if (o->no_samples)
 		a->sample_period = 0;	/* perf keeps freq: no sample ever comes */
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;

@@ -544,6 +544,28 @@ static void earliest(uint64_t *at, uint64_t t)
 		*at = t;
 }
 
+/* --switch-output: a new file when the signal came, the size or the time is reached
+ * (t: now; *next_switch: when the time is up, 0 without a time). 0 or -1. */
+static int switch_due(struct record *r, uint64_t t, uint64_t *next_switch)
+{
+	const struct record_opts *o = r->o;
+
+	if (!(o->switch_signal && switch_hit) &&
+	    !(o->switch_size && tally_writer__data_bytes(r->w) >= o->switch_size) &&
+	    !(*next_switch && t >= *next_switch))
+		return 0;
+	switch_hit = 0;
+	if (!o->quiet)
+		fprintf(stderr, "[ tally record: dump data: Woken up %" PRIu64 " times ]\n",
+			r->wakeups);
+	r->wakeups = 0;
+	if (switch_output(r, false))
+		return -1;
+	if (*next_switch)
+		*next_switch = t + o->switch_time * 1000;
+	return 0;
+}
+
 /* Poll and drain until the end. Returns 0 or -1 (write error reported). */
 static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_status,
 		bool *wl_done)
@@ -598,20 +620,9 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 			r->stop_wl = true;
 			break;
 		}
-		if ((o->switch_signal && switch_hit) ||
-		    (o->switch_size && tally_writer__data_bytes(r->w) >= o->switch_size) ||
-		    (next_switch && t >= next_switch)) {
-			switch_hit = 0;
-			if (!o->quiet)
-				fprintf(stderr, "[ tally record: dump data: Woken up %" PRIu64
-					" times ]\n", r->wakeups);
-			r->wakeups = 0;
-			if (switch_output(r, false)) {
-				rc = -1;
-				break;
-			}
-			if (next_switch)
-				next_switch = t + o->switch_time * 1000;
+		if (switch_due(r, t, &next_switch)) {
+			rc = -1;
+			break;
 		}
 		if (!toggle_due(r, t)) {
 			r->stop_wl = true;

@@ -97,6 +97,25 @@ fail:
 	return 1;
 }
 
+int report_walk_end(struct tally_data *d, const char *input, int ret,
+		    const struct tally_data_error *derr, const char *done)
+{
+	if (ret < 0) {
+		if (derr->msg[0])
+			cli_error("%s: file offset %#" PRIx64 ": %s", input, derr->offset, derr->msg);
+		else
+			cli_error("%s: reading failed: %s", input, strerror(-ret));
+		return 1;
+	}
+	if (tally_data__truncated(d))
+		cli_warn("%s is cut short: %" PRIu64 " bytes missing at the end; "
+			 "%s the complete records before it", input, tally_data__truncated(d), done);
+	if (tally_data__nr_unknown_records(d))
+		cli_warn("%s: skipped %" PRIu64 " record(s) of unknown type (a newer perf?)",
+			 input, tally_data__nr_unknown_records(d));
+	return 0;
+}
+
 void report_kernel_symbols_note(struct tally_session *s)
 {
 	const char *why = s ? tally_session__kernel_symbols_problem(s) : NULL;

@@ -36,6 +36,13 @@ int report_session_new(struct tally_session **s, struct tally_data *d,
 int report_buildid_session(struct tally_data **d, struct tally_session **s, const char *path,
 			   bool force, bool *with_hits);
 
+/* After a walk of input's records (tally_data__for_each's ret and error): the error
+ * in one line (1), or 0 and a warning per damage the reader stepped over (a file cut
+ * short, records of unknown type). done: what was made of the records before a cut
+ * ("printed", "reported"). */
+int report_walk_end(struct tally_data *d, const char *input, int ret,
+		    const struct tally_data_error *derr, const char *done);
+
 /* After the records: if kernel addresses went without symbols, say why (one warning),
  * and the same for each binary whose symbols were wanted and not found (its file gone
  * or rebuilt, and no usable copy in the build-id cache; at most 10 named). */

@@ -363,22 +363,10 @@ static bool drop_pid(char *list, pid_t pid)
 	return false;
 }
 
-int top__open(struct top *t, const struct top_opts *o)
+/* The threads to watch: -p/-t/-u's, else every thread (system wide). */
+static int top_threads(struct top *t, const struct top_opts *o)
 {
-	struct tally_session_opts sopts = { 0 };
-	int err;
-
-	/* the caller zeroed t and set the sort keys */
-	t->o = o;
-	t->hide_kernel = o->hide_kernel;
-	t->hide_user = o->hide_user;
-	t->children = o->children < 0 ? o->callgraph : o->children;
-	t->ring_pages = o->mmap_pages ? o->mmap_pages : TOP_DEFAULT_PAGES;
-
-	t->freq = o->count ? o->freq : capped_freq(o->freq);
-	err = parse_events(t);
-	if (err)
-		return err == -ENOMEM ? (cli_error("out of memory"), err) : err;
+	int err = 0;
 
 	if (o->pid || o->tid) {
 		pid_t bad = 0;
@@ -403,6 +391,14 @@ int top__open(struct top *t, const struct top_opts *o)
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+/* The CPUs to open on: -C's, which must be online, else every online CPU. */
+static int top_cpus(struct top *t, const struct top_opts *o)
+{
+	int err;
+
 	if (o->cpu_list) {
 		size_t bad = 0;
 
@@ -437,6 +433,31 @@ int top__open(struct top *t, const struct top_opts *o)
 		cli_error("cannot read the CPU list: %s", strerror(-err));
 		return err;
 	}
+	return 0;
+}
+
+int top__open(struct top *t, const struct top_opts *o)
+{
+	struct tally_session_opts sopts = { 0 };
+	int err;
+
+	/* the caller zeroed t and set the sort keys */
+	t->o = o;
+	t->hide_kernel = o->hide_kernel;
+	t->hide_user = o->hide_user;
+	t->children = o->children < 0 ? o->callgraph : o->children;
+	t->ring_pages = o->mmap_pages ? o->mmap_pages : TOP_DEFAULT_PAGES;
+
+	t->freq = o->count ? o->freq : capped_freq(o->freq);
+	err = parse_events(t);
+	if (err)
+		return err == -ENOMEM ? (cli_error("out of memory"), err) : err;
+
+	err = top_threads(t, o);
+	if (!err)
+		err = top_cpus(t, o);
+	if (err)
+		return err;
 
 	sopts.no_symbols = false;
 	/* as perf, --ignore-vmlinux passes over -k's file */

@@ -1409,6 +1409,67 @@ static int deliver_aligned(struct walk *w, const uint8_t *rec, uint64_t off, boo
 	return ret;
 }
 
+/* Read the stream into c until it holds cap bytes or the stream ends (*eof). */
+static int fill_chunk(struct walk *w, struct chunk *c, size_t cap, uint64_t off, bool *eof)
+{
+	while (c->len < cap) {
+		ssize_t r = read(w->d->stream_fd, c->data + c->len, cap - c->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return fail(w->err, off + c->len, -errno, "reading the stream: %s",
+				    strerror(errno));
+		if (r == 0) {
+			*eof = true;
+			return 0;
+		}
+		c->len += (size_t)r;
+	}
+	return 0;
+}
+
+/* Deliver the whole records of c (off: where c starts in the stream); *pos ends at
+ * the first byte not delivered, *need says how long a record cut by c's end is. */
+static int walk_chunk(struct walk *w, struct chunk *c, uint64_t off, size_t *pos,
+		      uint64_t *need)
+{
+	int ret = 0;
+
+	*need = 0;
+	while (!ret && *pos + 8 <= c->len) {
+		const uint8_t *rec = c->data + *pos;
+		struct perf_event_header h;
+		uint64_t sz;
+		memcpy(&h, rec, 8);
+		if (h.size < 8)
+			return fail(w->err, off + *pos, -EINVAL, "record of size %u (type %u): the "
+				    "stream is damaged here", h.size, h.type);
+		if (stream_size(rec, &h, c->len - *pos, &sz))
+			return fail(w->err, off + *pos, -EINVAL, "record of type %u claims %" PRIu64
+				    " bytes of data", h.type, sz);
+		if (sz > c->len - *pos) {
+			*need = sz;
+			break;
+		}
+		bool consumed = h.type == TALLY_RECORD_HEADER_ATTR ||
+				h.type == TALLY_RECORD_HEADER_FEATURE ||
+				h.type == TALLY_RECORD_HEADER_TRACING_DATA;
+		if (h.type == TALLY_RECORD_COMPRESSED || h.type == TALLY_RECORD_COMPRESSED2) {
+			if (w->flags & TALLY_DATA_RAW)
+				ret = deliver_aligned(w, rec, off + *pos, true);
+			if (!ret)
+				ret = decompress(w, rec, &h, off + *pos);
+		} else if ((uintptr_t)rec & 7) {
+			ret = deliver_aligned(w, rec, off + *pos, consumed);
+		} else {
+			ret = deliver(w, (const struct perf_event_header *)rec, off + *pos, c,
+				      consumed);
+		}
+		*pos += sz;
+	}
+	return ret;
+}
+
 /* The rest of a pipe: read in chunks; records are delivered from the chunk, which
  * queued records keep alive; a record cut by a chunk's end starts the next one. */
 static int walk_stream(struct walk *w, const uint8_t *tail, size_t tail_len, uint64_t off)
@@ -1443,58 +1504,11 @@ static int walk_stream(struct walk *w, const uint8_t *tail, size_t tail_len, uin
 		if (carry_len)
 			memcpy(c->data, carry, carry_len);
 		c->len = carry_len;
-		while (c->len < cap) {
-			ssize_t r = read(d->stream_fd, c->data + c->len, cap - c->len);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0) {
-				ret = fail(w->err, off + c->len, -errno, "reading the stream: %s",
-					   strerror(errno));
-				break;
-			}
-			if (r == 0) {
-				eof = true;
-				break;
-			}
-			c->len += (size_t)r;
-		}
+		ret = fill_chunk(w, c, cap, off, &eof);
 		size_t pos = 0;
 		need = 0;
-		while (!ret && pos + 8 <= c->len) {
-			const uint8_t *rec = c->data + pos;
-			struct perf_event_header h;
-			uint64_t sz;
-			memcpy(&h, rec, 8);
-			if (h.size < 8) {
-				ret = fail(w->err, off + pos, -EINVAL, "record of size %u (type %u): the "
-					   "stream is damaged here", h.size, h.type);
-				break;
-			}
-			if (stream_size(rec, &h, c->len - pos, &sz)) {
-				ret = fail(w->err, off + pos, -EINVAL, "record of type %u claims %" PRIu64
-					   " bytes of data", h.type, sz);
-				break;
-			}
-			if (sz > c->len - pos) {
-				need = sz;
-				break;
-			}
-			bool consumed = h.type == TALLY_RECORD_HEADER_ATTR ||
-					h.type == TALLY_RECORD_HEADER_FEATURE ||
-					h.type == TALLY_RECORD_HEADER_TRACING_DATA;
-			if (h.type == TALLY_RECORD_COMPRESSED || h.type == TALLY_RECORD_COMPRESSED2) {
-				if (w->flags & TALLY_DATA_RAW)
-					ret = deliver_aligned(w, rec, off + pos, true);
-				if (!ret)
-					ret = decompress(w, rec, &h, off + pos);
-			} else if ((uintptr_t)rec & 7) {
-				ret = deliver_aligned(w, rec, off + pos, consumed);
-			} else {
-				ret = deliver(w, (const struct perf_event_header *)rec, off + pos, c,
-					      consumed);
-			}
-			pos += sz;
-		}
+		if (!ret)
+			ret = walk_chunk(w, c, off, &pos, &need);
 		off += pos;
 		carry_len = c->len - pos;
 		if (!ret && carry_len) {

@@ -250,63 +250,82 @@ static Elf64_Off align_up(Elf64_Off v, Elf64_Off a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-int tally_jitdump__write_elf(const char *path, const struct tally_jit_record *load,
-			     uint16_t machine, struct tally_build_id *id_out)
+/* What the ELF file holds besides the code: its one symbol, the name table and the
+ * build-id note. */
+struct jit_parts {
+	Elf64_Sym syms[2];
+	struct jit_note note;
+	char *strtab;
+	size_t nlen;
+};
+
+static int jit_parts__init(struct jit_parts *jp, const struct tally_jit_record *load,
+			   const struct tally_build_id *id)
+{
+	jp->nlen = strlen(load->name);
+	jp->strtab = malloc(jp->nlen + 2);
+	if (!jp->strtab)
+		return -ENOMEM;
+	jp->strtab[0] = 0;
+	memcpy(jp->strtab + 1, load->name, jp->nlen + 1);
+	memset(jp->syms, 0, sizeof(jp->syms));
+	jp->syms[1].st_name = 1;
+	jp->syms[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	jp->syms[1].st_shndx = 1;
+	jp->syms[1].st_value = TALLY_JIT_ELF_TEXT_OFFSET;
+	jp->syms[1].st_size = load->code_size;
+	jp->note.h.n_namesz = 4;
+	jp->note.h.n_descsz = 20;
+	jp->note.h.n_type = NT_GNU_BUILD_ID;
+	memcpy(jp->note.name, "GNU", 4);
+	memcpy(jp->note.desc, id->data, 20);
+	return 0;
+}
+
+/* The sections after the ELF header, laid out by hand; returns where the section
+ * headers go, 0 when out of memory. */
+static Elf64_Off add_sections(Elf *e, const struct tally_jit_record *load,
+			      struct jit_parts *jp)
 {
 	static const char shstr[] = "\0.text\0.shstrtab\0.symtab\0.strtab\0.note.gnu.build-id";
 	enum { N_TEXT = 1, N_SHSTR = 7, N_SYMTAB = 17, N_STRTAB = 25, N_NOTE = 33 };
-	struct tally_build_id id;
-	struct jit_note note;
-	Elf64_Sym syms[2];
-	Elf64_Ehdr *eh;
-	Elf64_Phdr *ph;
-	Elf64_Off off;
+	Elf64_Off off = TALLY_JIT_ELF_TEXT_OFFSET;
 	Elf_Scn *sym_scn;
-	char tmp[PATH_MAX], *strtab;
-	size_t nlen = strlen(load->name);
-	int fd, err = 0;
-	Elf *e;
 
-	if (load->type != TALLY_JIT_CODE_LOAD || !load->name)
-		return -EINVAL;
-	jit_build_id(load, &id);
-	strtab = malloc(nlen + 2);
-	if (!strtab)
+	if (!add_section(e, load->code, (size_t)load->code_size, N_TEXT, SHT_PROGBITS,
+			 SHF_ALLOC | SHF_EXECINSTR, TALLY_JIT_ELF_TEXT_OFFSET, off, 16, ELF_T_BYTE))
+		return 0;
+	off += load->code_size;
+	if (!add_section(e, shstr, sizeof(shstr), N_SHSTR, SHT_STRTAB, 0, 0, off, 1, ELF_T_BYTE))
+		return 0;
+	off = align_up(off + sizeof(shstr), 8);
+	sym_scn = add_section(e, jp->syms, sizeof(jp->syms), N_SYMTAB, SHT_SYMTAB, 0, 0, off, 8,
+			      ELF_T_SYM);
+	if (!sym_scn)
+		return 0;
+	elf64_getshdr(sym_scn)->sh_link = 4;
+	elf64_getshdr(sym_scn)->sh_info = 1;
+	elf64_getshdr(sym_scn)->sh_entsize = sizeof(Elf64_Sym);
+	off += sizeof(jp->syms);
+	if (!add_section(e, jp->strtab, jp->nlen + 2, N_STRTAB, SHT_STRTAB, 0, 0, off, 1,
+			 ELF_T_BYTE))
+		return 0;
+	off = align_up(off + jp->nlen + 2, 4);
+	if (!add_section(e, &jp->note, sizeof(jp->note), N_NOTE, SHT_NOTE, SHF_ALLOC, 0, off, 4,
+			 ELF_T_NHDR))
+		return 0;
+	return align_up(off + sizeof(jp->note), 8);
+}
+
+/* The whole file on e: the ELF header, one PT_LOAD of the code, the sections. */
+static int write_elf(Elf *e, const struct tally_jit_record *load, uint16_t machine,
+		     struct jit_parts *jp)
+{
+	Elf64_Ehdr *eh = e ? elf64_newehdr(e) : NULL;
+	Elf64_Phdr *ph = eh ? elf64_newphdr(e, 1) : NULL;
+
+	if (!ph)
 		return -ENOMEM;
-	strtab[0] = 0;
-	memcpy(strtab + 1, load->name, nlen + 1);
-	memset(syms, 0, sizeof(syms));
-	syms[1].st_name = 1;
-	syms[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
-	syms[1].st_shndx = 1;
-	syms[1].st_value = TALLY_JIT_ELF_TEXT_OFFSET;
-	syms[1].st_size = load->code_size;
-	note.h.n_namesz = 4;
-	note.h.n_descsz = 20;
-	note.h.n_type = NT_GNU_BUILD_ID;
-	memcpy(note.name, "GNU", 4);
-	memcpy(note.desc, id.data, 20);
-
-	/* written beside PATH and renamed: a reader never sees half a file */
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
-		free(strtab);
-		return -ENAMETOOLONG;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = -errno;
-		free(strtab);
-		return err;
-	}
-	fchmod(fd, 0644);
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_WRITE, NULL);
-	eh = e ? elf64_newehdr(e) : NULL;
-	ph = eh ? elf64_newphdr(e, 1) : NULL;
-	if (!ph) {
-		err = -ENOMEM;
-		goto out;
-	}
 	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
 	eh->e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
 	eh->e_machine = machine;
@@ -315,28 +334,9 @@ int tally_jitdump__write_elf(const char *path, const struct tally_jit_record *lo
 	eh->e_entry = TALLY_JIT_ELF_TEXT_OFFSET;
 	eh->e_phoff = sizeof(Elf64_Ehdr);
 	eh->e_shstrndx = 2;
-	off = TALLY_JIT_ELF_TEXT_OFFSET;
-	if (!add_section(e, load->code, (size_t)load->code_size, N_TEXT, SHT_PROGBITS,
-			 SHF_ALLOC | SHF_EXECINSTR, TALLY_JIT_ELF_TEXT_OFFSET, off, 16, ELF_T_BYTE))
-		goto nomem;
-	off += load->code_size;
-	if (!add_section(e, shstr, sizeof(shstr), N_SHSTR, SHT_STRTAB, 0, 0, off, 1, ELF_T_BYTE))
-		goto nomem;
-	off = align_up(off + sizeof(shstr), 8);
-	sym_scn = add_section(e, syms, sizeof(syms), N_SYMTAB, SHT_SYMTAB, 0, 0, off, 8, ELF_T_SYM);
-	if (!sym_scn)
-		goto nomem;
-	elf64_getshdr(sym_scn)->sh_link = 4;
-	elf64_getshdr(sym_scn)->sh_info = 1;
-	elf64_getshdr(sym_scn)->sh_entsize = sizeof(Elf64_Sym);
-	off += sizeof(syms);
-	if (!add_section(e, strtab, nlen + 2, N_STRTAB, SHT_STRTAB, 0, 0, off, 1, ELF_T_BYTE))
-		goto nomem;
-	off = align_up(off + nlen + 2, 4);
-	if (!add_section(e, &note, sizeof(note), N_NOTE, SHT_NOTE, SHF_ALLOC, 0, off, 4, ELF_T_NHDR))
-		goto nomem;
-	off = align_up(off + sizeof(note), 8);
-	eh->e_shoff = off;
+	eh->e_shoff = add_sections(e, load, jp);
+	if (!eh->e_shoff)
+		return -ENOMEM;
 	ph->p_type = PT_LOAD;
 	ph->p_flags = PF_R | PF_X;
 	ph->p_offset = TALLY_JIT_ELF_TEXT_OFFSET;
@@ -344,12 +344,39 @@ int tally_jitdump__write_elf(const char *path, const struct tally_jit_record *lo
 	ph->p_filesz = ph->p_memsz = load->code_size;
 	ph->p_align = 16;
 	elf_flagphdr(e, ELF_C_SET, ELF_F_DIRTY);
-	if (elf_update(e, ELF_C_WRITE) < 0)
-		err = -EIO;
-	goto out;
-nomem:
-	err = -ENOMEM;
-out:
+	return elf_update(e, ELF_C_WRITE) < 0 ? -EIO : 0;
+}
+
+int tally_jitdump__write_elf(const char *path, const struct tally_jit_record *load,
+			     uint16_t machine, struct tally_build_id *id_out)
+{
+	struct tally_build_id id;
+	struct jit_parts jp;
+	char tmp[PATH_MAX];
+	int fd, err;
+	Elf *e;
+
+	if (load->type != TALLY_JIT_CODE_LOAD || !load->name)
+		return -EINVAL;
+	jit_build_id(load, &id);
+	err = jit_parts__init(&jp, load, &id);
+	if (err)
+		return err;
+	/* written beside PATH and renamed: a reader never sees half a file */
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
+		free(jp.strtab);
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = -errno;
+		free(jp.strtab);
+		return err;
+	}
+	fchmod(fd, 0644);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_WRITE, NULL);
+	err = write_elf(e, load, machine, &jp);
 	elf_end(e);
 	if (close(fd) && !err)
 		err = -errno;
@@ -359,6 +386,6 @@ out:
 		unlink(tmp);
 	else if (id_out)
 		*id_out = id;
-	free(strtab);
+	free(jp.strtab);
 	return err;
 }

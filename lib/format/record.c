@@ -62,6 +62,63 @@ static size_t read_value_stride(uint64_t rf)
 	return 8 * (1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST));
 }
 
+/* PERF_SAMPLE_READ's values, as read_format lays them out. */
+static int parse_read(struct cursor *c, uint64_t rf, struct tally_sample *s)
+{
+	s->read.has_id = rf & PERF_FORMAT_ID;
+	s->read.has_lost = rf & PERF_FORMAT_LOST;
+	if (rf & PERF_FORMAT_GROUP) {
+		s->read.nr = u64(c);
+		if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			s->read.time_enabled = u64(c);
+		if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			s->read.time_running = u64(c);
+		s->read.stride = read_value_stride(rf);
+		if (s->read.nr > (uint64_t)(c->end - c->p) / s->read.stride)
+			return -EINVAL;
+		s->read.values = take(c, s->read.nr * s->read.stride);
+	} else {
+		s->read.nr = 1;
+		s->read.single.value = u64(c);
+		if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			s->read.time_enabled = u64(c);
+		if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			s->read.time_running = u64(c);
+		if (rf & PERF_FORMAT_ID)
+			s->read.single.id = u64(c);
+		if (rf & PERF_FORMAT_LOST)
+			s->read.single.lost = u64(c);
+	}
+	return 0;
+}
+
+/* The user registers and the user stack copy (for DWARF unwinding). */
+static int parse_user(struct cursor *c, const struct tally_sample_layout *l,
+		      struct tally_sample *s)
+{
+	uint64_t t = l->sample_type;
+
+	if (t & PERF_SAMPLE_REGS_USER) {
+		s->user_regs_abi = u64(c);
+		if (s->user_regs_abi) {
+			s->user_regs = take(c, 8 * (size_t)__builtin_popcountll(l->sample_regs_user));
+			s->user_regs_mask = l->sample_regs_user;
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		s->user_stack_size = u64(c);
+		if (s->user_stack_size > (uint64_t)(c->end - c->p))
+			return -EINVAL;
+		s->user_stack = take(c, s->user_stack_size);
+		if (s->user_stack_size) {
+			s->user_stack_dyn_size = u64(c);
+			if (s->user_stack_dyn_size > s->user_stack_size)
+				s->user_stack_dyn_size = s->user_stack_size;
+		}
+	}
+	return 0;
+}
+
 int tally_sample__parse(const struct tally_sample_layout *l,
 			const struct perf_event_header *hdr, struct tally_sample *s)
 {
@@ -97,33 +154,8 @@ int tally_sample__parse(const struct tally_sample_layout *l,
 	}
 	if (t & PERF_SAMPLE_PERIOD)
 		s->period = u64(&c);
-	if (t & PERF_SAMPLE_READ) {
-		uint64_t rf = l->read_format;
-		s->read.has_id = rf & PERF_FORMAT_ID;
-		s->read.has_lost = rf & PERF_FORMAT_LOST;
-		if (rf & PERF_FORMAT_GROUP) {
-			s->read.nr = u64(&c);
-			if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
-				s->read.time_enabled = u64(&c);
-			if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
-				s->read.time_running = u64(&c);
-			s->read.stride = read_value_stride(rf);
-			if (s->read.nr > (uint64_t)(c.end - c.p) / s->read.stride)
-				return -EINVAL;
-			s->read.values = take(&c, s->read.nr * s->read.stride);
-		} else {
-			s->read.nr = 1;
-			s->read.single.value = u64(&c);
-			if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
-				s->read.time_enabled = u64(&c);
-			if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
-				s->read.time_running = u64(&c);
-			if (rf & PERF_FORMAT_ID)
-				s->read.single.id = u64(&c);
-			if (rf & PERF_FORMAT_LOST)
-				s->read.single.lost = u64(&c);
-		}
-	}
+	if ((t & PERF_SAMPLE_READ) && parse_read(&c, l->read_format, s))
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		s->callchain_nr = u64(&c);
 		if (s->callchain_nr > (uint64_t)(c.end - c.p) / 8)
@@ -148,24 +180,8 @@ int tally_sample__parse(const struct tally_sample_layout *l,
 			return -EINVAL;
 		s->branches = take(&c, s->branch_nr * es);
 	}
-	if (t & PERF_SAMPLE_REGS_USER) {
-		s->user_regs_abi = u64(&c);
-		if (s->user_regs_abi) {
-			s->user_regs = take(&c, 8 * (size_t)__builtin_popcountll(l->sample_regs_user));
-			s->user_regs_mask = l->sample_regs_user;
-		}
-	}
-	if (t & PERF_SAMPLE_STACK_USER) {
-		s->user_stack_size = u64(&c);
-		if (s->user_stack_size > (uint64_t)(c.end - c.p))
-			return -EINVAL;
-		s->user_stack = take(&c, s->user_stack_size);
-		if (s->user_stack_size) {
-			s->user_stack_dyn_size = u64(&c);
-			if (s->user_stack_dyn_size > s->user_stack_size)
-				s->user_stack_dyn_size = s->user_stack_size;
-		}
-	}
+	if (parse_user(&c, l, s))
+		return -EINVAL;
 	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
 		s->weight = u64(&c);
 	if (t & PERF_SAMPLE_DATA_SRC)

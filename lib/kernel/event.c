@@ -571,131 +571,152 @@ static int parse_branch_type(struct parser *p, const struct term *t, uint64_t *o
 	return 0;
 }
 
+/* A generic term that sets attr bits. 1 when @t is none of these. */
+static int apply_attr_term(struct parser *p, struct tally_event *ev, const struct term *t)
+{
+	int err;
+
+	if (term_is(t, "config")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->attr.config = t->val;
+	} else if (term_is(t, "config1")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->attr.config1 = t->val;
+	} else if (term_is(t, "config2")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->attr.config2 = t->val;
+	} else if (term_is(t, "config3")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->config3 = t->val;
+	} else if (term_is(t, "period")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->attr.sample_period = t->val;
+		ev->attr.freq = 0;
+		ev->period_set = true;
+		ev->freq_set = false;
+	} else if (term_is(t, "freq")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->attr.sample_freq = t->val;
+		ev->attr.freq = 1;
+		ev->freq_set = true;
+		ev->period_set = false;
+	} else if (term_is(t, "branch_type")) {
+		uint64_t bt = 0;
+
+		if ((err = need_str(p, t)) || (err = parse_branch_type(p, t, &bt)))
+			return err;
+		ev->attr.branch_sample_type = bt;
+		if (bt)
+			ev->attr.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	} else if (term_is(t, "time")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->time = t->val != 0;
+	} else if (term_is(t, "inherit")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->attr.inherit = t->val != 0;
+		ev->inherit_set = true;
+	} else if (term_is(t, "no-inherit")) {
+		ev->attr.inherit = 0;
+		ev->inherit_set = true;
+	} else if (term_is(t, "aux-output")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->attr.aux_output = t->val != 0;
+	} else if (term_is(t, "aux-sample-size")) {
+		if ((err = need_num(p, t)))
+			return err;
+		if (t->val > UINT32_MAX)
+			return fail(p, t->vpos, t->vlen, -ERANGE, "aux-sample-size too large");
+		ev->attr.aux_sample_size = (uint32_t)t->val;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* A generic term that is policy, not attr bits: names, call graphs, stack sizes. */
+static int apply_policy_term(struct parser *p, struct tally_event *ev, const struct term *t)
+{
+	int err;
+
+	if (term_is(t, "name")) {
+		if ((err = need_str(p, t)))
+			return err;
+		if (set_str(&ev->name, t->sval, t->vlen))
+			return -ENOMEM;
+		ev->name_set = true;
+	} else if (term_is(t, "call-graph")) {
+		static const char *const modes[] = { "fp", "dwarf", "lbr", "no" };
+		size_t k;
+
+		if ((err = need_str(p, t)))
+			return err;
+		for (k = 0; k < TLY_ARRAY_SIZE(modes); k++)
+			if (strlen(modes[k]) == t->vlen && !strncmp(t->sval, modes[k], t->vlen))
+				break;
+		if (k == TLY_ARRAY_SIZE(modes))
+			return fail(p, t->vpos, t->vlen, -EINVAL,
+				    "unknown call-graph mode '%.*s' (fp, dwarf, lbr or no; "
+				    "the dwarf stack size goes in stack-size=)",
+				    (int)t->vlen, t->sval);
+		if (set_str(&ev->call_graph, modes[k], strlen(modes[k])))
+			return -ENOMEM;
+	} else if (term_is(t, "stack-size")) {
+		if ((err = need_num(p, t)))
+			return err;
+		if (t->val > UINT32_MAX)
+			return fail(p, t->vpos, t->vlen, -ERANGE, "stack-size too large");
+		ev->stack_size = (uint32_t)t->val;
+	} else if (term_is(t, "max-stack")) {
+		if ((err = need_num(p, t)))
+			return err;
+		if (t->val > INT32_MAX)
+			return fail(p, t->vpos, t->vlen, -ERANGE, "max-stack too large");
+		ev->max_stack = (int)t->val;
+	} else if (term_is(t, "overwrite")) {
+		ev->overwrite = t->is_num ? t->val != 0 : 1;
+	} else if (term_is(t, "no-overwrite")) {
+		ev->overwrite = 0;
+	} else if (term_is(t, "driver-config")) {
+		if ((err = need_str(p, t)))
+			return err;
+		if (set_str(&ev->driver_config, t->sval, t->vlen))
+			return -ENOMEM;
+	} else if (term_is(t, "percore")) {
+		if ((err = need_num(p, t)))
+			return err;
+		ev->percore = t->val != 0;
+	} else if (term_is(t, "metric-id")) {
+		if ((err = need_str(p, t)))
+			return err;
+		if (set_str(&ev->metric_id, t->sval, t->vlen))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Apply a generic term to every event in [first, last). Returns 1 when @t is not
  * generic, 0 when applied, -errno on error. */
 static int apply_generic(struct parser *p, size_t first, size_t last, const struct term *t)
 {
-	struct tally_evlist *l = p->list;
-	int err;
-
 	if (!is_generic(t))
 		return 1;
 	for (size_t i = first; i < last; i++) {
-		struct tally_event *ev = &l->ev[i];
+		struct tally_event *ev = &p->list->ev[i];
+		int err = apply_attr_term(p, ev, t);
 
-		if (term_is(t, "config")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->attr.config = t->val;
-		} else if (term_is(t, "config1")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->attr.config1 = t->val;
-		} else if (term_is(t, "config2")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->attr.config2 = t->val;
-		} else if (term_is(t, "config3")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->config3 = t->val;
-		} else if (term_is(t, "name")) {
-			if ((err = need_str(p, t)))
-				return err;
-			if (set_str(&ev->name, t->sval, t->vlen))
-				return -ENOMEM;
-			ev->name_set = true;
-		} else if (term_is(t, "period")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->attr.sample_period = t->val;
-			ev->attr.freq = 0;
-			ev->period_set = true;
-			ev->freq_set = false;
-		} else if (term_is(t, "freq")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->attr.sample_freq = t->val;
-			ev->attr.freq = 1;
-			ev->freq_set = true;
-			ev->period_set = false;
-		} else if (term_is(t, "branch_type")) {
-			uint64_t bt = 0;
-
-			if ((err = need_str(p, t)) || (err = parse_branch_type(p, t, &bt)))
-				return err;
-			ev->attr.branch_sample_type = bt;
-			if (bt)
-				ev->attr.sample_type |= PERF_SAMPLE_BRANCH_STACK;
-		} else if (term_is(t, "time")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->time = t->val != 0;
-		} else if (term_is(t, "call-graph")) {
-			static const char *const modes[] = { "fp", "dwarf", "lbr", "no" };
-			size_t k;
-
-			if ((err = need_str(p, t)))
-				return err;
-			for (k = 0; k < TLY_ARRAY_SIZE(modes); k++)
-				if (strlen(modes[k]) == t->vlen && !strncmp(t->sval, modes[k], t->vlen))
-					break;
-			if (k == TLY_ARRAY_SIZE(modes))
-				return fail(p, t->vpos, t->vlen, -EINVAL,
-					    "unknown call-graph mode '%.*s' (fp, dwarf, lbr or no; "
-					    "the dwarf stack size goes in stack-size=)",
-					    (int)t->vlen, t->sval);
-			if (set_str(&ev->call_graph, modes[k], strlen(modes[k])))
-				return -ENOMEM;
-		} else if (term_is(t, "stack-size")) {
-			if ((err = need_num(p, t)))
-				return err;
-			if (t->val > UINT32_MAX)
-				return fail(p, t->vpos, t->vlen, -ERANGE, "stack-size too large");
-			ev->stack_size = (uint32_t)t->val;
-		} else if (term_is(t, "max-stack")) {
-			if ((err = need_num(p, t)))
-				return err;
-			if (t->val > INT32_MAX)
-				return fail(p, t->vpos, t->vlen, -ERANGE, "max-stack too large");
-			ev->max_stack = (int)t->val;
-		} else if (term_is(t, "inherit")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->attr.inherit = t->val != 0;
-			ev->inherit_set = true;
-		} else if (term_is(t, "no-inherit")) {
-			ev->attr.inherit = 0;
-			ev->inherit_set = true;
-		} else if (term_is(t, "overwrite")) {
-			ev->overwrite = t->is_num ? t->val != 0 : 1;
-		} else if (term_is(t, "no-overwrite")) {
-			ev->overwrite = 0;
-		} else if (term_is(t, "driver-config")) {
-			if ((err = need_str(p, t)))
-				return err;
-			if (set_str(&ev->driver_config, t->sval, t->vlen))
-				return -ENOMEM;
-		} else if (term_is(t, "percore")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->percore = t->val != 0;
-		} else if (term_is(t, "aux-output")) {
-			if ((err = need_num(p, t)))
-				return err;
-			ev->attr.aux_output = t->val != 0;
-		} else if (term_is(t, "aux-sample-size")) {
-			if ((err = need_num(p, t)))
-				return err;
-			if (t->val > UINT32_MAX)
-				return fail(p, t->vpos, t->vlen, -ERANGE, "aux-sample-size too large");
-			ev->attr.aux_sample_size = (uint32_t)t->val;
-		} else if (term_is(t, "metric-id")) {
-			if ((err = need_str(p, t)))
-				return err;
-			if (set_str(&ev->metric_id, t->sval, t->vlen))
-				return -ENOMEM;
-		}
+		if (err == 1)
+			err = apply_policy_term(p, ev, t);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -1442,207 +1463,270 @@ static bool is_mod_span(const char *s, size_t n)
 	return n && strspn(s, MOD_CHARS) >= n;
 }
 
-/* One event spanning [pos, end). */
-static int parse_event(struct parser *p, size_t pos, size_t end)
+/* Where the parts of one event's text lie: the event is [pos, end); its head (NAME,
+ * SYS:EVENT or PMU) is [hpos, hpos + hlen), its /terms/ [tpos, tpos + tlen) and its
+ * modifiers [mpos, mpos + mlen). first: the event's first index in the list. */
+struct ev_text {
+	size_t pos, end, first;
+	size_t hpos, hlen, tpos, tlen, mpos, mlen;
+	bool have_terms;
+};
+
+/* What is left to do once the head made the events: apply the terms (then the
+ * modifiers), apply the modifiers, or only name the events. */
+enum ev_rest { EV_TERMS = 1, EV_MODS, EV_NAME };
+
+/* mem:ADDR[/LEN][:ACCESS] */
+static int parse_mem_event(struct parser *p, struct ev_text *e)
 {
 	struct tally_evlist *l = p->list;
 	const char *s = p->in;
-	size_t first = l->nr, mpos = end, mlen = 0, tpos = 0, tlen = 0, hpos = pos, hlen;
-	bool have_terms = false;
-	int err;
-	const char *slash;
+	const char *bsl = memchr(s + e->pos, '/', e->end - e->pos);
+	int err = parse_breakpoint(p, e->pos, e->end, &e->mpos, &e->mlen);
 
-	if (end == pos)
-		return fail(p, pos, 1, -EINVAL, "expected an event");
-	if (end - pos > 4 && !strncmp(s + pos, "mem:", 4)) {
-		const char *bsl = memchr(s + pos, '/', end - pos);
+	if (err)
+		return err;
+	/* perf's lexer ends the event text at a '/', so mem:0x1000/8:rw is
+	 * named "mem:0x1000" */
+	if (bsl && set_str(&l->ev[l->nr - 1].name, s + e->pos, (size_t)(bsl - s) - e->pos))
+		return -ENOMEM;
+	return EV_MODS;
+}
 
-		err = parse_breakpoint(p, pos, end, &mpos, &mlen);
-		if (err)
-			return err;
-		/* perf's lexer ends the event text at a '/', so mem:0x1000/8:rw is
-		 * named "mem:0x1000" */
-		if (bsl && set_str(&l->ev[l->nr - 1].name, s + pos, (size_t)(bsl - s) - pos))
-			return -ENOMEM;
-		goto mods;
+/* HEAD/terms/[[:]MODS]: find the terms and the modifiers after them. */
+static int split_terms(struct parser *p, struct ev_text *e)
+{
+	const char *s = p->in;
+	const char *slash = memchr(s + e->pos, '/', e->end - e->pos);
+	size_t sl, c;
+	const char *close;
+
+	if (!slash) {
+		e->hlen = e->end - e->pos;
+		return 0;
 	}
-	slash = memchr(s + pos, '/', end - pos);
-	if (slash) {
-		size_t sl = (size_t)(slash - s);
-		const char *close = memchr(slash + 1, '/', end - sl - 1);
-
-		if (!close)
-			return fail(p, sl, 1, -EINVAL, "missing closing '/' after the terms "
-				    "(pmu/term=value,…/)");
-		hlen = sl - pos;
-		tpos = sl + 1;
-		tlen = (size_t)(close - s) - tpos;
-		have_terms = true;
-		if ((size_t)(close - s) + 1 < end) {
-			size_t c = (size_t)(close - s) + 1;
-
-			/* perf takes modifiers with or without the ':' here (msr/tsc/u) */
-			mpos = s[c] == ':' ? c + 1 : c;
-			mlen = end - mpos;
-			if (!mlen)
-				return fail(p, c, 1, -EINVAL, "missing modifier after ':'");
-			if (s[c] != ':' && !is_mod_span(s + c, mlen))
-				return fail(p, c, 1, -EINVAL, "expected ':' and modifiers, ',' or "
-					    "the end after '/'");
-		}
-		if (!hlen)
-			return fail(p, pos, 1, -EINVAL, "expected a PMU or event name before '/'");
-	} else {
-		hlen = end - pos;
+	sl = (size_t)(slash - s);
+	close = memchr(slash + 1, '/', e->end - sl - 1);
+	if (!close)
+		return fail(p, sl, 1, -EINVAL, "missing closing '/' after the terms "
+			    "(pmu/term=value,…/)");
+	e->hlen = sl - e->pos;
+	e->tpos = sl + 1;
+	e->tlen = (size_t)(close - s) - e->tpos;
+	e->have_terms = true;
+	c = (size_t)(close - s) + 1;
+	if (c < e->end) {
+		/* perf takes modifiers with or without the ':' here (msr/tsc/u) */
+		e->mpos = s[c] == ':' ? c + 1 : c;
+		e->mlen = e->end - e->mpos;
+		if (!e->mlen)
+			return fail(p, c, 1, -EINVAL, "missing modifier after ':'");
+		if (s[c] != ':' && !is_mod_span(s + c, e->mlen))
+			return fail(p, c, 1, -EINVAL, "expected ':' and modifiers, ',' or "
+				    "the end after '/'");
 	}
+	if (!e->hlen)
+		return fail(p, e->pos, 1, -EINVAL, "expected a PMU or event name before '/'");
+	return 0;
+}
 
-	/* head: NAME[:MODS] or SYS:EVENT[:MODS] (or SYS:EVENT before /terms/) */
-	{
-		const char *c1 = memchr(s + hpos, ':', hlen);
+/* A name that is neither symbolic nor a PMU: a sysfs alias of some PMU, else libpfm4's. */
+static int parse_name_fallback(struct parser *p, struct ev_text *e)
+{
+	bool found;
+	char why[200];
+	int err, rc;
 
-		if (!c1) {
-			err = parse_symbolic(p, hpos, hlen);
-			if (err <= 0)
-				goto terms;
-			if (have_terms) {
-				bool is_pmu;
-
-				err = parse_pmu(p, hpos, hlen, tpos, tlen, &is_pmu);
-				if (err || is_pmu)
-					goto mods;
-				return fail(p, hpos, hlen, -EINVAL, "unknown PMU '%.*s' (the PMUs are "
-					    "in %s/bus/event_source/devices; tally list --pmu)",
-					    (int)hlen, s + hpos, l->sysfs_root ? l->sysfs_root : "/sys");
-			}
-			goto name_fallback;
-		}
-		size_t n0 = (size_t)(c1 - s) - hpos;
-		size_t rest = hpos + n0 + 1, rlen = hlen - n0 - 1;
-		const char *c2 = memchr(s + rest, ':', rlen);
-
-		/* symbolic name followed by modifiers? */
-		if (!have_terms) {
-			bool num0 = n0 && strspn(s + hpos, "0123456789") >= n0;
-
-			err = parse_symbolic(p, hpos, n0);
-			if (err <= 0) {
-				if (err < 0)
-					return err;
-				if (c2)
-					return fail(p, (size_t)(c2 - s), 1, -EINVAL,
-						    "unexpected ':' after the modifiers");
-				if (!rlen)
-					return fail(p, rest, 1, -EINVAL, "missing modifier after ':' "
-						    "(expected some of %s)", MOD_CHARS);
-				mpos = rest;
-				mlen = rlen;
-				goto mods;
-			}
-			/* TYPE:CONFIG */
-			if (num0 && !c2) {
-				uint64_t type, config;
-
-				if (!parse_u64(s + hpos, n0, &type) || type > UINT32_MAX ||
-				    !parse_u64(s + rest, rlen, &config))
-					return fail(p, rest, rlen ? rlen : 1, -EINVAL,
-						    "expected TYPE:CONFIG numbers");
-				err = simple_event(p, (uint32_t)type, config, NULL);
-				goto mods;
-			}
-		}
-		if (tp_subsystem_exists(p, hpos, n0) || !is_mod_span(s + rest, c2 ? (size_t)(c2 - s) - rest : rlen)) {
-			size_t elen = c2 ? (size_t)(c2 - s) - rest : rlen;
-
-			if (!tp_subsystem_exists(p, hpos, n0)) {
-				/* maybe libpfm4 knows "pmu::event:umask" */
-				char why[200];
-				int rc = parse_pfm(p, hpos, hlen, why, sizeof(why));
-
-				if (rc <= 0) {
-					err = rc;
-					goto terms;
-				}
-			}
-			err = parse_tracepoint(p, hpos, n0, rest, elen);
-			if (err)
-				return err;
-			if (c2) {
-				if (have_terms)
-					return fail(p, (size_t)(c2 - s), 1, -EINVAL,
-						    "modifiers go after the terms: sys:event/terms/:mods");
-				mpos = (size_t)(c2 - s) + 1;
-				mlen = end - mpos;
-				if (!mlen)
-					return fail(p, (size_t)(c2 - s), 1, -EINVAL,
-						    "missing modifier after ':'");
-			}
-			goto terms;
-		}
-		/* NAME:MODS where NAME is a sysfs alias or a libpfm4 name */
-		if (c2)
-			return fail(p, (size_t)(c2 - s), 1, -EINVAL, "unexpected ':'");
-		hlen = n0;
-		mpos = rest;
-		mlen = rlen;
-		if (have_terms)
-			return fail(p, hpos, n0, -EINVAL, "unknown event '%.*s'", (int)n0, s + hpos);
-	}
-name_fallback:
-	{
-		bool found;
-		char why[200];
-		int rc;
-
-		err = parse_alias_anywhere(p, hpos, hlen, &found);
-		if (err || found)
-			goto mods;
-		/* perf's modifiers first (NAME:upp), then libpfm4's own spelling
-		 * (INST_RETIRED:ANY_P:k=1:u=0) with the whole string */
-		rc = parse_pfm(p, hpos, hlen, why, sizeof(why));
+	err = parse_alias_anywhere(p, e->hpos, e->hlen, &found);
+	if (err)
+		return err;
+	if (found)
+		return EV_MODS;
+	/* perf's modifiers first (NAME:upp), then libpfm4's own spelling
+	 * (INST_RETIRED:ANY_P:k=1:u=0) with the whole string */
+	rc = parse_pfm(p, e->hpos, e->hlen, why, sizeof(why));
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return EV_MODS;
+	if (e->mlen) {
+		rc = parse_pfm(p, e->hpos, e->end - e->hpos, why, sizeof(why));
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
-			goto mods;
-		if (mlen) {
-			rc = parse_pfm(p, hpos, end - hpos, why, sizeof(why));
-			if (rc < 0)
-				return rc;
-			if (rc == 0) {
-				mlen = 0;
-				goto done;
-			}
-		}
-		return unknown_event(p, hpos, hlen, why, rc);
+			return EV_NAME;
 	}
-terms:
+	return unknown_event(p, e->hpos, e->hlen, why, rc);
+}
+
+/* A head without ':': a symbolic name, a PMU before /terms/, or an alias. */
+static int parse_plain_head(struct parser *p, struct ev_text *e)
+{
+	const char *s = p->in;
+	bool is_pmu;
+	int err = parse_symbolic(p, e->hpos, e->hlen);
+
+	if (err <= 0)
+		return err < 0 ? err : EV_TERMS;
+	if (!e->have_terms)
+		return parse_name_fallback(p, e);
+	err = parse_pmu(p, e->hpos, e->hlen, e->tpos, e->tlen, &is_pmu);
 	if (err)
 		return err;
-	if (have_terms) {
-		err = apply_generic_only(p, first, l->nr, tpos, tlen);
+	if (is_pmu)
+		return EV_MODS;
+	return fail(p, e->hpos, e->hlen, -EINVAL, "unknown PMU '%.*s' (the PMUs are "
+		    "in %s/bus/event_source/devices; tally list --pmu)", (int)e->hlen,
+		    s + e->hpos, p->list->sysfs_root ? p->list->sysfs_root : "/sys");
+}
+
+/* NAME:MODS with a symbolic NAME, or TYPE:CONFIG. 0 when the head is neither. */
+static int parse_symbolic_mods(struct parser *p, struct ev_text *e, size_t n0, size_t rest,
+			       size_t rlen, const char *c2)
+{
+	const char *s = p->in;
+	bool num0 = n0 && strspn(s + e->hpos, "0123456789") >= n0;
+	uint64_t type, config;
+	int err = parse_symbolic(p, e->hpos, n0);
+
+	if (err < 0)
+		return err;
+	if (err == 0) {
+		if (c2)
+			return fail(p, (size_t)(c2 - s), 1, -EINVAL,
+				    "unexpected ':' after the modifiers");
+		if (!rlen)
+			return fail(p, rest, 1, -EINVAL, "missing modifier after ':' "
+				    "(expected some of %s)", MOD_CHARS);
+		e->mpos = rest;
+		e->mlen = rlen;
+		return EV_MODS;
+	}
+	if (!num0 || c2)
+		return 0;
+	/* TYPE:CONFIG */
+	if (!parse_u64(s + e->hpos, n0, &type) || type > UINT32_MAX ||
+	    !parse_u64(s + rest, rlen, &config))
+		return fail(p, rest, rlen ? rlen : 1, -EINVAL, "expected TYPE:CONFIG numbers");
+	err = simple_event(p, (uint32_t)type, config, NULL);
+	return err ? err : EV_MODS;
+}
+
+/* SYS:EVENT[:MODS] (or SYS:EVENT before /terms/), or libpfm4's "pmu::event:umask". */
+static int parse_tp_head(struct parser *p, struct ev_text *e, size_t n0, size_t rest,
+			 size_t rlen, const char *c2)
+{
+	const char *s = p->in;
+	size_t elen = c2 ? (size_t)(c2 - s) - rest : rlen;
+	int err;
+
+	if (!tp_subsystem_exists(p, e->hpos, n0)) {
+		char why[200];
+		int rc = parse_pfm(p, e->hpos, e->hlen, why, sizeof(why));
+
+		if (rc <= 0)
+			return rc < 0 ? rc : EV_TERMS;
+	}
+	err = parse_tracepoint(p, e->hpos, n0, rest, elen);
+	if (err)
+		return err;
+	if (c2) {
+		if (e->have_terms)
+			return fail(p, (size_t)(c2 - s), 1, -EINVAL,
+				    "modifiers go after the terms: sys:event/terms/:mods");
+		e->mpos = (size_t)(c2 - s) + 1;
+		e->mlen = e->end - e->mpos;
+		if (!e->mlen)
+			return fail(p, (size_t)(c2 - s), 1, -EINVAL, "missing modifier after ':'");
+	}
+	return EV_TERMS;
+}
+
+/* The head: NAME[:MODS] or SYS:EVENT[:MODS] (or SYS:EVENT before /terms/). */
+static int parse_head(struct parser *p, struct ev_text *e)
+{
+	const char *s = p->in;
+	const char *c1 = memchr(s + e->hpos, ':', e->hlen);
+	size_t n0, rest, rlen;
+	const char *c2;
+	int err;
+
+	if (!c1)
+		return parse_plain_head(p, e);
+	n0 = (size_t)(c1 - s) - e->hpos;
+	rest = e->hpos + n0 + 1;
+	rlen = e->hlen - n0 - 1;
+	c2 = memchr(s + rest, ':', rlen);
+	if (!e->have_terms) {
+		err = parse_symbolic_mods(p, e, n0, rest, rlen, c2);
 		if (err)
 			return err;
 	}
-mods:
-	if (err)
-		return err;
-	if (mlen) {
+	if (tp_subsystem_exists(p, e->hpos, n0) ||
+	    !is_mod_span(s + rest, c2 ? (size_t)(c2 - s) - rest : rlen))
+		return parse_tp_head(p, e, n0, rest, rlen, c2);
+	/* NAME:MODS where NAME is a sysfs alias or a libpfm4 name */
+	if (c2)
+		return fail(p, (size_t)(c2 - s), 1, -EINVAL, "unexpected ':'");
+	if (e->have_terms)
+		return fail(p, e->hpos, n0, -EINVAL, "unknown event '%.*s'", (int)n0, s + e->hpos);
+	e->hlen = n0;
+	e->mpos = rest;
+	e->mlen = rlen;
+	return parse_name_fallback(p, e);
+}
+
+/* The events the head made: their generic terms, their modifiers, their names. */
+static int finish_event(struct parser *p, const struct ev_text *e, enum ev_rest rest)
+{
+	struct tally_evlist *l = p->list;
+	const char *s = p->in;
+	int err;
+
+	if (rest == EV_TERMS && e->have_terms) {
+		err = apply_generic_only(p, e->first, l->nr, e->tpos, e->tlen);
+		if (err)
+			return err;
+	}
+	if (rest != EV_NAME && e->mlen) {
 		struct mods m;
 
-		err = check_mods(p, mpos, mlen);
+		err = check_mods(p, e->mpos, e->mlen);
 		if (err)
 			return err;
-		compute_mods(s + mpos, mlen, NULL, &m);
-		for (size_t i = first; i < l->nr; i++)
+		compute_mods(s + e->mpos, e->mlen, NULL, &m);
+		for (size_t i = e->first; i < l->nr; i++)
 			apply_mods(l, i, &m);
 	}
-done:
 	/* perf names an event by the text that defined it, unless name= (or the event
 	 * kind: tracepoints, cache events) already named it */
-	for (size_t i = first; i < l->nr; i++) {
-		if (!l->ev[i].name && set_str(&l->ev[i].name, s + pos, end - pos))
+	for (size_t i = e->first; i < l->nr; i++) {
+		if (!l->ev[i].name && set_str(&l->ev[i].name, s + e->pos, e->end - e->pos))
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* One event spanning [pos, end). */
+static int parse_event(struct parser *p, size_t pos, size_t end)
+{
+	struct ev_text e = {
+		.pos = pos, .end = end, .first = p->list->nr, .hpos = pos, .mpos = end,
+	};
+	int rest;
+
+	if (end == pos)
+		return fail(p, pos, 1, -EINVAL, "expected an event");
+	if (end - pos > 4 && !strncmp(p->in + pos, "mem:", 4)) {
+		rest = parse_mem_event(p, &e);
+	} else {
+		rest = split_terms(p, &e);
+		if (!rest)
+			rest = parse_head(p, &e);
+	}
+	if (rest < 0)
+		return rest;
+	return finish_event(p, &e, (enum ev_rest)rest);
 }
 
 /* End of the event starting at @pos: the next ',' '{' '}' outside /terms/. */

@@ -73,130 +73,170 @@ static int seq_cmp(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* What the opcodes need from a line-number program's header. */
+struct prog_header {
+	unsigned min_len, opcode_base, line_range;
+	const unsigned char *std_lens;
+};
+
+/* Read the header of the unit at off; leaves r over the unit's opcodes. */
+static int read_header(struct reader *r, uint64_t off, struct prog_header *h)
+{
+	const unsigned char *prog;
+	uint64_t len, hlen;
+	unsigned version, offsz = 4, max_ops = 1;
+
+	if (off >= (uint64_t)(r->end - r->p))
+		return -EINVAL;
+	r->p += off;
+	len = rd_fixed(r, 4);
+	if (len == 0xffffffff) {
+		len = rd_fixed(r, 8);
+		offsz = 8;
+	}
+	if (r->bad || len > (uint64_t)(r->end - r->p))
+		return -EINVAL;
+	r->end = r->p + len;
+	version = (unsigned)rd_fixed(r, 2);
+	if (version < 2 || version > 5)
+		return -EINVAL;
+	if (version >= 5)
+		rd_fixed(r, 2);	/* address size, segment selector size */
+	hlen = rd_fixed(r, offsz);
+	if (r->bad || hlen > (uint64_t)(r->end - r->p))
+		return -EINVAL;
+	prog = r->p + hlen;
+	h->min_len = (unsigned)rd_fixed(r, 1);
+	if (version >= 4)
+		max_ops = (unsigned)rd_fixed(r, 1);
+	rd_fixed(r, 1);		/* default_is_stmt */
+	rd_fixed(r, 1);		/* line_base */
+	h->line_range = (unsigned)rd_fixed(r, 1);
+	h->opcode_base = (unsigned)rd_fixed(r, 1);
+	h->std_lens = r->p;
+	if (r->bad || !h->line_range || !h->opcode_base || max_ops != 1 ||
+	    (size_t)(prog - r->p) < h->opcode_base - 1)
+		return -EINVAL;
+	r->p = prog;
+	return 0;
+}
+
+/* The state machine's registers that matter here, and the sequence being read. */
+struct prog_state {
+	uint64_t addr;
+	struct tly_seq_default seq;
+	bool started;
+};
+
+/* A row (non-end) at the current address: count the rows a sequence has at the
+ * address where its first set_file comes, before it. */
+static void row(struct prog_state *st)
+{
+	if (!st->started)
+		st->seq.start = st->addr;
+	st->started = true;
+	if (!st->seq.set_file) {
+		st->seq.nr_at = st->seq.set_file_addr == st->addr ? st->seq.nr_at + 1 : 1;
+		st->seq.set_file_addr = st->addr;
+	}
+}
+
+/* An extended opcode: end_sequence adds the sequence to out, set_address. */
+static int extended_op(struct reader *r, struct prog_state *st, struct tly_seq_defaults *out)
+{
+	uint64_t n = rd_uleb(r);
+	const unsigned char *next;
+	unsigned sub;
+	int err = 0;
+
+	if (r->bad || !n || n > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return 0;
+	}
+	next = r->p + n;
+	sub = *r->p++;
+	if (sub == 1) {		/* end_sequence */
+		if (!st->started)
+			st->seq.start = st->addr;
+		st->seq.end = st->addr;
+		err = add_seq(out, &st->seq);
+		memset(st, 0, sizeof(*st));
+	} else if (sub == 2 && n - 1 <= 8) {	/* set_address */
+		st->addr = rd_fixed(r, (unsigned)(n - 1));
+	}
+	r->p = next;
+	return err;
+}
+
+static void set_file(struct prog_state *st)
+{
+	if (!st->seq.set_file) {
+		st->seq.set_file = true;
+		if (st->seq.set_file_addr != st->addr)	/* no row at addr yet */
+			st->seq.nr_at = 0;
+		st->seq.set_file_addr = st->addr;
+	}
+}
+
+/* Run the opcodes, adding each sequence to out. */
+static int run_program(struct reader *r, const struct prog_header *h,
+		       struct tly_seq_defaults *out)
+{
+	struct prog_state st = { 0 };
+	int err = 0;
+
+	while (r->p < r->end && !r->bad && !err) {
+		unsigned op = *r->p++;
+
+		if (op >= h->opcode_base) {
+			st.addr += (uint64_t)((op - h->opcode_base) / h->line_range) * h->min_len;
+			row(&st);
+			continue;
+		}
+		switch (op) {
+		case 0:		/* extended */
+			err = extended_op(r, &st, out);
+			break;
+		case 1:		/* copy */
+			row(&st);
+			break;
+		case 2:		/* advance_pc */
+			st.addr += rd_uleb(r) * h->min_len;
+			break;
+		case 4:		/* set_file */
+			rd_uleb(r);
+			set_file(&st);
+			break;
+		case 8:		/* const_add_pc */
+			st.addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_len;
+			break;
+		case 9:		/* fixed_advance_pc */
+			st.addr += rd_fixed(r, 2);
+			break;
+		default:	/* operands as the header counts them (uleb or sleb alike) */
+			for (unsigned i = 0; i < h->std_lens[op - 1] && !r->bad; i++)
+				rd_uleb(r);
+			break;
+		}
+	}
+	return err ? err : r->bad ? -EINVAL : 0;
+}
+
 int tly_lineprog__defaults(const void *section, size_t size, uint64_t off,
 			   struct tly_seq_defaults *out)
 {
 	struct reader r = { .p = section, .end = (const unsigned char *)section + size };
-	const unsigned char *unit_end, *prog;
-	uint64_t len, hlen, addr = 0;
-	unsigned version, offsz = 4, min_len, max_ops = 1, opcode_base, line_range;
-	const unsigned char *std_lens;
-	struct tly_seq_default seq = { 0 };
-	bool started = false;
-	int err = 0;
+	struct prog_header h;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (off >= size)
-		return -EINVAL;
-	r.p += off;
-	len = rd_fixed(&r, 4);
-	if (len == 0xffffffff) {
-		len = rd_fixed(&r, 8);
-		offsz = 8;
-	}
-	if (r.bad || len > (uint64_t)(r.end - r.p))
-		return -EINVAL;
-	unit_end = r.p + len;
-	r.end = unit_end;
-	version = (unsigned)rd_fixed(&r, 2);
-	if (version < 2 || version > 5)
-		return -EINVAL;
-	if (version >= 5)
-		rd_fixed(&r, 2);	/* address size, segment selector size */
-	hlen = rd_fixed(&r, offsz);
-	if (r.bad || hlen > (uint64_t)(r.end - r.p))
-		return -EINVAL;
-	prog = r.p + hlen;
-	min_len = (unsigned)rd_fixed(&r, 1);
-	if (version >= 4)
-		max_ops = (unsigned)rd_fixed(&r, 1);
-	rd_fixed(&r, 1);		/* default_is_stmt */
-	rd_fixed(&r, 1);		/* line_base */
-	line_range = (unsigned)rd_fixed(&r, 1);
-	opcode_base = (unsigned)rd_fixed(&r, 1);
-	std_lens = r.p;
-	if (r.bad || !line_range || !opcode_base || max_ops != 1 ||
-	    (size_t)(prog - r.p) < opcode_base - 1)
-		return -EINVAL;
-	r.p = prog;
-
-	/* the rows (non-end ones) a sequence has at the address where its first set_file
-	 * comes, before it */
-#define ROW()                                                                  \
-	do {                                                                   \
-		if (!started)                                                  \
-			seq.start = addr;                                      \
-		started = true;                                                \
-		if (!seq.set_file) {                                           \
-			seq.nr_at = seq.set_file_addr == addr ? seq.nr_at + 1 : 1; \
-			seq.set_file_addr = addr;                              \
-		}                                                              \
-	} while (0)
-	while (r.p < r.end && !r.bad && !err) {
-		unsigned op = *r.p++;
-
-		if (op >= opcode_base) {
-			addr += (uint64_t)((op - opcode_base) / line_range) * min_len;
-			ROW();
-			continue;
-		}
-		switch (op) {
-		case 0: {	/* extended */
-			uint64_t n = rd_uleb(&r);
-			const unsigned char *next;
-			unsigned sub;
-
-			if (r.bad || !n || n > (uint64_t)(r.end - r.p)) {
-				r.bad = true;
-				break;
-			}
-			next = r.p + n;
-			sub = *r.p++;
-			if (sub == 1) {		/* end_sequence */
-				if (!started)
-					seq.start = addr;
-				seq.end = addr;
-				err = add_seq(out, &seq);
-				addr = 0;
-				memset(&seq, 0, sizeof(seq));
-				started = false;
-			} else if (sub == 2 && n - 1 <= 8) {	/* set_address */
-				addr = rd_fixed(&r, (unsigned)(n - 1));
-			}
-			r.p = next;
-			break;
-		}
-		case 1:		/* copy */
-			ROW();
-			break;
-		case 2:		/* advance_pc */
-			addr += rd_uleb(&r) * min_len;
-			break;
-		case 4:		/* set_file */
-			rd_uleb(&r);
-			if (!seq.set_file) {
-				seq.set_file = true;
-				if (seq.set_file_addr != addr)	/* no row at addr yet */
-					seq.nr_at = 0;
-				seq.set_file_addr = addr;
-			}
-			break;
-		case 8:		/* const_add_pc */
-			addr += (uint64_t)((255 - opcode_base) / line_range) * min_len;
-			break;
-		case 9:		/* fixed_advance_pc */
-			addr += rd_fixed(&r, 2);
-			break;
-		default:	/* operands as the header counts them (uleb or sleb alike) */
-			for (unsigned i = 0; i < std_lens[op - 1] && !r.bad; i++)
-				rd_uleb(&r);
-			break;
-		}
-	}
-#undef ROW
-	if (err || r.bad) {
+	err = read_header(&r, off, &h);
+	if (err)
+		return err;
+	err = run_program(&r, &h, out);
+	if (err) {
 		tly_seq_defaults__release(out);
-		return err ? err : -EINVAL;
+		return err;
 	}
 	qsort(out->seqs, out->nr, sizeof(*out->seqs), seq_cmp);
 	return 0;

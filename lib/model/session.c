@@ -920,12 +920,158 @@ static size_t str_len(const char *p, const char *end)
 
 static int add_build_ids(struct tally_session *s, const void *buf, size_t len);
 
-int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr)
+static int process_comm(struct tally_session *s, const struct perf_event_header *hdr)
 {
 	const uint8_t *p = (const uint8_t *)(hdr + 1);
 	const char *end = (const char *)hdr + hdr->size;
+	const char *comm = (const char *)p + 8;
+	struct tally_thread *t;
+	uint32_t u[2];
+
+	if (hdr->size < 16)
+		return -EINVAL;
+	memcpy(u, p, 8);
+	t = tally_session__thread(s, (pid_t)u[0], (pid_t)u[1]);
+	if (!t)
+		return -ENOMEM;
+	t->comm_set = true;
+	return set_comm(t, comm, str_len(comm, end));
+}
+
+/* A new process starts with a copy of its parent's maps. */
+static int copy_maps(struct tally_session *s, const struct maps *src, struct maps *dst)
+{
+	for (size_t i = 0; i < src->nr; i++) {
+		struct tally_map *m = map_new(s, 0, 0, 0, NULL);
+		struct tally_map *keep;
+
+		if (!m)
+			return -ENOMEM;
+		keep = m->all_next;
+		*m = *src->v[i];
+		m->all_next = keep;
+		if (maps_insert(dst, m, s))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int process_fork_exit(struct tally_session *s, const struct perf_event_header *hdr)
+{
 	uint32_t u[4];
 
+	if (hdr->size < 8 + 16)
+		return -EINVAL;
+	memcpy(u, hdr + 1, 16);	/* pid, ppid, tid, ptid */
+	if (hdr->type == PERF_RECORD_EXIT) {
+		struct tally_thread *t = thread_find(s, (pid_t)u[2]);
+		if (t)
+			t->exited = true;
+		return 0;
+	}
+	/* Like perf, a FORK always makes a new thread (a tid seen before belonged to
+	 * a thread that is gone); a new process gets new maps, copied from its
+	 * parent's, a new thread shares its process's. */
+	struct tally_thread *parent = tally_session__thread(s, (pid_t)u[1], (pid_t)u[3]);
+	if (!parent)
+		return -ENOMEM;
+	bool new_process = u[0] != u[1];
+	struct proc *proc = new_process ? proc_fresh(s, (pid_t)u[0]) : parent->proc;
+	if (!proc)
+		return -ENOMEM;
+	struct tally_thread *child = thread_new_in(s, (pid_t)u[0], (pid_t)u[2], proc);
+	if (!child)
+		return -ENOMEM;
+	child->ppid = parent->tid;
+	/* perf copies the parent's name only when it has one (not its ":tid") */
+	if (parent->comm_set) {
+		if (set_comm(child, parent->comm, strlen(parent->comm)))
+			return -ENOMEM;
+		child->comm_set = true;
+	}
+	/* perf marks the FORKs it synthesizes for running tasks with MISC_FORK_EXEC:
+	 * their own MMAPs follow, the parent's maps are not theirs */
+	bool clone = !(hdr->misc & PERF_RECORD_MISC_FORK_EXEC);
+	if (new_process && clone && child->proc != parent->proc)
+		return copy_maps(s, &parent->proc->maps, &child->proc->maps);
+	return 0;
+}
+
+static int process_mmap_record(struct tally_session *s, const struct perf_event_header *hdr)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+	const char *end = (const char *)hdr + hdr->size;
+	struct { uint32_t pid, tid; uint64_t start, len, pgoff; } mm;
+	if (hdr->size < 8 + sizeof(mm) + 1)
+		return -EINVAL;
+	memcpy(&mm, p, sizeof(mm));
+	const char *name = (const char *)p + sizeof(mm);
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%.*s", (int)str_len(name, end), name);
+	struct mmap_extra x = {
+		.tid = mm.tid,
+		.prot = hdr->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC,
+	};
+	return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, &x);
+}
+
+static int process_mmap2_record(struct tally_session *s, const struct perf_event_header *hdr)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+	const char *end = (const char *)hdr + hdr->size;
+	struct { uint32_t pid, tid; uint64_t start, len, pgoff;
+		 uint8_t idpart[24]; uint32_t prot, flags; } mm;
+	if (hdr->size < 8 + sizeof(mm) + 1)
+		return -EINVAL;
+	memcpy(&mm, p, sizeof(mm));
+	const char *name = (const char *)p + sizeof(mm);
+	char buf[4096];
+	size_t bl = 0;
+	snprintf(buf, sizeof(buf), "%.*s", (int)str_len(name, end), name);
+	if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		bl = mm.idpart[0] <= 20 ? mm.idpart[0] : 20;
+	}
+	struct mmap_extra x = { .tid = mm.tid, .prot = mm.prot, .flags = mm.flags,
+				.bid = mm.idpart + 4, .bid_len = bl };
+	if (!(hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+		memcpy(&x.ino, mm.idpart + 8, sizeof(x.ino));	/* after maj, min */
+	return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, &x);
+}
+
+/* BPF programs and trampolines: a kernel map whose dso is named after the symbol,
+ * holding that one symbol (what perf shows) */
+static int process_ksymbol(struct tally_session *s, const struct perf_event_header *hdr)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+	const char *end = (const char *)hdr + hdr->size;
+	struct { uint64_t addr; uint32_t len; uint16_t type, flags; } k;
+	if (hdr->size < 8 + sizeof(k) + 1)
+		return -EINVAL;
+	memcpy(&k, p, sizeof(k));
+	if (k.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
+		return 0;
+	const char *name = (const char *)p + sizeof(k);
+	size_t nlen = str_len(name, end);
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%.*s", (int)nlen, name);
+	struct tally_dso *dso = dso_findnew(s, buf);
+	if (!dso)
+		return -ENOMEM;
+	dso->kernel = dso->absolute = dso->loaded = true;
+	dso->no_symbols = false;
+	if (!dso->syms.nr) {
+		if (tly_symtab__add(&dso->syms, k.addr, k.len, buf, strlen(buf), 2))
+			return -ENOMEM;
+		tly_symtab__finish(&dso->syms);
+	}
+	struct tally_map *m = map_new(s, k.addr, k.len, k.addr, dso);
+	if (!m)
+		return -ENOMEM;
+	return maps_insert(&s->kmaps, m, s);
+}
+
+int tally_session__process(struct tally_session *s, const struct perf_event_header *hdr)
+{
 	if (!s->kallsyms_chosen)
 		kallsyms_choose(s);	/* no BUILD_ID list came first: decide now */
 	if (hdr->type != PERF_RECORD_SAMPLE)
@@ -935,127 +1081,17 @@ int tally_session__process(struct tally_session *s, const struct perf_event_head
 	switch (hdr->type) {
 	case TALLY_RECORD_HEADER_BUILD_ID:	/* perf inject -b, pipe mode */
 		return add_build_ids(s, hdr, hdr->size);
-	case PERF_RECORD_COMM: {
-		if (hdr->size < 16)
-			return -EINVAL;
-		memcpy(u, p, 8);
-		const char *comm = (const char *)p + 8;
-		struct tally_thread *t = tally_session__thread(s, (pid_t)u[0], (pid_t)u[1]);
-		if (!t)
-			return -ENOMEM;
-		t->comm_set = true;
-		return set_comm(t, comm, str_len(comm, end));
-	}
+	case PERF_RECORD_COMM:
+		return process_comm(s, hdr);
 	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT: {
-		if (hdr->size < 8 + 16)
-			return -EINVAL;
-		memcpy(u, p, 16);	/* pid, ppid, tid, ptid */
-		if (hdr->type == PERF_RECORD_EXIT) {
-			struct tally_thread *t = thread_find(s, (pid_t)u[2]);
-			if (t)
-				t->exited = true;
-			return 0;
-		}
-		/* Like perf, a FORK always makes a new thread (a tid seen before belonged to
-		 * a thread that is gone); a new process gets new maps, copied from its
-		 * parent's, a new thread shares its process's. */
-		struct tally_thread *parent = tally_session__thread(s, (pid_t)u[1], (pid_t)u[3]);
-		if (!parent)
-			return -ENOMEM;
-		bool new_process = u[0] != u[1];
-		struct proc *proc = new_process ? proc_fresh(s, (pid_t)u[0]) : parent->proc;
-		if (!proc)
-			return -ENOMEM;
-		struct tally_thread *child = thread_new_in(s, (pid_t)u[0], (pid_t)u[2], proc);
-		if (!child)
-			return -ENOMEM;
-		child->ppid = parent->tid;
-		/* perf copies the parent's name only when it has one (not its ":tid") */
-		if (parent->comm_set) {
-			if (set_comm(child, parent->comm, strlen(parent->comm)))
-				return -ENOMEM;
-			child->comm_set = true;
-		}
-		/* perf marks the FORKs it synthesizes for running tasks with MISC_FORK_EXEC:
-		 * their own MMAPs follow, the parent's maps are not theirs */
-		bool clone = !(hdr->misc & PERF_RECORD_MISC_FORK_EXEC);
-		if (new_process && clone && child->proc != parent->proc) {
-			struct maps *src = &parent->proc->maps, *dst = &child->proc->maps;
-			for (size_t i = 0; i < src->nr; i++) {
-				struct tally_map *m = map_new(s, 0, 0, 0, NULL);
-				if (!m)
-					return -ENOMEM;
-				struct tally_map *keep = m->all_next;
-				*m = *src->v[i];
-				m->all_next = keep;
-				if (maps_insert(dst, m, s))
-					return -ENOMEM;
-			}
-		}
-		return 0;
-	}
-	case PERF_RECORD_MMAP: {
-		struct { uint32_t pid, tid; uint64_t start, len, pgoff; } mm;
-		if (hdr->size < 8 + sizeof(mm) + 1)
-			return -EINVAL;
-		memcpy(&mm, p, sizeof(mm));
-		const char *name = (const char *)p + sizeof(mm);
-		char buf[4096];
-		snprintf(buf, sizeof(buf), "%.*s", (int)str_len(name, end), name);
-		struct mmap_extra x = {
-			.tid = mm.tid,
-			.prot = hdr->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC,
-		};
-		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, &x);
-	}
-	case PERF_RECORD_MMAP2: {
-		struct { uint32_t pid, tid; uint64_t start, len, pgoff;
-			 uint8_t idpart[24]; uint32_t prot, flags; } mm;
-		if (hdr->size < 8 + sizeof(mm) + 1)
-			return -EINVAL;
-		memcpy(&mm, p, sizeof(mm));
-		const char *name = (const char *)p + sizeof(mm);
-		char buf[4096];
-		size_t bl = 0;
-		snprintf(buf, sizeof(buf), "%.*s", (int)str_len(name, end), name);
-		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			bl = mm.idpart[0] <= 20 ? mm.idpart[0] : 20;
-		}
-		struct mmap_extra x = { .tid = mm.tid, .prot = mm.prot, .flags = mm.flags,
-					.bid = mm.idpart + 4, .bid_len = bl };
-		if (!(hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
-			memcpy(&x.ino, mm.idpart + 8, sizeof(x.ino));	/* after maj, min */
-		return process_mmap(s, mm.pid, mm.start, mm.len, mm.pgoff, buf, hdr->misc, &x);
-	}
-	case PERF_RECORD_KSYMBOL: {
-		/* BPF programs and trampolines: a kernel map whose dso is named after the
-		 * symbol, holding that one symbol (what perf shows) */
-		struct { uint64_t addr; uint32_t len; uint16_t type, flags; } k;
-		if (hdr->size < 8 + sizeof(k) + 1)
-			return -EINVAL;
-		memcpy(&k, p, sizeof(k));
-		if (k.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
-			return 0;
-		const char *name = (const char *)p + sizeof(k);
-		size_t nlen = str_len(name, end);
-		char buf[512];
-		snprintf(buf, sizeof(buf), "%.*s", (int)nlen, name);
-		struct tally_dso *dso = dso_findnew(s, buf);
-		if (!dso)
-			return -ENOMEM;
-		dso->kernel = dso->absolute = dso->loaded = true;
-		dso->no_symbols = false;
-		if (!dso->syms.nr) {
-			if (tly_symtab__add(&dso->syms, k.addr, k.len, buf, strlen(buf), 2))
-				return -ENOMEM;
-			tly_symtab__finish(&dso->syms);
-		}
-		struct tally_map *m = map_new(s, k.addr, k.len, k.addr, dso);
-		if (!m)
-			return -ENOMEM;
-		return maps_insert(&s->kmaps, m, s);
-	}
+	case PERF_RECORD_EXIT:
+		return process_fork_exit(s, hdr);
+	case PERF_RECORD_MMAP:
+		return process_mmap_record(s, hdr);
+	case PERF_RECORD_MMAP2:
+		return process_mmap2_record(s, hdr);
+	case PERF_RECORD_KSYMBOL:
+		return process_ksymbol(s, hdr);
 	default:
 		return 0;
 	}

@@ -314,149 +314,169 @@ static bool reg_value(const struct walk *w, unsigned regno, uint64_t *val)
 	return r->kind == REG_MEM && read_word(w, r->v, val);
 }
 
+/* The DWARF expression stack. */
+struct expr_stack {
+	uint64_t v[EXPR_STACK];
+	size_t sp;
+};
+
+static bool push(struct expr_stack *st, uint64_t x)
+{
+	if (st->sp >= EXPR_STACK)
+		return false;
+	st->v[st->sp++] = x;
+	return true;
+}
+
+static bool pop(struct expr_stack *st, uint64_t *x)
+{
+	if (!st->sp)
+		return false;
+	*x = st->v[--st->sp];
+	return true;
+}
+
+/* The operations that push a literal or a register's value. 1 when op is none. */
+static int push_operand(const struct walk *w, const Dwarf_Op *op, struct expr_stack *st)
+{
+	uint8_t at = op->atom;
+	uint64_t a;
+
+	if (at >= DW_OP_lit0 && at <= DW_OP_lit31)
+		return push(st, (uint64_t)(at - DW_OP_lit0)) ? 0 : -1;
+	if (at >= DW_OP_breg0 && at <= DW_OP_breg31)
+		return reg_value(w, at - DW_OP_breg0, &a) && push(st, a + op->number) ? 0 : -1;
+	if (at >= DW_OP_reg0 && at <= DW_OP_reg31)
+		return reg_value(w, at - DW_OP_reg0, &a) && push(st, a) ? 0 : -1;
+	switch (at) {
+	case DW_OP_bregx:
+		if (op->number > UINT32_MAX || !reg_value(w, (unsigned)op->number, &a))
+			return -1;
+		return push(st, a + op->number2) ? 0 : -1;
+	case DW_OP_regx:
+		if (op->number > UINT32_MAX || !reg_value(w, (unsigned)op->number, &a))
+			return -1;
+		return push(st, a) ? 0 : -1;
+	case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
+	case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
+	case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
+		return push(st, op->number) ? 0 : -1;
+	default:
+		return 1;
+	}
+}
+
+/* The operations that rearrange the stack. 1 when op is none. */
+static int stack_op(const Dwarf_Op *op, struct expr_stack *st)
+{
+	uint64_t a, b;
+
+	switch (op->atom) {
+	case DW_OP_dup:
+		return pop(st, &a) && push(st, a) && push(st, a) ? 0 : -1;
+	case DW_OP_drop:
+		return pop(st, &a) ? 0 : -1;
+	case DW_OP_over:
+		return st->sp >= 2 && push(st, st->v[st->sp - 2]) ? 0 : -1;
+	case DW_OP_pick:
+		return op->number < st->sp && push(st, st->v[st->sp - 1 - op->number]) ? 0 : -1;
+	case DW_OP_swap:
+		return pop(st, &a) && pop(st, &b) && push(st, a) && push(st, b) ? 0 : -1;
+	default:
+		return 1;
+	}
+}
+
+/* a OP b for DWARF's binary operations (comparisons signed, as DWARF says). */
+static uint64_t binary_op(uint8_t at, uint64_t a, uint64_t b)
+{
+	switch (at) {
+	case DW_OP_plus: return a + b;
+	case DW_OP_minus: return a - b;
+	case DW_OP_mul: return a * b;
+	case DW_OP_and: return a & b;
+	case DW_OP_or: return a | b;
+	case DW_OP_xor: return a ^ b;
+	case DW_OP_shl: return b >= 64 ? 0 : a << b;
+	case DW_OP_shr: return b >= 64 ? 0 : a >> b;
+	case DW_OP_shra:
+		return b >= 64 ? ((int64_t)a < 0 ? UINT64_MAX : 0) : (uint64_t)((int64_t)a >> b);
+	case DW_OP_eq: return (int64_t)a == (int64_t)b;
+	case DW_OP_ne: return (int64_t)a != (int64_t)b;
+	case DW_OP_lt: return (int64_t)a < (int64_t)b;
+	case DW_OP_le: return (int64_t)a <= (int64_t)b;
+	case DW_OP_gt: return (int64_t)a > (int64_t)b;
+	default: return (int64_t)a >= (int64_t)b;
+	}
+}
+
+/* The arithmetic operations and deref. 1 when op is none. */
+static int compute_op(const struct walk *w, const Dwarf_Op *op, struct expr_stack *st)
+{
+	uint64_t a, b;
+
+	switch (op->atom) {
+	case DW_OP_plus_uconst:
+		return pop(st, &a) && push(st, a + op->number) ? 0 : -1;
+	case DW_OP_deref:
+		return pop(st, &a) && read_word(w, a, &b) && push(st, b) ? 0 : -1;
+	case DW_OP_neg:
+		return pop(st, &a) && push(st, -a) ? 0 : -1;
+	case DW_OP_not:
+		return pop(st, &a) && push(st, ~a) ? 0 : -1;
+	case DW_OP_abs:
+		return pop(st, &a) && push(st, (int64_t)a < 0 ? -a : a) ? 0 : -1;
+	case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
+	case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_eq:
+	case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt: case DW_OP_ge:
+		return pop(st, &b) && pop(st, &a) && push(st, binary_op(op->atom, a, b)) ? 0 : -1;
+	default:
+		return 1;
+	}
+}
+
 /* Evaluate a CFI expression as elfutils synthesizes them: DW_OP_call_frame_cfa makes
  * the result a location (its contents are the value) unless DW_OP_stack_value ends
  * it. *is_loc says which; false on anything it cannot compute. */
 static bool eval(const struct walk *w, const Dwarf_Op *ops, size_t nops, uint64_t cfa,
 		 uint64_t *out, bool *is_loc)
 {
-	uint64_t st[EXPR_STACK], a, b;
-	size_t sp = 0, steps = 0;
+	struct expr_stack st = { .sp = 0 };
 	bool loc = false;
 
-#define PUSH(x) do { if (sp >= EXPR_STACK) return false; st[sp++] = (x); } while (0)
-#define POP(x) do { if (!sp) return false; (x) = st[--sp]; } while (0)
+	if (nops > 256)
+		return false;
 	for (size_t i = 0; i < nops; i++) {
 		const Dwarf_Op *op = &ops[i];
-		uint8_t at = op->atom;
+		int rc = push_operand(w, op, &st);
 
-		if (++steps > 256)
-			return false;
-		if (at >= DW_OP_lit0 && at <= DW_OP_lit31) {
-			PUSH((uint64_t)(at - DW_OP_lit0));
-			continue;
-		}
-		if (at >= DW_OP_breg0 && at <= DW_OP_breg31) {
-			if (!reg_value(w, at - DW_OP_breg0, &a))
-				return false;
-			PUSH(a + op->number);
-			continue;
-		}
-		if (at >= DW_OP_reg0 && at <= DW_OP_reg31) {
-			if (!reg_value(w, at - DW_OP_reg0, &a))
-				return false;
-			PUSH(a);
-			continue;
-		}
-		switch (at) {
-		case DW_OP_call_frame_cfa:
-			PUSH(cfa);
-			loc = true;
-			break;
-		case DW_OP_stack_value:
-			loc = false;
-			break;
-		case DW_OP_bregx:
-			if (op->number > UINT32_MAX || !reg_value(w, (unsigned)op->number, &a))
-				return false;
-			PUSH(a + op->number2);
-			break;
-		case DW_OP_regx:
-			if (op->number > UINT32_MAX || !reg_value(w, (unsigned)op->number, &a))
-				return false;
-			PUSH(a);
-			break;
-		case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
-		case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
-		case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
-			PUSH(op->number);
-			break;
-		case DW_OP_plus_uconst:
-			POP(a);
-			PUSH(a + op->number);
-			break;
-		case DW_OP_dup:
-			POP(a);
-			PUSH(a);
-			PUSH(a);
-			break;
-		case DW_OP_drop:
-			POP(a);
-			break;
-		case DW_OP_over:
-			if (sp < 2)
-				return false;
-			a = st[sp - 2];
-			PUSH(a);
-			break;
-		case DW_OP_pick:
-			if (op->number >= sp)
-				return false;
-			a = st[sp - 1 - op->number];
-			PUSH(a);
-			break;
-		case DW_OP_swap:
-			POP(a);
-			POP(b);
-			PUSH(a);
-			PUSH(b);
-			break;
-		case DW_OP_deref:
-			POP(a);
-			if (!read_word(w, a, &b))
-				return false;
-			PUSH(b);
-			break;
-		case DW_OP_neg:
-			POP(a);
-			PUSH(-a);
-			break;
-		case DW_OP_not:
-			POP(a);
-			PUSH(~a);
-			break;
-		case DW_OP_abs:
-			POP(a);
-			PUSH((int64_t)a < 0 ? -a : a);
-			break;
-		case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
-		case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_eq:
-		case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt: case DW_OP_ge:
-			POP(b);
-			POP(a);
-			switch (at) {
-			case DW_OP_plus: a += b; break;
-			case DW_OP_minus: a -= b; break;
-			case DW_OP_mul: a *= b; break;
-			case DW_OP_and: a &= b; break;
-			case DW_OP_or: a |= b; break;
-			case DW_OP_xor: a ^= b; break;
-			case DW_OP_shl: a = b >= 64 ? 0 : a << b; break;
-			case DW_OP_shr: a = b >= 64 ? 0 : a >> b; break;
-			case DW_OP_shra:
-				a = b >= 64 ? ((int64_t)a < 0 ? UINT64_MAX : 0)
-					    : (uint64_t)((int64_t)a >> b);
+		if (rc == 1)
+			rc = stack_op(op, &st);
+		if (rc == 1)
+			rc = compute_op(w, op, &st);
+		if (rc == 1) {
+			switch (op->atom) {
+			case DW_OP_call_frame_cfa:
+				rc = push(&st, cfa) ? 0 : -1;
+				loc = true;
 				break;
-			case DW_OP_eq: a = (int64_t)a == (int64_t)b; break;
-			case DW_OP_ne: a = (int64_t)a != (int64_t)b; break;
-			case DW_OP_lt: a = (int64_t)a < (int64_t)b; break;
-			case DW_OP_le: a = (int64_t)a <= (int64_t)b; break;
-			case DW_OP_gt: a = (int64_t)a > (int64_t)b; break;
-			default: a = (int64_t)a >= (int64_t)b; break;
+			case DW_OP_stack_value:
+				rc = 0;
+				loc = false;
+				break;
+			case DW_OP_nop:
+				rc = 0;
+				break;
+			default:
+				return false;
 			}
-			PUSH(a);
-			break;
-		case DW_OP_nop:
-			break;
-		default:
-			return false;
 		}
+		if (rc)
+			return false;
 	}
-#undef PUSH
-#undef POP
-	if (!sp)
+	if (!st.sp)
 		return false;
-	*out = st[sp - 1];
+	*out = st.v[st.sp - 1];
 	*is_loc = loc;
 	return true;
 }
