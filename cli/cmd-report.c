@@ -301,6 +301,7 @@ static const struct cli_opt report_options[] = {
 	OPT_CALLBACK('p', "parent", "regex", "regex filter to identify parent, see: '--sort parent'",
 		     opt_parent),
 	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
+	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
 	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
 	OPT_STRING(0, "pretty", pretty, "key", "pretty printing style key: normal raw"),
 	OPT_BOOL(0, "tasks", tasks, "Display recorded tasks"),
@@ -345,8 +346,9 @@ static void report_modes(struct report *r)
 	for (size_t i = 0; i < r->nr_ev; i++)
 		if (tally_data__event(r->data, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
 			any_chain = true;
-	/* perf decides children mode before it has seen a pipe's attrs: off for pipes */
-	r->children = any_chain && o->children != 0 &&
+	/* perf decides children mode before it has seen a pipe's attrs: off for pipes;
+	 * --hierarchy turns it off */
+	r->children = any_chain && o->children != 0 && !o->hierarchy &&
 		      !(o->children < 0 && tally_data__is_pipe(r->data));
 	r->use_chains = any_chain;
 	for (size_t i = 0; i < r->nr_ev; i++)
@@ -522,6 +524,15 @@ static int report_exec(void *opts, const struct cli_args *args)
 	int status = 1;
 
 	(void)args;
+	if (o->hierarchy && o->fields) {
+		cli_error("--hierarchy and --fields options cannot be used together");	/* perf's words */
+		return 129;
+	}
+	if (o->hierarchy && o->field_sep) {
+		cli_error("--hierarchy with -t/--field-separator is not implemented in tally "
+			  "(drop one of them)");
+		return 1;
+	}
 	if (o->show_info && (o->header || o->header_only)) {
 		cli_error("-I/--show-info: tally's header does not expand the CPU and NUMA "
 			  "topology, cache and memory features (their 'use -I to display' lines)");

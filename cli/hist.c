@@ -294,6 +294,203 @@ static void print_header(FILE *fp, const enum tally_hist_col *cols, const size_t
 	fputs("\n#\n", fp);
 }
 
+/* A key's cell in the hierarchy view: as in the table, without its leading spaces,
+ * padded only where perf's own format pads it (comm, dso, pid, parent). */
+static int hierarchy_key(FILE *fp, const struct tally_hist_entry *e, enum tally_hist_col c,
+			 size_t width)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	if (!mf)
+		return -ENOMEM;
+	print_cell(mf, e, c, (int)width, 0, true);
+	if (fclose(mf)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	fputs(buf + strspn(buf, " "), fp);
+	free(buf);
+	return 0;
+}
+
+static void spaces(FILE *fp, size_t n, char c)
+{
+	while (n--)
+		fputc(c, fp);
+}
+
+/* A hierarchy row hidden by -x or --symbol-filter, as perf 6.1 hides them: -x by the
+ * parent the row has (a row above the entries has its first entry's); the symbol filter
+ * hides the rows above the symbol's level and those at or below it whose symbol does
+ * not match. sym_depth: the symbol key's level (-1: not a key). */
+static bool hier_filtered(const struct tally_hist_entry *e, const struct hist_print_opts *o,
+			  int sym_depth)
+{
+	if (o->exclude_other && !e->parent)
+		return true;
+	if (!o->symbol_filter)
+		return false;
+	return sym_depth < 0 || e->depth < sym_depth || !sym_name(e) ||
+	       !strstr(sym_name(e), o->symbol_filter);
+}
+
+/* Is e shown (percent limit, -x, --symbol-filter)? */
+static bool shown(const struct tally_hist_entry *e, const struct hist_print_opts *o,
+		  uint64_t total, int sym_depth)
+{
+	if (hier_filtered(e, o, sym_depth))
+		return false;
+	return !(o->percent_limit > 0 && pct(e->period, total) < o->percent_limit);
+}
+
+/* What the hierarchy's header and rows need beside the columns. */
+struct hier_layout {
+	size_t values;		/* width of the value columns, with their gaps */
+	size_t rule;		/* dots under the keys' names */
+	size_t indent;		/* 3 per level below the first */
+	int sym_depth;		/* the symbol key's level (-1: none) */
+};
+
+static void hier_layout(struct hier_layout *l, const enum tally_hist_col *cols,
+			const size_t *widths, size_t nr, size_t nr_keys)
+{
+	size_t hlen = 0;
+
+	*l = (struct hier_layout){ .indent = nr_keys ? (nr_keys - 1) * 3 : 0, .sym_depth = -1 };
+	for (size_t i = 0, d = 0; i < nr; i++) {
+		const char *hd = col_header(cols[i], false);
+
+		if (!tally_hist_col__is_key(cols[i])) {
+			l->values += (l->values ? 2 : 0) + widths[i];
+			continue;
+		}
+		if (cols[i] == TALLY_HIST_SYM)
+			l->sym_depth = (int)d;
+		hlen += (d ? 3 : 0) + strlen(hd + strspn(hd, " "));
+		if (d * 3 + widths[i] > l->rule)
+			l->rule = d * 3 + widths[i];
+		d++;
+	}
+	if (hlen > l->rule)
+		l->rule = hlen;
+}
+
+/* The value columns' names, then the keys' joined by " / "; the rule under them. */
+static void hier_header(FILE *fp, const struct hist_print_opts *o, const enum tally_hist_col *cols,
+			const size_t *widths, size_t nr, const struct hier_layout *l)
+{
+	bool first = true;
+
+	fputs("# ", fp);
+	spaces(fp, l->indent, ' ');
+	for (size_t i = 0; i < nr; i++)
+		if (!tally_hist_col__is_key(cols[i]))
+			fprintf(fp, "%*s  ", (int)widths[i], col_header(cols[i], o->overhead_is_self));
+	for (size_t i = 0; i < nr; i++) {
+		const char *hd = col_header(cols[i], false);
+
+		if (!tally_hist_col__is_key(cols[i]))
+			continue;
+		fprintf(fp, "%s%s", first ? "" : " / ", hd + strspn(hd, " "));
+		first = false;
+	}
+	fputs("\n# ", fp);
+	spaces(fp, l->indent, '.');
+	first = true;
+	for (size_t i = 0; i < nr; i++) {
+		if (tally_hist_col__is_key(cols[i]))
+			continue;
+		if (!first)
+			fputs("..", fp);
+		first = false;
+		spaces(fp, widths[i], '.');
+	}
+	fputs("  ", fp);
+	spaces(fp, l->rule, '.');
+	fputs("\n#\n", fp);
+}
+
+/* One row: its values indented by its level, then its own key. */
+static int hier_row(FILE *fp, struct tally_hist *h, const struct tally_hist_entry *e,
+		    const struct hist_print_opts *o, const enum tally_hist_col *cols,
+		    const size_t *widths, size_t nr, const struct hier_layout *l, uint64_t total)
+{
+	size_t nr_members = tally_hist__nr_members(h), key = nr;
+
+	for (size_t i = 0, kd = 0; i < nr && key == nr; i++)	/* this row's key */
+		if (tally_hist_col__is_key(cols[i]) && kd++ == e->depth)
+			key = i;
+	if (key == nr)
+		return 0;
+	fputs("  ", fp);
+	spaces(fp, e->depth * 3u, ' ');
+	for (size_t i = 0; i < nr; i++) {
+		if (tally_hist_col__is_key(cols[i]))
+			continue;
+		if (nr_members > 1)
+			print_value_cell(fp, nr_members, e, cols[i], o, total);
+		else
+			print_cell(fp, e, cols[i], (int)widths[i], total, false);
+		fputs("  ", fp);
+	}
+	spaces(fp, l->indent, ' ');
+	if (hierarchy_key(fp, e, cols[key], widths[key]))
+		return -ENOMEM;
+	fputc('\n', fp);
+	return 0;
+}
+
+/*
+ * perf's --hierarchy: the value columns indented 3 more per level, then the row's own
+ * key; the headers are the value columns' and the keys' names joined by " / ", ruled as
+ * wide as the deepest key reaches. A row whose rows below are all hidden says so
+ * ("no entry >= LIMIT%"); the entries (last key) carry the call graphs.
+ */
+static int hierarchy_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o,
+			     const enum tally_hist_col *cols, const size_t *widths, size_t nr,
+			     size_t nr_keys)
+{
+	const struct tally_hist_totals *t = tally_hist__totals(h);
+	uint64_t total = o->relative ? t->filtered_period : t->period;
+	size_t nr_sorted;
+	struct tally_hist_entry *const *sorted = tally_hist__sorted(h, &nr_sorted);
+	struct hier_layout l;
+	int err = 0;
+
+	hier_layout(&l, cols, widths, nr, nr_keys);
+	if (o->header)
+		hier_header(fp, o, cols, widths, nr, &l);
+	for (size_t k = 0; k < nr_sorted && !err; k++) {
+		struct tally_hist_entry *e = sorted[k];
+		size_t d = e->depth;
+		bool below = false;
+
+		if (!shown(e, o, total, l.sym_depth))
+			continue;
+		err = hier_row(fp, h, e, o, cols, widths, nr, &l, total);
+		if (err)
+			break;
+		if (d + 1 < nr_keys) {
+			/* the rows right below: is any of them shown? */
+			for (size_t j = k + 1; j < nr_sorted && sorted[j]->depth > d && !below; j++)
+				below = sorted[j]->depth == d + 1 && shown(sorted[j], o, total, l.sym_depth);
+			if (!below) {
+				spaces(fp, 2 + (d + 1) * 3 + l.values + 2 + l.indent, ' ');
+				fprintf(fp, "no entry >= %.2f%%\n", o->percent_limit);
+			}
+		} else if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
+			struct cc_print_opts cc = o->cc;
+
+			cc.total = total;	/* perf: --percentage relative counts here */
+			cc.parent = e->period;
+			err = cc_print(fp, &e->chain, &cc);
+		}
+	}
+	return err;
+}
+
 int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o)
 {
 	const struct tally_hist_totals *t = tally_hist__totals(h);
@@ -301,12 +498,17 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 	size_t nr_members = tally_hist__nr_members(h), nr_sorted;
 	struct tally_hist_entry *const *sorted = tally_hist__sorted(h, &nr_sorted);
 	enum tally_hist_col cols[TALLY_HIST_NR_COLS * 2];
-	size_t widths[TALLY_HIST_NR_COLS * 2], nr = 0, nshow = 0;
-	int err = 0;
+	size_t widths[TALLY_HIST_NR_COLS * 2], nr = 0, nshow = 0, nr_keys = 0;
+	int err = 0, sym_depth = -1;
 
 	for (size_t i = 0; i < o->nr_cols && nr < TALLY_HIST_NR_COLS * 2; i++)
 		if (!o->elide[o->cols[i]])
 			cols[nr++] = o->cols[i];
+	for (size_t i = 0; i < nr; i++) {
+		if (cols[i] == TALLY_HIST_SYM)
+			sym_depth = (int)nr_keys;
+		nr_keys += tally_hist_col__is_key(cols[i]);
+	}
 	for (size_t i = 0; i < nr; i++) {
 		size_t minw = col_min_width(cols[i]) * (tally_hist_col__is_key(cols[i]) ? 1 : nr_members);
 
@@ -318,7 +520,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		const struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;
 
-		if (filtered_out(e, o))
+		if (o->hierarchy ? hier_filtered(e, o, sym_depth) : filtered_out(e, o))
 			continue;
 		/* perf sizes columns over every entry, shown or under --percent-limit */
 		if (!(o->percent_limit > 0 && pct(v, total) < o->percent_limit))
@@ -332,6 +534,8 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 				widths[i] = l;
 		}
 	}
+	if (o->hierarchy)
+		return hierarchy_fprintf(h, fp, o, cols, widths, nr, nr_keys);
 	if (o->header)
 		print_header(fp, cols, widths, nr, o);
 	for (size_t k = 0; k < nshow; k++) {

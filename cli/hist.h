@@ -28,6 +28,7 @@ struct hist_print_opts {
 	const uint64_t *member_totals;	/* group view: total period of each member */
 	const char *symbol_filter;	/* --symbol-filter: only symbols containing it (rows
 					 * hidden, totals kept, as perf) */
+	bool hierarchy;			/* perf's --hierarchy (tally_hist__sort_hierarchy) */
 	bool exclude_other;		/* -x: rows without a parent hidden (as
 					 * --symbol-filter's) */
 	const char *sep;		/* -t/--field-separator: columns joined by it (NULL:

@@ -135,6 +135,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.percent_limit = r->o->percent_limit,
 		.symbol_filter = r->o->symbol_filter,
 		.exclude_other = r->o->exclude_other,
+		.hierarchy = r->o->hierarchy,
 		.sep = r->o->field_sep,
 		.relative = r->o->relative,
 		.cc = {
@@ -157,6 +158,8 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		printf("# dso: %s\n", r->o->filter.dsos[0]);
 	if (po.elide[TALLY_HIST_SYM])
 		printf("# symbol: %s\n", r->o->filter.syms[0]);
+	if (r->o->hierarchy)	/* perf names the filter, and keeps the level */
+		memset(po.elide, 0, sizeof(po.elide));
 	if (!r->o->quiet)
 		printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n", r->lost_samples);
 	for (size_t i = 0; i < r->nr_ev; i++) {
@@ -198,8 +201,9 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		if (!nr_all && r->o->skip_empty)	/* perf: of all samples, filtered or not */
 			continue;
 		po.member_totals = totals;
-		if (r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)
-				: tally_hist__sort(h, r->children_cols))
+		if (r->o->hierarchy ? tally_hist__sort_hierarchy(h)
+		    : r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)
+				  : tally_hist__sort(h, r->children_cols))
 			return -ENOMEM;
 		if (!r->o->quiet) {
 			unsigned long n = convert_unit((unsigned long)nr, &unit);

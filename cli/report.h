@@ -74,6 +74,7 @@ struct report_opts {
 				 * which perf does not demangle either */
 	const char *parent;	/* -p: the parent pattern (adds the parent key) */
 	bool exclude_other;	/* -x: only rows with a parent */
+	bool hierarchy;		/* --hierarchy: a level per sort key */
 };
 
 struct report {

@@ -97,6 +97,10 @@ struct tally_hist_entry {
 	 * perf's "[other]") */
 	const char *parent;
 	char level;		/* perf's cpumode letter: '.', 'k', 'g', 'u', 'H' */
+	uint8_t depth;		/* hierarchy view (tally_hist__sort_hierarchy): the key this
+				 * row is of (0: the first); a row above the last key sums the
+				 * rows under it and carries the other keys of the first of
+				 * them, as perf's */
 
 	uint64_t period, nr_samples;		/* self */
 	uint64_t period_acc, nr_samples_acc;	/* self + callees (children mode) */
@@ -130,6 +134,13 @@ TALLY_API int tally_hist__sort(struct tally_hist *h, bool children);
 /* Sort by these value columns in order (heaviest first), then the sort keys (-F). */
 TALLY_API int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order,
 				  size_t nr);
+/* perf's --hierarchy: a row per distinct value of the first key, under each a row per
+ * distinct value of the second key among its entries, and so on down to the entries
+ * themselves (depth nr_keys - 1); siblings ordered as perf orders them (self period,
+ * then the keys, ties as its trees break them). tally_hist__sorted gives the rows
+ * depth first, each followed by the rows under it. Call after tally_hist__link_member
+ * for a group. 0 or -ENOMEM. */
+TALLY_API int tally_hist__sort_hierarchy(struct tally_hist *h);
 /* The entries in the order of the last sort (*nr of them: entries added since are not
  * there), valid until the next sort, add or decay. */
 TALLY_API struct tally_hist_entry *const *tally_hist__sorted(const struct tally_hist *h,

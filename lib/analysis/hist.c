@@ -146,6 +146,18 @@ int tly_hist__init(struct tally_hist *h, const enum tally_hist_col *keys, size_t
 	return h->table && h->hashes ? 0 : -ENOMEM;
 }
 
+/* The hierarchy's own rows (tally_hist__sort_hierarchy). */
+static void free_levels(struct tally_hist *h)
+{
+	for (size_t i = 0; i < h->nr_levels; i++) {
+		free(h->levels[i]->members);
+		free(h->levels[i]);
+	}
+	free(h->levels);
+	h->levels = NULL;
+	h->nr_levels = h->cap_levels = 0;
+}
+
 void tly_hist__exit(struct tally_hist *h)
 {
 	free(h->hashes);
@@ -162,6 +174,7 @@ void tly_hist__exit(struct tally_hist *h)
 	}
 	free(h->table);
 	free(h->sorted);
+	free_levels(h);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -628,6 +641,173 @@ int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order, 
 		return -ENOMEM;
 	h->nr_sorted = n;
 	return 0;
+}
+
+/* ---- hierarchy (perf's --hierarchy) ---- */
+
+/* A new row of the hierarchy (like: the first entry under it), owned by h. */
+static struct tally_hist_entry *level_new(struct tally_hist *h, const struct tally_hist_entry *like)
+{
+	struct tally_hist_entry *e;
+
+	if (h->nr_levels == h->cap_levels) {
+		size_t cap = h->cap_levels ? h->cap_levels * 2 : 256;
+		struct tally_hist_entry **v = realloc(h->levels, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		h->levels = v;
+		h->cap_levels = cap;
+	}
+	e = malloc(sizeof(*e));
+	if (!e)
+		return NULL;
+	*e = like ? *like : (struct tally_hist_entry){ 0 };
+	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
+	e->members = NULL;
+	e->id = 0;
+	tally_cc_root__init(&e->chain);
+	h->levels[h->nr_levels++] = e;
+	return e;
+}
+
+/* Add entry x (and its group members) into the hierarchy row e. */
+static int level_add(struct tally_hist *h, struct tally_hist_entry *e,
+		     const struct tally_hist_entry *x)
+{
+	e->period += x->period;
+	e->nr_samples += x->nr_samples;
+	e->period_acc += x->period_acc;
+	e->nr_samples_acc += x->nr_samples_acc;
+	if (h->nr_members < 2 || !x->members)
+		return 0;
+	if (!e->members) {
+		e->members = calloc(h->nr_members, sizeof(*e->members));
+		if (!e->members)
+			return -ENOMEM;
+	}
+	for (size_t k = 1; k < h->nr_members; k++) {
+		if (!x->members[k])
+			continue;
+		if (!e->members[k] && !(e->members[k] = level_new(h, x->members[k])))
+			return -ENOMEM;
+		e->members[k]->period += x->members[k]->period;
+		e->members[k]->nr_samples += x->members[k]->nr_samples;
+	}
+	return 0;
+}
+
+struct hier {
+	struct tally_hist *h;
+	struct sort_ctx ctx;
+	size_t nr_out;
+};
+
+/* The rows of key d for the entries lv[0..n) (perf's input order), then recursively
+ * the rows under each: perf makes a row per distinct key value in the order the
+ * entries come, keeps them in a tree by that key, and walks that tree into its output
+ * tree (sort_ctx). */
+static int hier_level(struct hier *hr, struct tally_hist_entry **lv, size_t n, size_t d)
+{
+	struct tally_hist *h = hr->h, one = *h;
+	bool last = d + 1 == h->nr_keys;
+	size_t cap = 16, nr_grp = 0, *grp_of = NULL, *slot = NULL, *start = NULL, *fill = NULL;
+	struct tally_hist_entry **rows = NULL, **by_grp = NULL;
+	int err = -ENOMEM;
+
+	one.keys[0] = h->keys[d];
+	one.nr_keys = 1;
+	while (cap < 2 * n)
+		cap *= 2;
+	grp_of = malloc(n * sizeof(*grp_of));
+	slot = calloc(cap, sizeof(*slot));	/* group + 1 */
+	rows = malloc(n * sizeof(*rows));
+	start = calloc(n + 1, sizeof(*start));
+	fill = malloc(n * sizeof(*fill));
+	by_grp = malloc(n * sizeof(*by_grp));
+	if (!grp_of || !slot || !rows || !start || !fill || !by_grp)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = entry_hash(&one, lv[i]) & (cap - 1);
+
+		while (slot[k] && !entry_eq(&one, rows[slot[k] - 1], lv[i]))
+			k = (k + 1) & (cap - 1);
+		if (!slot[k]) {
+			rows[nr_grp] = last ? lv[i] : level_new(h, lv[i]);
+			if (!rows[nr_grp])
+				goto out;
+			if (!last) {
+				rows[nr_grp]->depth = (uint8_t)d;
+				rows[nr_grp]->seq = (uint32_t)nr_grp;	/* its group */
+			}
+			slot[k] = ++nr_grp;
+		}
+		grp_of[i] = slot[k] - 1;
+		if (!last && level_add(h, rows[grp_of[i]], lv[i]))
+			goto out;
+		start[grp_of[i] + 1]++;
+	}
+	/* the entries of each group together, in their order */
+	for (size_t g = 0; g < nr_grp; g++)
+		start[g + 1] += start[g];
+	memcpy(fill, start, nr_grp * sizeof(*fill));
+	for (size_t i = 0; i < n; i++)
+		by_grp[fill[grp_of[i]]++] = lv[i];
+	if (rb_order(rows, nr_grp, in_goes_left, &one) ||
+	    rb_order(rows, nr_grp, out_goes_left, &hr->ctx))
+		goto out;
+	err = 0;
+	for (size_t r = 0; r < nr_grp && !err; r++) {
+		hr->h->sorted[hr->nr_out++] = rows[r];
+		if (!last) {
+			size_t g = rows[r]->seq;
+
+			err = hier_level(hr, by_grp + start[g], start[g + 1] - start[g], d + 1);
+		}
+	}
+out:
+	free(grp_of);
+	free(slot);
+	free(rows);
+	free(start);
+	free(fill);
+	free(by_grp);
+	return err;
+}
+
+int tally_hist__sort_hierarchy(struct tally_hist *h)
+{
+	static const enum tally_hist_col by_self[] = { TALLY_HIST_OVERHEAD };
+	struct hier hr = { .h = h, .ctx = { .h = h, .order = by_self, .nr_order = 1 } };
+	struct tally_hist_entry **lv;
+	size_t n = 0;
+	int err;
+
+	free(h->sorted);
+	free_levels(h);
+	h->nr_sorted = 0;
+	h->sorted = malloc((h->nr ? h->nr : 1) * (h->nr_keys ? h->nr_keys : 1) * sizeof(*h->sorted));
+	lv = malloc((h->nr ? h->nr : 1) * sizeof(*lv));
+	if (!h->sorted || !lv) {
+		free(lv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->table[i])
+			lv[n++] = h->table[i];
+	/* perf's input tree, walked in order, feeds the hierarchy */
+	qsort(lv, n, sizeof(*lv), seq_qcmp);
+	err = rb_order(lv, n, in_goes_left, h);
+	if (!err && n && h->nr_keys)
+		err = hier_level(&hr, lv, n, 0);
+	free(lv);
+	if (!err) {
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->table[i])
+				h->table[i]->depth = (uint8_t)(h->nr_keys - 1);
+		h->nr_sorted = hr.nr_out;
+	}
+	return err;
 }
 
 int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *m, size_t idx,

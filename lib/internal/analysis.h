@@ -101,6 +101,9 @@ struct tally_hist {
 	size_t cap, nr;
 	struct tally_hist_entry **sorted;	/* after a sort */
 	size_t nr_sorted;
+	struct tally_hist_entry **levels;	/* hierarchy: the rows above the entries
+						 * (and their group members), owned */
+	size_t nr_levels, cap_levels;
 	struct tally_strpool *pool;	/* shared (not freed with the hist) */
 	struct tally_hist_totals totals;
 	bool trees;		/* entries carry call-chain trees */

@@ -18,7 +18,7 @@ mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
 proc-map-timeout realtime stat switch-output-event synth
 timestamp-boundary uid vmlinux"
 [report]="column-widths
-group-sort-idx hierarchy ignore-callees
+group-sort-idx ignore-callees
 show-cpu-utilization show-on-off-events
 socket-filter switch-off switch-on
 time-quantum"

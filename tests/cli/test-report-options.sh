@@ -87,6 +87,22 @@ check "-p on a file without call chains: perf's error, one line, exit 1" \
 check "-p with a bad regex: a usage error naming it (rc $rc)" \
 	eval '[ $rc -eq 129 ] && grep -q "invalid regex" err'
 
+# --hierarchy: a level per sort key (perf's indents, " / " headers, rule, "no entry"
+# lines under --percent-limit, graphs on the entries), with -n, -G, -x, --symbol-filter
+# and a single-comm filter; -F with it is perf's usage error, -t refused
+for a in "" "-g none --percent-limit 20" "-s sym,comm -g caller" "-s pid,cpu,dso -n --show-total-period" \
+	 "-s dso,comm,sym -g none --percent-limit 30" "-G" "-p ^main\$|^hot_ -x" \
+	 "--symbol-filter hot_ -g none" "--symbol-filter spin -s sym,comm" "--comms hot --percentage relative"; do
+	# shellcheck disable=SC2086
+	same "--hierarchy $a as perf's" forks.data --stdio --hierarchy $a
+done
+same "--hierarchy on an event group as perf's" "$FIX/group.data" --stdio --hierarchy -s cpu,comm -n
+same "--hierarchy on several events as perf's (fixture)" "$FIX/multi.data" --stdio --hierarchy
+"$TALLY" report -i forks.data --hierarchy -F overhead,sym >/dev/null 2>err; rc=$?
+check "--hierarchy with -F: perf's usage error (rc $rc)" eval '[ $rc -eq 129 ] && grep -q "cannot be used together" err'
+"$TALLY" report -i forks.data --hierarchy -t , >/dev/null 2>err; rc=$?
+check "--hierarchy with -t refused in one line (rc $rc)" eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ]'
+
 # --raw-trace: the trace key's fields as " name=value", as perf 6.1's own libtraceevent
 # prints them (strings, hex pointers, dynamic arrays)
 if perf record -q -e sched:sched_switch -e sched:sched_process_exec -e syscalls:sys_enter_openat \
