@@ -211,8 +211,11 @@ int tally_json_export__sample(struct tally_json_export *x, const struct tally_co
 	/* perf's values for fields a sample lacks: -1 */
 	key(fp, false, 3, "timestamp");
 	fprintf(fp, "%" PRIi64, smp->type & PERF_SAMPLE_TIME ? (int64_t)smp->time : -1);
+	/* perf prints its thread's pid: threads are found by tid, so a sample of a task
+	 * that is exiting (tid -1) shows the pid of the first such sample, not its own */
 	key(fp, true, 3, "pid");
-	fprintf(fp, "%i", smp->type & PERF_SAMPLE_TID ? (int)smp->pid : -1);
+	fprintf(fp, "%i", !(smp->type & PERF_SAMPLE_TID) ? -1 :
+			  s->thread ? (int)tally_thread__pid(s->thread) : (int)smp->pid);
 	key(fp, true, 3, "tid");
 	fprintf(fp, "%i", smp->type & PERF_SAMPLE_TID ? (int)smp->tid : -1);
 	if (x->cpu) {	/* some event has it: the others' samples say -1 */

@@ -368,12 +368,67 @@ static void json_of_callchain(void **state)
 	close_fixture(&w);
 }
 
+/* Samples of a task on its way out carry tid -1. perf finds threads by tid, so every
+ * such sample is one thread, whose pid is the first of them: its JSON prints that pid
+ * for each, whatever pid the sample itself names (seen on system-wide recordings of
+ * processes that exit). */
+static void json_pid_of_exiting_tasks(void **state)
+{
+	struct tally_json_export_opts jo = { .captured_on = 0 };
+	const uint32_t pids[] = { 7904, 7872, 5531 };
+	char *buf = NULL;
+	size_t len = 0;
+	struct walk w;
+	FILE *fp;
+
+	(void)state;
+	open_fixture(&w, "callchain.data");
+	fp = open_memstream(&buf, &len);
+	assert_int_equal(tally_json_export__new(&w.json, fp, w.d, &jo), 0);
+	for (size_t i = 0; i < 3; i++) {
+		struct tally_sample smp = {
+			.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+			.misc = PERF_RECORD_MISC_KERNEL, .ip = 0xffffffff81000000ull,
+			.pid = pids[i], .tid = (uint32_t)-1, .time = 1000 + i,
+		};
+		struct tally_addr_loc loc = { .addr = smp.ip, .cpumode = PERF_RECORD_MISC_KERNEL };
+		struct tally_convert_sample cs = {
+			.smp = &smp, .period = 1, .frames = &loc, .nr_frames = 1,
+			.thread = tally_session__thread(w.s, (pid_t)smp.pid, (pid_t)smp.tid),
+		};
+
+		assert_int_equal(tally_json_export__sample(w.json, &cs), 0);
+	}
+	/* and a sample of a live thread names its own process */
+	{
+		struct tally_sample smp = {
+			.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+			.misc = PERF_RECORD_MISC_USER, .ip = 0x1000, .pid = 42, .tid = 43,
+			.time = 2000,
+		};
+		struct tally_addr_loc loc = { .addr = smp.ip, .cpumode = PERF_RECORD_MISC_USER };
+		struct tally_convert_sample cs = {
+			.smp = &smp, .period = 1, .frames = &loc, .nr_frames = 1,
+			.thread = tally_session__thread(w.s, 42, 43),
+		};
+
+		assert_int_equal(tally_json_export__sample(w.json, &cs), 0);
+	}
+	assert_int_equal(tally_json_export__finish(w.json), 0);
+	fclose(fp);
+	assert_int_equal(count_of(buf, "\t\t\t\"pid\": 7904,\n\t\t\t\"tid\": -1,\n"), 3);
+	assert_int_equal(count_of(buf, "\t\t\t\"pid\": 42,\n\t\t\t\"tid\": 43,\n"), 1);
+	free(buf);
+	close_fixture(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pprof_of_callchain),
 		cmocka_unit_test(pprof_of_several_events),
 		cmocka_unit_test(json_of_callchain),
+		cmocka_unit_test(json_pid_of_exiting_tasks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
