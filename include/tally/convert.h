@@ -41,7 +41,10 @@ struct tally_convert_sample {
 	const struct tally_thread *thread;	/* its thread: comm */
 	uint64_t period;			/* tally_sample__period */
 	/* its call chain resolved, callee first, PERF_CONTEXT_* markers left out; the
-	 * sampled ip alone when the sample has no call chain */
+	 * sampled ip alone when the sample has no call chain. With chain, pprof takes
+	 * each frame after the first for a return address and gives its location the
+	 * address before it (in the call), but for the callers marked unwound (already
+	 * so, tally_session__resolve_chain) */
 	const struct tally_addr_loc *frames;
 	size_t nr_frames;
 	/* the call chain as recorded, each address resolved alone: no user frames

@@ -63,6 +63,11 @@ struct tally_addr_loc {
 				 * the innermost function the address's, in each other one
 				 * the call of the next inner; NULL: not an expanded frame
 				 * (tally_dso_lines__text knows its line) */
+	/* A caller unwound from a --call-graph dwarf sample's copy of the user stack
+	 * (tally_session__resolve_chain): addr is its return address minus one already,
+	 * inside the call, as perf 6.1 gives it. False in every other frame and lookup: a
+	 * recorded chain's callers hold the return address itself. */
+	bool unwound;
 };
 
 struct tally_session_opts {

@@ -505,8 +505,10 @@ int tally_pprof__add(struct tally_pprof *p, const struct tally_convert_sample *s
 		p->cap_scratch = s->nr_frames;
 	}
 	for (size_t i = 0; i < s->nr_frames; i++) {
-		/* every frame after the first of a call chain was reached by a call */
-		int64_t id = location_of(p, &s->frames[i], s->chain && i > 0);
+		/* every frame after the first of a call chain was reached by a call; an
+		 * unwound caller's address is in the call already */
+		int64_t id = location_of(p, &s->frames[i],
+					 s->chain && i > 0 && !s->frames[i].unwound);
 
 		if (id < 0)
 			return (int)id;

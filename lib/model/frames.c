@@ -129,15 +129,17 @@ static int expand_inlines(struct tally_frames *f, struct tally_session *s, bool 
 }
 
 /* The frames of one address of the chain. expand: look for inlined functions there
- * (return_addr: ip is a return address). */
+ * (return_addr: ip is a return address). unwound: ip is an unwound caller's return
+ * address minus one (tally_addr_loc.unwound). */
 static int push_addr(struct tally_frames *f, struct tally_session *s,
 		     const struct tally_sample *smp, uint8_t cpumode, uint64_t ip, bool expand,
-		     bool return_addr)
+		     bool return_addr, bool unwound)
 {
 	if (reserve(f, 1))
 		return -ENOMEM;
 	tly_session__resolve_noted(s, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &f->v[f->nr],
 				   &f->notes[f->nr]);
+	f->v[f->nr].unwound = unwound;
 	f->nr++;
 	return expand ? expand_inlines(f, s, return_addr) : 0;
 }
@@ -162,7 +164,7 @@ static int walk_chain(struct tally_frames *f, struct tally_session *s,
 			break;
 		/* the first address is the sampled ip, the others return addresses */
 		if (push_addr(f, s, smp, cpumode, ip, expand && !tally_cpumode_is_kernel(cpumode),
-			      nr > 0))
+			      nr > 0, false))
 			return -ENOMEM;
 		nr++;
 	}
@@ -200,7 +202,8 @@ static int walk_user_stack(struct tally_frames *f, struct tally_session *s,
 	for (size_t i = 0; i < nr; i++)
 		/* unwound callers are return addresses minus one already (perf looks them
 		 * up as they are) */
-		if (ips[i] && push_addr(f, s, smp, PERF_RECORD_MISC_USER, ips[i], expand, false))
+		if (ips[i] && push_addr(f, s, smp, PERF_RECORD_MISC_USER, ips[i], expand, false,
+					i > 0))
 			return -ENOMEM;
 	return 0;
 }

@@ -148,7 +148,10 @@ if bad or not checked or max(rep.values()) < 20:
     print("# mismatches:", bad[:10], "report:", sorted(rep.items(), key=lambda x: -x[1])[:5])
     sys.exit(1)
 EOF
-check "-top: flat shares within 0.5 of $oracle report's self shares" python3 shares.py top.out rep.out
+# (-noinlines: a stray sample in inlined library code, ld.so's start-up, counts for the
+# function holding the code, as in report; the inlined program below checks -top's way)
+pprof -top -noinlines -nodecount=10000 -nodefraction=0 -edgefraction=0 hot.pb.gz >topn.out
+check "-top -noinlines: flat shares within 0.5 of $oracle report's self shares" python3 shares.py topn.out rep.out
 pprof -traces hot.pb.gz >traces.out
 check "-traces: the call stacks, innermost first" python3 -c '
 import re, sys
@@ -182,6 +185,68 @@ else
 	echo "# build-id $bid; mappings:"; sed -n "/^Mappings/,\$p" raw.out | head -5 | sed 's/^/# /'
 fi
 check "-raw: source lines of the program's functions" grep -Eq ' M=1 spin .*/workloads/hot\.c:[0-9]+ ' raw.out
+# addrs.py DWARF|FP COMM SCRIPT RAW: the user-space stacks of COMM's samples in pprof's
+# -raw output RAW at perf script's addresses (SCRIPT: perf script --no-inline -F
+# comm,ip,dso), each frame as dso and address in it. perf script prints a recorded
+# chain's callers at their return addresses, pprof wants an address in the call: FP,
+# pprof's one below perf's; DWARF (unwound callers, return addresses minus one
+# already, as perf prints them): the same. For all but 2% of the samples (a sample may
+# unwind apart, test-unwind.sh).
+cat >addrs.py <<'EOF_ADDRS'
+import collections, os, re, sys
+mode, comm, script, raw = sys.argv[1:5]
+def load_perf():
+    d, frames, keep = collections.Counter(), None, False
+    for l in open(script).read().split("\n") + [""]:
+        if not l.strip():
+            if frames and keep:
+                d[tuple(frames)] += 1
+            frames = None
+        elif not l[0].isspace():
+            frames, keep = [], l.split()[0] == comm
+        elif frames is not None:
+            m = re.match(r"\s*([0-9a-f]+) \((.*)\)$", l)
+            if not m or m.group(2).startswith("[kernel") or m.group(2) == "[unknown]":
+                keep = False
+            else:
+                a = int(m.group(1), 16) - (mode == "FP" and len(frames) > 0)
+                frames.append((os.path.basename(m.group(2)), a))
+    return d
+def load_pprof():
+    t = open(raw).read()
+    maps = {m.group(1): (int(m.group(2), 16), int(m.group(3), 16), m.group(4)) for m in
+            re.finditer(r"^(\d+): 0x([0-9a-f]+)/0x[0-9a-f]+/0x([0-9a-f]+) (\S+)", t, re.M)}
+    locs = {m.group(1): (int(m.group(2), 16), m.group(3))	# (no M=: no mapping)
+            for m in re.finditer(r"^\s+(\d+): 0x([0-9a-f]+)(?: M=(\d+))?", t, re.M)}
+    d = collections.Counter()
+    for m in re.finditer(r"^\s+(\d+)\s+\d+: ([\d ]+)\n\s+comm:\[(\S+)\]", t, re.M):
+        frames = []
+        for i in m.group(2).split():
+            a, mid = locs[i]
+            if mid not in maps or maps[mid][2].startswith("[kernel"):
+                frames = None
+                break
+            s, o, path = maps[mid]
+            frames.append((os.path.basename(path), a - s + o))
+        if frames and m.group(3) == comm:
+            d[tuple(frames)] += int(m.group(1))
+    return d
+p, t = load_perf(), load_pprof()
+total = sum(p.values())
+off = sum(abs(p[k] - t[k]) for k in set(p) | set(t))
+if total < 20 or off * 50 > total or max(len(k) for k in p) < 3:
+    print("# %d of %d user-space samples at other addresses than perf script's" % (off, total))
+    for k in sorted(set(p) | set(t), key=lambda k: -abs(p[k] - t[k]))[:3]:
+        print("# perf %d pprof %d %s" % (p[k], t[k], " ".join("%s:%x" % f for f in k)[:160]))
+    sys.exit(1)
+EOF_ADDRS
+if have_perf; then
+	perf script --no-inline -F comm,ip,dso -i hot.data >hot.script 2>/dev/null
+	check "-raw: the locations' addresses, callers' in the call (one below perf script's)" \
+		python3 addrs.py FP hot hot.script raw.out
+else
+	skip "-raw addresses against perf script's (perf absent)"
+fi
 
 "$TALLY" record -q -g -F 2000 -o inl.data "$W/inlined" 0.3 >/dev/null 2>&1
 "$TALLY" data convert -i inl.data --to-pprof inl.pb.gz 2>/dev/null
@@ -231,6 +296,12 @@ bad = [f for f in frames if sum(x.startswith("step") for x in f) > 1 or
 seen = any(f[:2] == ["step (inline)", "shared"] for f in frames)
 if bad: print("# a frame twice:", bad[0])
 sys.exit(bool(bad) or not seen)'
+	if have_perf; then
+		perf script --no-inline -F comm,ip,dso -i dwc.data >dwc.script 2>/dev/null
+		pprof -raw dwc.pb.gz >dwc.raw
+		check "-raw ($who, dwarf): the unwound callers at perf script's addresses (in the call)" \
+			python3 addrs.py DWARF callers dwc.script dwc.raw
+	fi
 	pprof -top -noinlines -nodecount=10000 -nodefraction=0 -edgefraction=0 dwc.pb.gz >dwc.top
 	self_shares dwc.data >dwc.rep
 	check "-top -noinlines ($who, dwarf): flat shares within 0.5 of $oracle report's self shares" \
