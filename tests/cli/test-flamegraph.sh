@@ -132,11 +132,13 @@ is_kernel() { read -r r g b <<<"$(hue "$1")"; [ "$r" -ge 235 ] && [ "$g" -ge 150
 is_inlined() { read -r r g b <<<"$(hue "$1")"; [ "$r" -le 120 ] && [ "$g" -ge 175 ] && [ "$b" -ge 175 ]; }
 is_jit() { read -r r g b <<<"$(hue "$1")"; [ "$r" -le 120 ] && [ "$g" -ge 190 ] && [ "$b" -le 120 ]; }
 check "user functions are drawn in the user palette" is_user "$(browse hot.html . "eval:${rgb}('spin')" | cut -f2)"
-# the kernel function with the most samples (report's [k] rows)
-kframe=$("$TALLY" report --stdio --no-children --sort sym -g none -i hot.data 2>/dev/null |
+# the kernel function with the most samples (report's [k] rows) of a recording that
+# surely has some: hot touching fresh pages (hot.data may hold no kernel sample)
+"$TALLY" record -q -g -F 2000 -o kern.data "$W/hot" --faults 60000 >/dev/null 2>&1
+kframe=$("$TALLY" report --stdio --no-children --sort sym -g none -i kern.data 2>/dev/null |
 	awk '$2 == "[k]" {print $3; exit}')
-if [ -n "$kframe" ]; then
-	c=$(browse hot.html . "eval:${rgb}('$kframe')" | cut -f2)
+if [ -n "$kframe" ] && "$TALLY" flamegraph -i kern.data -o kern.html 2>/dev/null; then
+	c=$(browse kern.html . "eval:${rgb}('$kframe')" | cut -f2)
 	check "kernel functions are drawn in the kernel palette ($kframe: $c)" is_kernel "$c"
 else
 	skip "kernel palette (no kernel sample in this recording)"
