@@ -95,6 +95,10 @@ static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *
 				return false;
 			if (a->sym ? a->sym->start != b->sym->start : a->ip != b->ip)
 				return false;
+			/* two binaries of one short name, a function at the same address:
+			 * perf keeps them apart when they end apart */
+			if (a->sym && a->sym != b->sym && a->sym->size != b->sym->size)
+				return false;
 			/* an inlined function's symbol starts where the one it is in does */
 			if (a->sym != b->sym && (tally_symbol__is_inlined(a->sym) ||
 						 tally_symbol__is_inlined(b->sym)))

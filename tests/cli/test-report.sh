@@ -271,3 +271,31 @@ for s in pid cpu dso comm,pid; do
 	rows p.out >p.rows; rows t.out >t.rows
 	if same_rows p.rows t.rows 0.5; then ok "ag.data: --sort $s rows match"; else fail "ag.data: --sort $s rows match"; fi
 done
+
+# two binaries of one name with a function at the same address but of other sizes
+# (two builds of one program): perf's rows keep them apart, by dso name and symbol
+# start and end
+if command -v cc >/dev/null 2>&1; then
+	mkdir -p two/a two/b
+	printf '%s\n' 'int main(void) { volatile unsigned long x = 0;' \
+		'for (unsigned long i = 0; i < 150000000UL; i++) x += i; return 0; }' >two/a/spin.c
+	printf '%s\n' 'int main(int c, char **v) { volatile unsigned long x = c;' \
+		'for (unsigned long i = 0; i < 150000000UL; i++) x += i;' \
+		'if (x == 7) x += c * 5 + (long)v; return 0; }' >two/b/spin.c
+	if cc -O1 -o two/a/spin two/a/spin.c && cc -O1 -o two/b/spin two/b/spin.c &&
+		perf record -q -F 1000 -e cpu-clock -o two.data -- \
+			sh -c './two/a/spin; ./two/b/spin' >/dev/null 2>&1; then
+		check "two builds: main at one address in both (the test can tell)" eval \
+			'[ "$(nm two/a/spin | grep " T main")" = "$(nm two/b/spin | grep " T main")" ]'
+		for o in "--sort comm,dso,sym" "--sort sym" "--children --sort dso,sym"; do
+			# shellcheck disable=SC2086
+			perf report -i two.data --stdio -g none $o 2>/dev/null | grep -v '^#' >p.out
+			# shellcheck disable=SC2086
+			"$TALLY" report -i two.data --stdio -g none $o 2>&1 | grep -v '^#' >t.out
+			check "two builds, report $o: a row per build, as perf" eval \
+				'[ "$(grep -c "\] main$" p.out)" = 2 ] && diff -q p.out t.out'
+		done
+	else
+		fail "two builds of one program recorded"
+	fi
+fi
