@@ -302,6 +302,7 @@ static const struct cli_opt report_options[] = {
 		     opt_parent),
 	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
 	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
+	OPT_EVSWITCH(switch_on, switch_off, show_on_off),
 	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
 	OPT_STRING(0, "pretty", pretty, "key", "pretty printing style key: normal raw"),
 	OPT_BOOL(0, "tasks", tasks, "Display recorded tasks"),
@@ -541,6 +542,8 @@ static int report_exec(void *opts, const struct cli_args *args)
 	if (report_open(&r.data, o->input, o->force))
 		return 1;
 	r.nr_ev = tally_data__nr_events(r.data);
+	if (evswitch_init(&r.sw, r.data, o->switch_on, o->switch_off, o->show_on_off))
+		goto out;
 	for (size_t i = 0; i < r.nr_ev && o->show_ref_cg; i++)
 		if (tally_data__event(r.data, i)->attr.sample_type & PERF_SAMPLE_READ) {
 			cli_error("--show-ref-call-graph: %s has events that read their group "

@@ -59,6 +59,12 @@ struct script_opts {
 	bool show_info;
 	uint64_t time_start, time_end;	/* --time */
 	bool show_task, show_mmap, show_switch, show_lost, show_bpf;	/* --show-*-events */
+	bool show_ns, show_cgroup, show_text_poke, show_round;
+	const char *switch_on, *switch_off;	/* --switch-on/--switch-off (evswitch) */
+	bool show_on_off;
+	bool demangle;		/* --no-demangle: C++ symbols by their linkage names */
+	bool demangle_kernel;	/* --demangle-kernel: kernel symbols come from kallsyms,
+				 * which perf does not demangle either */
 	bool per_event_dump;
 	bool show_kernel_path;	/* the kernel dso's path: tally's kernel symbols are always
 				 * kallsyms', whose path perf shows as [kernel.kallsyms] */
@@ -90,6 +96,7 @@ struct script {
 	struct tally_hist_filter filter;
 	bool filter_loc;	/* --dsos, -S: the sample's location decides */
 	uint64_t first_time, prev_time;	/* --reltime, --deltatime (0: none yet) */
+	struct evswitch sw;	/* --switch-on, --switch-off */
 };
 
 static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
@@ -130,6 +137,16 @@ static const struct cli_opt script_options[] = {
 	OPT_BOOL(0, "show-switch-events", show_switch, "Show context switch events (if recorded)"),
 	OPT_BOOL(0, "show-lost-events", show_lost, "Show lost events (if recorded)"),
 	OPT_BOOL(0, "show-bpf-events", show_bpf, "Show bpf related events (if recorded)"),
+	OPT_BOOL(0, "show-namespace-events", show_ns, "Show namespace events (if recorded)"),
+	OPT_BOOL(0, "show-cgroup-events", show_cgroup, "Show cgroup events (if recorded)"),
+	OPT_BOOL(0, "show-text-poke-events", show_text_poke,
+		 "Show text poke related events (if recorded)"),
+	OPT_BOOL(0, "show-round-events", show_round,
+		 "Show round events (if recorded); the records in the file's order"),
+	OPT_EVSWITCH(switch_on, switch_off, show_on_off),
+	OPT_BOOL(0, "demangle", demangle, "Enable symbol demangling (--no-demangle: disable)"),
+	OPT_BOOL(0, "demangle-kernel", demangle_kernel,
+		 "Enable kernel symbol demangling (kallsyms names are never mangled C++)"),
 	OPT_BOOL(0, "deltatime", deltatime, "Show time stamps relative to previous event"),
 	OPT_STRLIST(0, "stop-bt", stop_bt, "symbol[,symbol...]",
 		    "Stop display of callgraph at these symbols"),
@@ -1077,6 +1094,12 @@ static bool side_band_shown(const struct script *s, uint32_t type)
 	case PERF_RECORD_KSYMBOL:
 	case PERF_RECORD_BPF_EVENT:
 		return o->show_bpf;
+	case PERF_RECORD_NAMESPACES:
+		return o->show_ns;
+	case PERF_RECORD_CGROUP:
+		return o->show_cgroup;
+	case PERF_RECORD_TEXT_POKE:
+		return o->show_text_poke;
 	default:
 		return false;
 	}
@@ -1127,7 +1150,8 @@ static void print_side_band(struct script *s, int evidx, const struct perf_event
 		break;
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:	/* pid, tid */
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_NAMESPACES:	/* pid, tid */
 		th = hdr->size >= sizeof(*hdr) + 8 ?
 		     tally_session__thread(s->session, (pid_t)own[0], (pid_t)own[1]) : NULL;
 		break;
@@ -1141,7 +1165,7 @@ static void print_side_band(struct script *s, int evidx, const struct perf_event
 	print_start(s, s->ev[evidx].fields, chain, th ? tally_thread__comm(th) : ":-1", pid, tid,
 		    cpu, time);
 	out_flush(s->out);
-	record_text(s->out->fp, hdr);
+	record_text_in(s->out->fp, hdr, s->session);
 }
 
 static int on_record(void *arg, const struct perf_event_header *hdr,
@@ -1152,6 +1176,11 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 
 	if (exiting)
 		return -EINTR;
+	if (hdr->type == TALLY_RECORD_FINISHED_ROUND && s->o->show_round) {
+		out_to(s->out, stdout);
+		out_str(s->out, "PERF_RECORD_FINISHED_ROUND\n");	/* perf: the name alone */
+		return 0;
+	}
 	if (hdr->type != PERF_RECORD_SAMPLE) {
 		bool show = side_band_shown(s, hdr->type);
 		int ret;
@@ -1167,7 +1196,7 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 	}
 	if (evidx < 0 && s->nr_ev == 1)
 		evidx = 0;
-	if (evidx < 0 || (size_t)evidx >= s->nr_ev)
+	if (evidx < 0 || (size_t)evidx >= s->nr_ev || evswitch_discard(&s->sw, evidx))
 		return 0;
 	if (ferror(stdout))
 		return -EIO;
@@ -1222,6 +1251,7 @@ static int script_init(void *opts)
 	o->input = "perf.data";
 	o->max_stack = sysctl_max_stack();
 	o->inline_frames = true;
+	o->demangle = true;
 	return 0;
 }
 
@@ -1267,10 +1297,12 @@ static int script_setup(struct script *s)
 		if (w > s->name_width)
 			s->name_width = w;
 	}
-	if (setup_fields(s) || (o->per_event_dump && open_dumps(s)))
+	if (setup_fields(s) || (o->per_event_dump && open_dumps(s)) ||
+	    evswitch_init(&s->sw, s->data, o->switch_on, o->switch_off, o->show_on_off))
 		return 1;
 	so.kallsyms = o->kallsyms;
 	so.symfs = o->symfs;
+	so.no_demangle = !o->demangle;
 	if (report_session_new(&s->session, s->data, &so)) {
 		cli_error("out of memory");
 		return 1;
@@ -1296,7 +1328,9 @@ static int script_walk(struct script *s, int *status)
 {
 	const struct script_opts *o = s->o;
 	struct tally_data_error derr = { 0 };
-	int ret = tally_data__for_each(s->data, TALLY_DATA_ORDERED, on_record, s, &derr);
+	/* perf: the round events come with the records in the file's order */
+	int ret = tally_data__for_each(s->data, o->show_round ? 0 : TALLY_DATA_ORDERED, on_record,
+				       s, &derr);
 
 	out_flush(s->out);
 	if (ret == -EIO && ferror(stdout)) {

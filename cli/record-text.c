@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include <tally/record.h>
+#include <tally/session.h>
 
 #include "record-text.h"
 
@@ -135,7 +136,72 @@ static void bpf_event_text(FILE *fp, const struct perf_event_header *hdr)
 		fprintf(fp, " type %u, flags %u, id %u", p[0], p[1], id[0]);
 }
 
+/* pid/tid, then each namespace's dev/inode, four to a line. */
+static void namespaces_text(FILE *fp, const struct perf_event_header *hdr)
+{
+	static const char *const names[] = { "net", "uts", "ipc", "pid", "user", "mnt", "cgroup" };
+	const uint32_t *p = body(hdr, 16);
+	const uint64_t *nr = (const void *)(p + 2), *link = nr + 1;
+
+	if (!p)
+		return;
+	fprintf(fp, " %d/%d - nr_namespaces: %" PRIu64 "\n\t\t[", (int)p[0], (int)p[1], nr[0]);
+	for (uint64_t i = 0; i < nr[0] && (const char *)(link + 2 * i + 2) <= (const char *)hdr + hdr->size; i++) {
+		if (i && i % 4 == 0)
+			fputs("\n\t\t ", fp);
+		fprintf(fp, "%" PRIu64 "/%s: %" PRIu64 "/%#" PRIx64 "%s", i,
+			i < sizeof(names) / sizeof(names[0]) ? names[i] : "UNKNOWN", link[2 * i],
+			link[2 * i + 1], i + 1 != nr[0] ? ", " : "]");
+	}
+}
+
+static void cgroup_text(FILE *fp, const struct perf_event_header *hdr)
+{
+	const uint64_t *id = body(hdr, 8);
+	const char *path = (const char *)(id + 1);
+
+	if (id)
+		fprintf(fp, " cgroup: %" PRIu64 " %.*s", id[0], str_len(hdr, path), path);
+}
+
+/* "            Old bytes: 0f 1f ..." sixteen bytes to a line */
+static void poke_bytes(FILE *fp, const char *which, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i % 16 == 0)
+			fprintf(fp, "            %s bytes:", which);
+		fprintf(fp, " %02x", b[i]);
+		if (i % 16 == 15 || i + 1 == n)
+			fputc('\n', fp);
+	}
+}
+
+/* addr, its kernel symbol+offset, the lengths, then the old and the new bytes (the
+ * record's own newline ends the last line of bytes, so it is left out here) */
+static void text_poke_text(FILE *fp, const struct perf_event_header *hdr, struct tally_session *s)
+{
+	const uint64_t *addr = body(hdr, 12);
+	const uint16_t *len = (const void *)(addr + 1);
+	const uint8_t *bytes = (const void *)(len + 2);
+	struct tally_addr_loc loc;
+
+	if (!addr || (const char *)bytes + len[0] + len[1] > (const char *)hdr + hdr->size)
+		return;
+	fprintf(fp, " %" PRIx64 " ", addr[0]);
+	if (s && !tally_session__resolve(s, -1, -1, PERF_RECORD_MISC_KERNEL, addr[0], &loc) &&
+	    loc.sym && loc.sym->name)
+		fprintf(fp, "%s+0x%" PRIx64, loc.sym->name, loc.dso_addr - loc.sym->start);
+	fprintf(fp, " old len %u new len %u\n", len[0], len[1]);
+	poke_bytes(fp, "Old", bytes, len[0]);
+	poke_bytes(fp, "New", bytes + len[0], len[1]);
+}
+
 void record_text(FILE *fp, const struct perf_event_header *hdr)
+{
+	record_text_in(fp, hdr, NULL);
+}
+
+void record_text_in(FILE *fp, const struct perf_event_header *hdr, struct tally_session *s)
 {
 	const char *name = tally_record__type_name(hdr->type);
 	const uint64_t *lost;
@@ -170,6 +236,15 @@ void record_text(FILE *fp, const struct perf_event_header *hdr)
 	case PERF_RECORD_BPF_EVENT:
 		bpf_event_text(fp, hdr);
 		break;
+	case PERF_RECORD_NAMESPACES:
+		namespaces_text(fp, hdr);
+		break;
+	case PERF_RECORD_CGROUP:
+		cgroup_text(fp, hdr);
+		break;
+	case PERF_RECORD_TEXT_POKE:
+		text_poke_text(fp, hdr, s);
+		return;		/* its lines end with their own newlines */
 	default:
 		break;
 	}

@@ -284,3 +284,43 @@ int parse_time_span(const char *s, uint64_t *start, uint64_t *end)
 	}
 	return 0;
 }
+
+static int evswitch_find(struct tally_data *d, const char *name, const char *opt)
+{
+	for (size_t i = 0; i < tally_data__nr_events(d); i++) {
+		const struct tally_data_event *ev = tally_data__event(d, i);
+
+		if (ev->name && !strcmp(ev->name, name))
+			return (int)i;
+	}
+	cli_error("%s: no event '%s' in the file (use 'tally evlist' to see its events)", opt,
+		  name);
+	return -1;
+}
+
+int evswitch_init(struct evswitch *sw, struct tally_data *d, const char *on, const char *off,
+		  bool show)
+{
+	*sw = (struct evswitch){ .on = -1, .off = -1, .show = show };
+	if (on && (sw->on = evswitch_find(d, on, "--switch-on")) < 0)
+		return 1;
+	if (off && (sw->off = evswitch_find(d, off, "--switch-off")) < 0)
+		return 1;
+	sw->discarding = sw->on >= 0;
+	return 0;
+}
+
+bool evswitch_discard(struct evswitch *sw, int evidx)
+{
+	if (sw->on >= 0 && sw->discarding) {
+		if (evidx != sw->on)
+			return true;
+		sw->discarding = false;
+		return !sw->show;
+	}
+	if (sw->off >= 0 && !sw->discarding && evidx == sw->off) {
+		sw->discarding = true;
+		return !sw->show;
+	}
+	return false;
+}

@@ -76,4 +76,29 @@ void sample_filter_opts_release(struct sample_filter_opts *o);
  * nanoseconds, 0 for no bound. 0, or -1 after saying what is wrong. */
 int parse_time_span(const char *s, uint64_t *start, uint64_t *end);
 
+/* --switch-on / --switch-off / --show-on-off-events (perf's evswitch): samples count
+ * only after a sample of the on event (from the start without one) and until a sample
+ * of the off event; the on and off samples themselves only with show. */
+struct evswitch {
+	int on, off;		/* event indexes, -1: none */
+	bool discarding, show;
+};
+
+/* The three options of an options table (CLI_OPTS) whose fields on, off (strings) and
+ * show (bool) a struct evswitch is made from. */
+#define OPT_EVSWITCH(on, off, show) \
+	OPT_STRING(0, "switch-on", on, "event", \
+		   "Consider events after the occurrence of this event"), \
+	OPT_STRING(0, "switch-off", off, "event", \
+		   "Stop considering events after the occurrence of this event"), \
+	OPT_BOOL(0, "show-on-off-events", show, \
+		 "Show the on/off switch events, used with --switch-on and --switch-off")
+
+/* The events named in d (perf's event names); 0, or 1 when one is not there (error
+ * printed). */
+int evswitch_init(struct evswitch *sw, struct tally_data *d, const char *on, const char *off,
+		  bool show);
+/* Is this sample of event evidx left out? (Call once per sample, in order.) */
+bool evswitch_discard(struct evswitch *sw, int evidx);
+
 #endif

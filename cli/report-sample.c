@@ -60,6 +60,8 @@ int report__on_record(void *arg, const struct perf_event_header *hdr,
 	if (evidx < 0 || (size_t)evidx >= r->nr_ev)
 		return 0;
 	r->nr_samples_seen[evidx]++;
+	if (!r->o->dump_raw && !r->o->stats && evswitch_discard(&r->sw, evidx))
+		return 0;
 	if (r->o->dump_raw || r->o->stats)
 		return 0;
 	return add_sample(r, evidx, hdr);

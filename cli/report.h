@@ -75,6 +75,8 @@ struct report_opts {
 	const char *parent;	/* -p: the parent pattern (adds the parent key) */
 	bool exclude_other;	/* -x: only rows with a parent */
 	bool hierarchy;		/* --hierarchy: a level per sort key */
+	const char *switch_on, *switch_off;	/* --switch-on/--switch-off (evswitch) */
+	bool show_on_off;	/* --show-on-off-events */
 };
 
 struct report {
@@ -97,6 +99,7 @@ struct report {
 	uint64_t type_counts[128];
 	uint64_t nr_records;
 	struct read_values *values;	/* -T */
+	struct evswitch sw;	/* --switch-on, --switch-off */
 };
 
 /* One record of the pass (report-sample.c): side-band to the session, samples to the

@@ -65,3 +65,11 @@ check "report after --no-demangle: demangled names again" diff p2.out t4.out
 perf report --stdio --no-demangle -g caller --percent-limit 2 -i c.data 2>/dev/null | grep -v '^# (Tip' >p5.out
 "$TALLY" report --stdio --no-demangle -g caller --percent-limit 2 -i c.data 2>/dev/null | grep -v '^# (Tip' >t5.out
 check "report --no-demangle with call graphs: perf's text" diff p5.out t5.out
+for o in --no-demangle --demangle "--demangle-kernel"; do
+	# shellcheck disable=SC2086
+	perf script $o -F comm,tid,ip,sym -i c.data >ps.out 2>/dev/null
+	# shellcheck disable=SC2086
+	"$TALLY" script $o -F comm,tid,ip,sym -i c.data >ts.out 2>/dev/null
+	check "script $o: perf's lines, frame for frame" diff ps.out ts.out
+done
+check "script --no-demangle: linkage names (_Z…)" grep -q " _Z" <("$TALLY" script --no-demangle -i c.data 2>/dev/null)

@@ -19,11 +19,10 @@ proc-map-timeout realtime stat switch-output-event synth
 timestamp-boundary uid vmlinux"
 [report]="column-widths
 group-sort-idx ignore-callees
-show-cpu-utilization show-on-off-events
-socket-filter switch-off switch-on
+show-cpu-utilization
+socket-filter
 time-quantum"
-[script]="demangle demangle-kernel show-cgroup-events show-namespace-events
-show-on-off-events show-round-events show-text-poke-events switch-off switch-on"
+[script]=""
 [top]="all-cgroups cgroup column-widths group group-sort-idx hierarchy ignore-callees namespaces
 raw-trace show-on-off-events switch-off switch-on"
 [list]=""

@@ -103,6 +103,15 @@ check "--hierarchy with -F: perf's usage error (rc $rc)" eval '[ $rc -eq 129 ] &
 "$TALLY" report -i forks.data --hierarchy -t , >/dev/null 2>err; rc=$?
 check "--hierarchy with -t refused in one line (rc $rc)" eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ]'
 
+# --switch-on / --switch-off / --show-on-off-events: only the samples between the on
+# and off events' samples count, as perf's report
+perf record -q -e cpu-clock -e task-clock -F 2000 -o two.data "$HOT" 0.1 >/dev/null 2>&1
+for a in "--switch-off cpu-clock --switch-on task-clock" "--switch-on task-clock --show-on-off-events" \
+	 "--switch-off task-clock" "--switch-off cpu-clock --show-on-off-events -n"; do
+	# shellcheck disable=SC2086
+	same "$a as perf's" two.data --stdio $a
+done
+
 # --raw-trace: the trace key's fields as " name=value", as perf 6.1's own libtraceevent
 # prints them (strings, hex pointers, dynamic arrays)
 if perf record -q -e sched:sched_switch -e sched:sched_process_exec -e syscalls:sys_enter_openat \

@@ -249,3 +249,73 @@ done
 perf script --ns -i plain.data >p.out 2>/dev/null
 "$TALLY" script --ns -i plain.data >t.out 2>&1
 check "plain.data: --ns identical to perf" diff -q p.out t.out
+
+# --show-namespace-events and --show-cgroup-events on a file perf records with them, as
+# perf prints them (the record's own thread; dev/inode four to a line); the round events
+# (perf's name alone, the records in the file's order) on it and on the multi-event file
+if perf record -q --namespaces --all-cgroups -e cpu-clock -c 100000 -o ns.data -- \
+	sh -c 'ls / >/dev/null; true' >/dev/null 2>&1 && [ -s ns.data ]; then
+	for o in --show-namespace-events --show-cgroup-events \
+		 "--show-namespace-events --show-cgroup-events --show-task-events --reltime" \
+		 --show-round-events "--show-round-events --show-task-events --show-mmap-events"; do
+		# shellcheck disable=SC2086
+		perf script $o -i ns.data >p.out 2>/dev/null
+		# shellcheck disable=SC2086
+		"$TALLY" script $o -i ns.data >t.out 2>/dev/null
+		check "ns.data $o: perf's $(grep -c PERF_RECORD p.out) record lines, the rest as perf" \
+			eval 'grep -q PERF_RECORD p.out && cmp -s p.out t.out'
+	done
+else
+	skip "--show-namespace-events, --show-cgroup-events (perf record --namespaces --all-cgroups failed here)"
+fi
+perf script --show-round-events -i multi.data >p.out 2>/dev/null
+"$TALLY" script --show-round-events -i multi.data >t.out 2>/dev/null
+check "multi.data --show-round-events: perf's $(grep -c ROUND p.out) round lines among its records" \
+	eval 'grep -q "^PERF_RECORD_FINISHED_ROUND$" p.out && cmp -s p.out t.out'
+
+# --switch-on / --switch-off / --show-on-off-events (samples between the on and off
+# events' samples) on the multi-event file
+for o in "--switch-on task-clock" \
+	 "--switch-on task-clock --show-on-off-events" "--switch-off cpu-clock" \
+	 "--switch-off cpu-clock --show-on-off-events" --show-on-off-events; do
+	# shellcheck disable=SC2086
+	perf script $o -i multi.data >p.out 2>/dev/null
+	# shellcheck disable=SC2086
+	"$TALLY" script $o -i multi.data >t.out 2>/dev/null
+	check "multi.data $o: perf's $(wc -l <p.out) lines" eval 'test -s p.out && cmp -s p.out t.out'
+done
+"$TALLY" script --switch-on nosuch -i multi.data >/dev/null 2>err; rc=$?
+check "--switch-on of an event not in the file: one line, exit 1 (rc $rc)" \
+	eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] && grep -q nosuch err'
+
+# --show-text-poke-events: perf records TEXT_POKE only with --kcore (or AUX traces), which
+# this kind of machine may not allow, so a TEXT_POKE record is appended to a pipe-mode
+# fixture (the sample_id of its COMM record): address, kernel symbol+offset where there
+# is one, old and new bytes sixteen to a line, as perf prints them
+poke() {
+	python3 - "$FIX/pipe.data" poke.data "$@" <<'PY'
+import struct, sys
+src, dst, addr, nold, nnew = sys.argv[1], sys.argv[2], int(sys.argv[3], 16), int(sys.argv[4]), int(sys.argv[5])
+d = open(src, 'rb').read()
+off, trailer = 16, None
+while off + 8 <= len(d):
+    typ, misc, size = struct.unpack_from('<IHH', d, off)
+    if size == 0:
+        break
+    if typ == 3:
+        trailer = d[off + size - 24:off + size]
+    off += size
+b = bytes((i * 37 + 5) & 255 for i in range(nold + nnew))
+body = struct.pack('<QHH', addr, nold, nnew) + b
+body += b'\0' * (-len(body) % 8)
+open(dst, 'wb').write(d + struct.pack('<IHH', 20, 1, 8 + len(body) + len(trailer)) + body + trailer)
+PY
+}
+for spec in "ffffffff81000123 5 5" "1234 0 3" "ffffffff81000000 20 33"; do
+	# shellcheck disable=SC2086
+	poke $spec || { fail "text poke record made ($spec)"; continue; }
+	perf script --show-text-poke-events -i poke.data >p.out 2>/dev/null
+	"$TALLY" script --show-text-poke-events -i poke.data >t.out 2>/dev/null
+	check "--show-text-poke-events ($spec): perf's lines" \
+		eval 'grep -q "PERF_RECORD_TEXT_POKE.* old len" p.out && cmp -s p.out t.out'
+done
