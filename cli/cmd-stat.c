@@ -107,6 +107,8 @@ static int opt_cpu(void *opts, const struct cli_opt *opt, const char *arg, bool 
 	OPT_BOOL('a', "all-cpus", system_wide, "system-wide collection from all CPUs"), \
 	OPT_CALLBACK('G', "cgroup", "name", "monitor event in cgroup name only", opt_cgroup), \
 	OPT_STRING(0, "for-each-cgroup", for_each_cgroup, "name", "expand events for each cgroup"), \
+	OPT_STRING(0, "control", control, "fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]", \
+		   "Listen on ctl-fd (or ctl-fifo) for 'enable' and 'disable'; acks to ack-fd"), \
 	OPT_CALLBACK('C', "cpu", "cpu", "list of cpus to monitor in system-wide", opt_cpu), \
 	OPT_SET_ENUM('A', "no-aggr", aggr, enum stat_aggr, AGGR_NONE, "disable CPU count aggregation"), \
 	OPT_STRING('p', "pid", pid_list, "pid", "stat events on existing process id"), \
@@ -304,6 +306,7 @@ static void free_run(struct stat_run *r)
 	free(r->acc_run);
 	free(r->acc_counted);
 	stat_run__free_cgroups(r);
+	stat_control__close(&r->ctl);
 }
 
 /* ---- the flow ------------------------------------------------------------------------ */
@@ -477,6 +480,8 @@ static int stat_exec_common(const struct cli_command *c, struct stat_opts *o,
 		return ret;
 	memset(&r, 0, sizeof(r));
 	r.opts = o;
+	if (stat_control__open(&r.ctl, o->control))
+		return 129;
 	ret = stat_run__build_events(&r);
 	if (!ret)
 		ret = stat_run__plan_merges(&r);

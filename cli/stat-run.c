@@ -198,7 +198,7 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 	int pfd = -1;
 	struct timespec next = r->start, deadline = { 0, 0 };
 	long nr_intervals = 0;
-	bool reaped = false;
+	bool reaped = false, ctl = r->ctl.ctl_fd >= 0;
 
 	if (w && w->pid > 0)
 		pfd = pidfd_open_(w->pid);
@@ -215,7 +215,8 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 	}
 	for (;;) {
 		struct timespec t = stat_now(), wake = { 0, 0 }, rel;
-		struct pollfd p = { pfd, POLLIN, 0 };
+		/* the workload or target (pidfd), and --control's descriptor */
+		struct pollfd p[2] = { { pfd, POLLIN, 0 }, { ctl ? r->ctl.ctl_fd : -1, POLLIN, 0 } };
 		bool have_wake = false;
 		int n;
 
@@ -253,11 +254,15 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 				have_wake = true;
 			}
 		}
-		n = ppoll(pfd >= 0 ? &p : NULL, pfd >= 0 ? 1 : 0, have_wake ? &rel : NULL, NULL);
+		n = ppoll(p, 2, have_wake ? &rel : NULL, NULL);	/* fd -1: not polled */
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n > 0)
+		if (n > 0 && p[1].revents)
+			ctl = stat_run__control(r);
+		if (n > 0 && p[0].revents)
 			break;	/* the workload or target exited */
+		if (n > 0)
+			continue;
 		t = stat_now();
 		if (o->timeout_ms && stat_ts_ns(&t) >= stat_ts_ns(&deadline)) {
 			if (o->interval_ms && stat_ts_ns(&t) >= stat_ts_ns(&next))
@@ -340,24 +345,29 @@ static int prepare_run(struct stat_run *r, struct workload *w)
 	return 0;
 }
 
-/* -D: wait with the events disabled, then enable them (the clock restarts). */
+/* perf's "Events disabled" / "Events enabled" (not with --quiet) */
+void stat_events_note(const struct stat_run *r, const char *state)
+{
+	if (r->opts->quiet)
+		return;
+	fprintf(stderr, "Events %s\n", state);
+	fflush(stderr);
+}
+
+/* -D: wait with the events disabled, then enable them (the clock restarts); -D -1:
+ * leave them disabled (--control's 'enable' starts them). */
 static void delayed_enable(struct stat_run *r)
 {
 	long delay = r->opts->delay_ms;
+	struct timespec d = { delay / 1000, (delay % 1000) * 1000000L };
 
-	if (delay > 0) {
-		struct timespec d = { delay / 1000, (delay % 1000) * 1000000L };
-
-		fputs("Events disabled\n", stderr);	/* perf's words */
-		fflush(stderr);
-		while (nanosleep(&d, &d) < 0 && errno == EINTR && !exiting)
-			;
-	}
+	stat_events_note(r, "disabled");
+	if (delay < 0)
+		return;
+	while (nanosleep(&d, &d) < 0 && errno == EINTR && !exiting)
+		;
 	tally_counters__enable(r->set);
-	if (delay > 0) {
-		fputs("Events enabled\n", stderr);
-		fflush(stderr);
-	}
+	stat_events_note(r, "enabled");
 	r->start = stat_now();	/* elapsed time counts from here, like perf */
 }
 

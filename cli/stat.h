@@ -160,12 +160,21 @@ struct stat_opts {
 	} *cgroup_args;
 	int nr_cgroup_args;
 	const char *for_each_cgroup;	/* --for-each-cgroup LIST */
+	const char *control;	/* --control fd:CTL[,ACK] | fifo:CTL[,ACK] */
 	char **argv;		/* the workload */
 	int argc;
 	const char *record_path;	/* tally stat record -o PATH ("-": stdout) */
 	bool record_path_set;
 	char **cmdline;			/* the whole command line, for CMDLINE */
 	int cmdline_argc;
+};
+
+/* --control (stat-control.c): where commands come from and acks go, the line so far. */
+struct stat_control {
+	int ctl_fd, ack_fd;	/* -1: none */
+	bool owned;		/* fifo: opened by tally, closed at the end */
+	char buf[256];
+	size_t len;
 };
 
 /* State of one counting session. */
@@ -204,6 +213,7 @@ struct stat_run {
 	struct stat_cgroup *cgroups;	/* -G/--for-each-cgroup, opened */
 	int nr_cgroups;
 	int nr_cgroup_slots;	/* -G names so far, empty ones too (perf's nr_cgroups) */
+	struct stat_control ctl;	/* --control */
 };
 
 /* Events (stat-events.c): -e specs, or the defaults with -d levels, with perf stat's attr
@@ -216,6 +226,12 @@ int stat_run__plan_merges(struct stat_run *r);
 int stat_run__cgroups_after_spec(struct stat_run *r, int nr_specs);
 int stat_run__expand_cgroups(struct stat_run *r);
 void stat_run__free_cgroups(struct stat_run *r);
+/* --control (stat-control.c): open the descriptors or FIFOs of spec (NULL: none; -1
+ * after saying why); run the commands waiting on the control descriptor (false: it
+ * is closed, stop polling it); close what was opened. */
+int stat_control__open(struct stat_control *c, const char *spec);
+bool stat_run__control(struct stat_run *r);
+void stat_control__close(struct stat_control *c);
 /* Targets and buckets (stat-aggr.c): the CPUs and threads counted, and the buckets the
  * aggregation mode makes of them. 0 or an exit status (message printed). */
 int stat_run__build_targets(struct stat_run *r, pid_t workload_pid);
@@ -231,6 +247,8 @@ int stat_got_signal(void);
 int stat_run__open_counters(struct stat_run *r);
 /* One run: fork (when there is a command), open, count, read. 0 or an exit code. */
 int stat_run__once(struct stat_run *r, int *child_status);
+/* perf's "Events STATE" line on stderr (not with --quiet). */
+void stat_events_note(const struct stat_run *r, const char *state);
 double stat_ts_ns(const struct timespec *t);
 struct timespec stat_now(void);
 struct timespec stat_ts_sub(struct timespec a, struct timespec b);

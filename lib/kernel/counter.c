@@ -221,44 +221,52 @@ next_event:;
 	return 0;
 }
 
-static int ioctl_all(struct tally_counters *set, unsigned long req)
+/* req(arg) on every open fd of event i: 0, or the first -errno (all are tried). */
+static int ioctl_event(struct tally_counters *set, size_t i, unsigned long req,
+		       unsigned long arg)
 {
-	size_t np;
+	size_t np = tally_counters__nr_pairs(set);
 	int err = 0;
 
-	if (!set)
-		return -EINVAL;
-	np = tally_counters__nr_pairs(set);
-	for (size_t e = 0; e < set->nr; e++)
-		for (size_t k = 0; k < np; k++) {
-			int fd = set->ev[e].fd[k], r;
-
-			if (fd < 0)
-				continue;
-			r = tly_sys__ioctl(fd, req, 0);
-			if (r < 0 && !err)
-				err = r;
-		}
-	return err;
-}
-
-int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter)
-{
-	size_t np;
-
-	if (!set || i >= set->nr || !filter)
-		return -EINVAL;
-	np = tally_counters__nr_pairs(set);
 	for (size_t k = 0; k < np; k++) {
 		int fd = set->ev[i].fd[k], r;
 
 		if (fd < 0)
 			continue;
-		r = tly_sys__ioctl(fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)filter);
-		if (r < 0)
-			return r;
+		r = tly_sys__ioctl(fd, req, arg);
+		if (r < 0 && !err)
+			err = r;
 	}
-	return 0;
+	return err;
+}
+
+static int ioctl_all(struct tally_counters *set, unsigned long req)
+{
+	int err = 0;
+
+	if (!set)
+		return -EINVAL;
+	for (size_t e = 0; e < set->nr; e++) {
+		int r = ioctl_event(set, e, req, 0);
+
+		if (r < 0 && !err)
+			err = r;
+	}
+	return err;
+}
+
+int tally_counters__enable_event(struct tally_counters *set, size_t i, bool enable)
+{
+	if (!set || i >= set->nr)
+		return -EINVAL;
+	return ioctl_event(set, i, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter)
+{
+	if (!set || i >= set->nr || !filter)
+		return -EINVAL;
+	return ioctl_event(set, i, PERF_EVENT_IOC_SET_FILTER, (unsigned long)filter);
 }
 
 int tally_counters__set_cgroup(struct tally_counters *set, size_t i, int cgroup_fd)

@@ -186,6 +186,16 @@ static void tracepoint_filter_on_every_fd(void **state)
 		assert_int_not_equal(sim_event_by_fd(set->ev[ia].fd[k])->last_ioctl_arg,
 				     (unsigned long)filter);
 	}
+	/* one event alone: --control's 'enable NAME' */
+	assert_int_equal(tally_counters__disable(set), 0);
+	assert_int_equal(tally_counters__enable_event(set, (size_t)ib, true), 0);
+	for (size_t k = 0; k < 3; k++) {
+		assert_true(sim_event_by_fd(set->ev[ib].fd[k])->is_enabled);
+		assert_false(sim_event_by_fd(set->ev[ia].fd[k])->is_enabled);
+	}
+	assert_int_equal(tally_counters__enable_event(set, (size_t)ib, false), 0);
+	assert_false(sim_event_by_fd(set->ev[ib].fd[2])->is_enabled);
+	assert_int_equal(tally_counters__enable_event(set, 2, true), -EINVAL);
 	assert_int_equal(tally_counters__set_filter(set, 5, filter), -EINVAL);
 	assert_int_equal(tally_counters__set_filter(NULL, 0, filter), -EINVAL);
 	tally_counters__delete(set);
