@@ -44,6 +44,7 @@
 #include "options.h"
 #include "open-error.h"
 #include "record.h"
+#include "target.h"
 #include "workload.h"
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -490,12 +491,87 @@ static int opt_no_buildid(void *opts, const struct cli_opt *opt, const char *arg
 	return 0;
 }
 
+static int opt_exclude_perf(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)arg, (void)unset;
+	return record_opts__exclude_perf(opts);
+}
+
+/* --mmap-flush: a number of bytes, or a size with B, K, M or G (perf's tags) */
+static int opt_mmap_flush(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+
+	(void)opt;
+	o->mmap_flush = 0;
+	if (unset)
+		return 0;
+	if (!parse_u64(arg, &o->mmap_flush) && !parse_tagged(arg, size_tags, &o->mmap_flush)) {
+		cli_error("--mmap-flush '%s': expected a number of bytes or a size such as 16K "
+			  "(B, K, M, G)", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_affinity(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+
+	(void)opt;
+	o->affinity = AFFINITY_SYS;
+	if (unset)
+		return 0;
+	if (!strcasecmp(arg, "node"))
+		o->affinity = AFFINITY_NODE;
+	else if (!strcasecmp(arg, "cpu"))
+		o->affinity = AFFINITY_CPU;
+	else {
+		cli_error("--affinity '%s': expected node or cpu", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --synth no|all|task|mmap|cgroup[,...] (mmap implies task, as in perf) */
+static int opt_synth(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	static const struct { const char *name; unsigned bits; } kinds[] = {
+		{ "no", 0 }, { "all", RECORD_SYNTH_ALL }, { "task", RECORD_SYNTH_TASK },
+		{ "mmap", RECORD_SYNTH_TASK | RECORD_SYNTH_MMAP }, { "cgroup", RECORD_SYNTH_CGROUP },
+	};
+	struct record_opts *o = opts;
+	const char *p = arg;
+	unsigned bits = 0;
+
+	(void)opt, (void)unset;
+	do {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (strlen(kinds[i].name) == n && !strncmp(p, kinds[i].name, n))
+				break;
+		if (i == sizeof(kinds) / sizeof(kinds[0])) {
+			cli_error("Invalid synth option: %s (expected no, all, task, mmap or cgroup)",
+				  arg);
+			return -1;
+		}
+		bits |= kinds[i].bits;
+		p += n;
+	} while (*p++ == ',');
+	o->synth = bits;
+	return 0;
+}
+
 #define CLI_OPTS struct record_opts
 static const struct cli_opt record_options[] = {
 	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available events",
 		     opt_event),
 	OPT_CALLBACK(0, "filter", "filter", "event filter (of the tracepoints of the -e before it)",
 		     opt_filter),
+	OPT_CALLBACK_NOARG(0, "exclude-perf", "don't record events from perf itself "
+			   "(tally itself, for the tracepoints of the -e before it)",
+			   opt_exclude_perf),
 	OPT_CALLBACK('F', "freq", "freq or 'max'", "profile at this frequency", opt_freq),
 	OPT_CALLBACK('c', "count", "n", "event period to sample", opt_count),
 	OPT_BOOL('g', NULL, callchain, "enables call-graph recording"),
@@ -508,17 +584,29 @@ static const struct cli_opt record_options[] = {
 	OPT_STRING('p', "pid", pid_list, "pid", "record events on existing process id"),
 	OPT_STRING('t', "tid", tid_list, "tid", "record events on existing thread id"),
 	OPT_BOOL('a', "all-cpus", system_wide, "system-wide collection from all CPUs"),
+	OPT_STRING('u', "uid", uid, "user", "user to profile (its processes when record starts)"),
 	OPT_STRING('C', "cpu", cpu_list, "cpu", "list of cpus to monitor"),
 	OPT_BOOL(0, "per-thread", per_thread, "use per-thread mmaps"),
+	OPT_BOOL('s', "stat", inherit_stat, "per thread counts"),
+	OPT_INT('r', "realtime", realtime, "n", "collect data with this RT SCHED_FIFO priority",
+		CLI_RANGED(1, 99)),
+	OPT_BOOL(0, "group", group, "put the counters into a counter group"),
 	OPT_BOOL('i', "no-inherit", no_inherit, "child tasks do not inherit counters"),
 	OPT_CALLBACK('m', "mmap-pages", "pages", "number of mmap data pages (a power of two, or "
 		     "a size such as 512K)", opt_mmap_pages),
+	OPT_CALLBACK(0, "mmap-flush", "number",
+		     "Minimal number of bytes that is extracted from mmap data pages (default: 1)",
+		     opt_mmap_flush, .flags = CLI_NEG),
+	OPT_BOOL(0, "no-buffering", no_buffering, "collect data without buffering", .flags = CLI_NONEG),
+	OPT_CALLBACK(0, "affinity", "node|cpu",
+		     "Set affinity mask of trace reading thread to NUMA node cpu mask or cpu of "
+		     "processed mmap buffer", opt_affinity, .flags = CLI_NEG),
 	OPT_BOOL(0, "switch-events", switch_events, "Record context switch events"),
 	OPT_BOOL('d', "data", sample_addr, "Record the sample addresses"),
 	OPT_BOOL('R', "raw-samples", raw, "collect raw sample records from all opened counters"),
 	OPT_BOOL(0, "sample-cpu", sample_cpu, "Record the sample cpu"),
 	OPT_BOOL('T', "timestamp", sample_time, "Record the sample timestamps"),
-	OPT_BOOL(0, "period", sample_period, "Record the sample period"),
+	OPT_BOOL('P', "period", sample_period, "Record the sample period"),
 	OPT_BOOL(0, "sample-identifier", sample_identifier, "Record the sample identifier"),
 	OPT_BOOL(0, "running-time", running_time,
 		 "Record running/enabled time of read (:S) events"),
@@ -548,6 +636,21 @@ static const struct cli_opt record_options[] = {
 		    "--off-cpu needs BPF (perf loads a BPF program at every context switch); "
 		    "tally has no BPF: record 'tally record -g -e sched:sched_switch' for off-CPU "
 		    "stacks"),
+	OPT_CALLBACK(0, "synth", "no|all|task|mmap|cgroup",
+		     "Fine-tune event synthesis: default=all", opt_synth),
+	OPT_BOOL(0, "timestamp-boundary", timestamp_boundary,
+		 "Record timestamp boundary (time of first/last samples; tally always does)"),
+	OPT_ACCEPTED_SYNTH("record"),
+	OPT_STRING(0, "vmlinux", vmlinux, "file", "vmlinux pathname (checked; the kernel's "
+		   "build-id comes from /sys/kernel/notes)"),
+	OPT_REFUSED(0, "aio", "n", CLI_ARG_OPTIONAL,
+		    "Use <n> control blocks in asynchronous trace writing mode (default: 1, max: 4)",
+		    "--aio: tally record writes perf.data with write(2), not POSIX AIO; record "
+		    "without --aio (the file is the same)"),
+	OPT_REFUSED(0, "debuginfod", "debuginfod urls", CLI_ARG_OPTIONAL,
+		    "Enable debuginfod data retrieval from DEBUGINFOD_URLS or specified urls",
+		    "--debuginfod: tally has no debuginfod client; debug files are read from "
+		    "/usr/lib/debug and the build-id cache"),
 	OPT_REFUSED('b', "branch-any", NULL, CLI_ARG_NONE, "sample any taken branches",
 		    CLI_NO_LBR("-b/--branch-any")),
 	OPT_REFUSED('j', "branch-filter", "branch filter mask", CLI_ARG_REQUIRED,
@@ -615,8 +718,11 @@ static const char *const record_usage[] = {
 
 static int record_init(void *opts)
 {
-	record_opts__init(opts);
-	buildid_config(opts);
+	struct record_opts *o = opts;
+
+	record_opts__init(o);
+	o->synth = RECORD_SYNTH_ALL;
+	buildid_config(o);
 	return 0;
 }
 
@@ -633,13 +739,13 @@ static int record_check(struct record_opts *o, bool have_cmd)
 				       "period or a frequency");
 	if ((o->pid_list || o->tid_list) && o->system_wide)
 		return cli_usage_error(&cmd_record, "-p/-t and -a cannot be used together");
+	if (o->uid && (o->pid_list || o->tid_list || o->system_wide))
+		return cli_usage_error(&cmd_record, "-u/--uid and -p/-t/-a cannot be used together");
 	if (o->cpu_list && !o->system_wide && !o->pid_list && !o->tid_list && !have_cmd)
 		o->system_wide = true;	/* perf: -C alone records those CPUs system-wide */
-	if (!have_cmd && !o->pid_list && !o->tid_list && !o->system_wide)
+	if (!have_cmd && !o->pid_list && !o->tid_list && !o->system_wide && !o->uid)
 		return cli_usage_error(&cmd_record, "nothing to record: give a command, -p PID, "
-				       "-t TID or -a");
-	if (have_cmd && (o->pid_list || o->tid_list))
-		return cli_usage_error(&cmd_record, "give either a command or -p/-t, not both");
+				       "-t TID, -u USER or -a");
 	return 0;
 }
 
@@ -667,6 +773,16 @@ static int record_exec(void *opts, const struct cli_args *args)
 	rc = record_check(o, args->argc > 0);
 	if (rc)
 		return rc;
+	if (o->vmlinux && access(o->vmlinux, R_OK)) {
+		cli_error("--vmlinux %s: Invalid file: %s", o->vmlinux, strerror(errno));
+		return 1;
+	}
+	if (o->uid) {
+		rc = cli_uid_pids(o->uid, &o->uid_pids);
+		if (rc)
+			return rc;
+		o->pid_list = o->uid_pids;
+	}
 	if (args->argc)
 		o->workload = args->argv;
 	o->argc = args->full_argc;

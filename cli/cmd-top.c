@@ -8,16 +8,12 @@
  * and on the keyboard, drains the rings when they signal and at every refresh, then
  * shows the table and lets it decay.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
-#include <pwd.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +22,7 @@
 
 #include "cmd.h"
 #include "options.h"
+#include "target.h"
 #include "top.h"
 
 static void on_signal(int sig)
@@ -242,62 +239,6 @@ static int opt_uid(void *opts, const struct cli_opt *opt, const char *arg, bool 
 	return 0;
 }
 
-/* -u: every process of the user, as a -p list (perf profiles their threads). 0, or
- * the exit status after an error. */
-static int uid_processes(struct top_opts *o)
-{
-	struct passwd *pw = getpwnam(o->uid);
-	char *end, *list = NULL;
-	size_t len = 0;
-	unsigned long uid;
-	FILE *f;
-	DIR *d;
-	struct dirent *de;
-
-	if (pw) {
-		uid = pw->pw_uid;
-	} else {
-		errno = 0;
-		uid = strtoul(o->uid, &end, 10);
-		if (errno || end == o->uid || *end || uid > UINT32_MAX) {
-			cli_error("-u/--uid: no user '%s'", o->uid);
-			return 129;
-		}
-	}
-	d = opendir("/proc");
-	f = d ? open_memstream(&list, &len) : NULL;
-	if (!f) {
-		if (d)
-			closedir(d);
-		cli_error("-u/--uid: cannot list /proc: %s", strerror(errno));
-		return 1;
-	}
-	while ((de = readdir(d))) {
-		char path[300];
-		struct stat st;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s", de->d_name);
-		if (!stat(path, &st) && st.st_uid == uid)
-			fprintf(f, "%s%s", ftell(f) ? "," : "", de->d_name);
-	}
-	closedir(d);
-	if (fclose(f)) {
-		free(list);
-		cli_error("out of memory");
-		return 1;
-	}
-	if (!list[0]) {
-		free(list);
-		cli_error("-u/--uid: user %s (%lu) runs no process", o->uid, uid);
-		return 1;
-	}
-	o->uid_pids = list;
-	o->pid = list;
-	return 0;
-}
-
 #define CLI_OPTS struct top_opts
 static const struct cli_opt top_options[] = {
 	OPT_CALLBACK('e', "event", "event", "event selector. use 'tally list' to list available "
@@ -386,13 +327,7 @@ static const struct cli_opt top_options[] = {
 	OPT_BOOL(0, "ignore-vmlinux", ignore_vmlinux, "don't load vmlinux even if found"),
 	OPT_BOOL(0, "demangle-kernel", demangle_kernel,
 		 "Enable kernel symbol demangling (kallsyms names are never mangled C++)"),
-	OPT_BOOL(0, "no-bpf-event", no_bpf_event,
-		 "do not record bpf events (tally top never asks for them)", .flags = CLI_NONEG),
-	OPT_INT(0, "num-thread-synthesize", nr_thread_synth, "n",
-		"number of threads to run for event synthesis (tally synthesizes on one)",
-		CLI_RANGED(1, 4096)),
-	OPT_UINT(0, "proc-map-timeout", proc_map_timeout, "n",
-		 "per thread proc mmap processing timeout in ms (tally reads every map)"),
+	OPT_ACCEPTED_SYNTH("top"),
 	OPT_REFUSED(0, "dump-symtab", NULL, CLI_ARG_NONE, "dump the symbol table used for profiling",
 		    "--dump-symtab dumps the symbol table of --sym-annotate's symbol; tally top has "
 		    "no annotate view (use 'tally annotate')"),
@@ -590,17 +525,12 @@ static int top_exec(void *opts, const struct cli_args *args)
 	memset(&t, 0, sizeof(t));
 	if (parse_sort(o->sort ? o->sort : "dso,sym", &t) || (o->fields && parse_fields(o, &t)))
 		return 129;
-	if (o->uid && (ret = uid_processes(o)))
+	if (o->uid && (ret = cli_uid_pids(o->uid, &o->uid_pids)))
 		return ret;
-	if (o->realtime) {
-		struct sched_param sp = { .sched_priority = o->realtime };
-
-		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
-			cli_error("--realtime %d: cannot run with SCHED_FIFO priority: %s",
-				  o->realtime, strerror(errno));
-			return 1;
-		}
-	}
+	if (o->uid)
+		o->pid = o->uid_pids;
+	if (o->realtime && (ret = cli_realtime(o->realtime, "top")))
+		return ret;
 	install_signals();
 	ret = top__open(&t, o);
 	if (ret) {

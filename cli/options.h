@@ -151,6 +151,19 @@ struct cli_opt {
 	"which tally " cmd " does not have: use 'tally annotate " opt "'"
 #define CLI_NO_DLFILTER(opt) opt ": tally does not load perf's dlfilter plugins (.so)"
 
+/* record's and top's synthesis options, accepted with nothing for tally to change (no
+ * BPF side-band is asked for; one thread reads every map from /proc). The option
+ * struct needs no_bpf_event, nr_thread_synth and proc_map_timeout. */
+#define OPT_ACCEPTED_SYNTH(cmd)							\
+	OPT_BOOL(0, "no-bpf-event", no_bpf_event,				\
+		 "do not record bpf events (tally " cmd " never asks for them)",	\
+		 .flags = CLI_NONEG),						\
+	OPT_INT(0, "num-thread-synthesize", nr_thread_synth, "n",		\
+		"number of threads to run for event synthesis (tally synthesizes on one)", \
+		CLI_RANGED(1, 4096)),						\
+	OPT_UINT(0, "proc-map-timeout", proc_map_timeout, "n",			\
+		 "per thread proc mmap processing timeout in ms (tally reads every map)")
+
 /* Shared values (option-values.c): "a,b,c" into a char ** strlist (strlist_free), a CPU
  * list into a struct tally_cpumap * (tally_cpumap__delete). --no-NAME empties them. */
 struct tally_cpumap;

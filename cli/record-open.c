@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "open-error.h"
 #include "record.h"
+#include "target.h"
 
 #define DEFAULT_FREQ	4000
 #define DEFAULT_PAGES	128	/* 512 KiB per ring, perf's default for root */
@@ -49,7 +50,11 @@ void record_opts__release(struct record_opts *o)
 {
 	tally_evlist__delete(o->evlist);
 	o->evlist = NULL;
+	for (size_t i = 0; i < o->nr_filters; i++)
+		free(o->filters[i]);
 	free(o->filters);
+	free(o->uid_pids);
+	o->uid_pids = NULL;
 	o->filters = NULL;
 	o->nr_filters = 0;
 	free(o->ranges);
@@ -80,34 +85,61 @@ int record_opts__add_event(struct record_opts *o, const char *str)
 	return 0;
 }
 
-int record_opts__add_filter(struct record_opts *o, const char *filter)
+/* The filters of the last -e's events, all tracepoints (else OPT's message): set to
+ * FILTER, or with AND_ALSO joined to what they had as perf joins them. 0 or -1. */
+static int set_filters(struct record_opts *o, const char *filter, bool and_also,
+		       const char *opt)
 {
 	size_t nr = o->evlist ? o->evlist->nr : 0;
-	const char **f;
+	char **f;
 
 	if (o->last_spec >= nr) {
-		cli_error("--filter option should follow a -e tracepoint option");
+		cli_error("%s option should follow a -e tracepoint option", opt);
 		return -1;
 	}
 	for (size_t i = o->last_spec; i < nr; i++) {
 		if (o->evlist->ev[i].attr.type != PERF_TYPE_TRACEPOINT) {
-			cli_error("--filter: %s is not a tracepoint (tally sets tracepoint filters; "
-				  "address filters are for HW tracers)", o->evlist->ev[i].name);
+			cli_error("%s: %s is not a tracepoint (tally sets tracepoint filters; "
+				  "address filters are for HW tracers)", opt, o->evlist->ev[i].name);
 			return -1;
 		}
 	}
 	f = realloc(o->filters, nr * sizeof(*f));
-	if (!f) {
-		cli_error("out of memory");
-		return -1;
-	}
+	if (!f)
+		goto nomem;
 	for (size_t i = o->nr_filters; i < nr; i++)
 		f[i] = NULL;
 	o->filters = f;
 	o->nr_filters = nr;
-	for (size_t i = o->last_spec; i < nr; i++)
-		f[i] = filter;
+	for (size_t i = o->last_spec; i < nr; i++) {
+		char *n;
+
+		if (and_also && f[i]) {
+			if (asprintf(&n, "(%s) && (%s)", f[i], filter) < 0)
+				goto nomem;
+		} else if (!(n = strdup(filter))) {
+			goto nomem;
+		}
+		free(f[i]);
+		f[i] = n;
+	}
 	return 0;
+nomem:
+	cli_error("out of memory");
+	return -1;
+}
+
+int record_opts__add_filter(struct record_opts *o, const char *filter)
+{
+	return set_filters(o, filter, false, "--filter");
+}
+
+int record_opts__exclude_perf(struct record_opts *o)
+{
+	char filter[64];
+
+	snprintf(filter, sizeof(filter), "common_pid != %d", (int)getpid());
+	return set_filters(o, filter, true, "--exclude-perf");
 }
 
 static uint64_t max_sample_rate(void)
@@ -291,8 +323,14 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	config_sample_fields(o, a);
 	if (o->no_samples)
 		a->sample_period = 0;	/* perf keeps freq: no sample ever comes */
+	if (o->no_buffering) {
+		a->watermark = 0;
+		a->wakeup_events = 1;
+	}
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
-	if (o->running_time)
+	/* -s: the kernel adds each exiting thread's counts (READ records) */
+	a->inherit_stat = o->inherit_stat;
+	if (o->running_time || o->inherit_stat)
 		a->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	if (sample_read) {
 		/* :S leader sampling: the leader's samples carry the whole group's counts;
@@ -308,7 +346,7 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	a->disabled = leader;
 	/* A command's own events start at its exec; CPU-wide events (-a -- cmd) have no
 	 * task to exec and are enabled when the command is started. */
-	a->enable_on_exec = leader && r->have_wl && !o->system_wide && !o->delay_ms &&
+	a->enable_on_exec = leader && r->wl_target && !o->delay_ms &&
 			    !o->nr_ranges;
 	if (!(src && src->inherit_set))
 		a->inherit = !o->no_inherit && !o->per_thread && !sample_read;
@@ -421,6 +459,12 @@ int record__setup_events(struct record *r)
 			r->ev[r->nr_ev - 1].filter = i < o->nr_filters ? o->filters[i] : NULL;
 		}
 	}
+	if (o->group && r->nr_ev > 1) {
+		/* --group: the first event leads all the others, as perf's evlist__set_leader */
+		for (i = 0; i < r->nr_ev; i++)
+			r->ev[i].leader = 0;
+		r->ev[0].nr_members = (int)r->nr_ev;
+	}
 	for (i = 0; i < r->nr_ev; i++)
 		config_event(r, i, l && l->nr ? &l->ev[i] : NULL);
 	if ((o->delay_ms || o->nr_ranges) && add_tracking_dummy(r))
@@ -466,6 +510,20 @@ static int parse_pid_list(const char *list, struct tally_threadmap **out, bool t
 	return 0;
 }
 
+/* -u: the threads of the user's processes; one that ended meanwhile is left out */
+static int uid_threads(struct record *r)
+{
+	pid_t bad;
+	int err = cli_pids_threads(r->o->uid_pids, true, &r->threads, &bad);
+
+	if (err == -ESRCH)
+		cli_error("-u/--uid %s: every process of the user has exited", r->o->uid);
+	else if (err)
+		cli_error("-u/--uid %s: cannot read the threads of its processes: %s", r->o->uid,
+			  strerror(-err));
+	return err ? -1 : 0;
+}
+
 static int setup_targets(struct record *r)
 {
 	struct record_opts *o = r->o;
@@ -490,8 +548,10 @@ static int setup_targets(struct record *r)
 	}
 	if (o->system_wide)
 		err = tally_threadmap__single(-1, &r->threads);
-	else if (r->have_wl)
+	else if (r->wl_target)
 		err = tally_threadmap__single(r->wl.pid, &r->threads);
+	else if (o->uid_pids)
+		return uid_threads(r);
 	else if (parse_pid_list(o->pid_list ? o->pid_list : o->tid_list, &r->threads, !o->pid_list))
 		return -1;
 	if (err) {
@@ -583,7 +643,7 @@ static int open_events(struct record *r)
 		.fallback = fallback_cb,
 		.arg = r,
 		.skip_offline = r->o->system_wide,	/* a CPU that went offline */
-		.skip_exited = !r->have_wl,		/* a thread that exited */
+		.skip_exited = !r->wl_target,		/* a thread that exited */
 	};
 	struct tally_sampler_error w;
 	size_t i;

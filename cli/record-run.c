@@ -28,6 +28,7 @@
 
 #include "cmd.h"
 #include "record.h"
+#include "target.h"
 
 /* Same sample_type everywhere: PERF_SAMPLE_ID; otherwise (or with --sample-identifier)
  * IDENTIFIER, so that readers find the id at a fixed place (perf's rule). */
@@ -118,13 +119,16 @@ static int synthesize(struct record *r, bool again)
 		err = tally_synth__modules(&so, emit, r);
 	if (err)
 		return err;
-	if (r->o->system_wide) {
+	so.no_maps = !(r->o->synth & RECORD_SYNTH_MMAP);
+	if (!(r->o->synth & RECORD_SYNTH_TASK) && (!r->wl_target || again)) {
+		;	/* --synth=no: existing targets are not described (the command still is) */
+	} else if (r->o->system_wide) {
 		err = tally_synth__all(&so, emit, r);
-	} else if (r->have_wl && again) {
+	} else if (r->wl_target && again) {
 		err = tally_synth__process(r->wl.pid, &so, emit, r);
 		if (err == -ESRCH)
 			err = 0;
-	} else if (r->have_wl) {
+	} else if (r->wl_target) {
 		/* The forked child still has our image until it execs: name it only; the
 		 * kernel reports its exec, COMM and maps once enable_on_exec fires. */
 		err = tally_synth__comm(r->wl.pid, r->wl.pid, "tally-exec", &so, emit, r);
@@ -167,8 +171,62 @@ static int synthesize(struct record *r, bool again)
 	return err;
 }
 
-/* One pass over all rings; returns bytes taken or -errno (write error). */
-static int64_t drain(struct record *r)
+/* --affinity: the CPUs the reader runs on while it reads each ring: the ring's CPU, or
+ * the CPUs of its NUMA node (sysfs), as perf. Rings of no CPU (--per-thread) keep the
+ * reader where it is. 0 or -1 (message printed). */
+static int affinity_setup(struct record *r)
+{
+	size_t nr = tally_sampler__nr_rings(r->sampler);
+
+	r->affine_ring = -1;
+	if (r->o->affinity == AFFINITY_SYS)
+		return 0;
+	r->ring_cpus = calloc(nr ? nr : 1, sizeof(*r->ring_cpus));
+	if (!r->ring_cpus) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < tally_sampler__nr_fds(r->sampler); i++) {
+		const struct tally_sampler_fd *f = tally_sampler__fd(r->sampler, i);
+		cpu_set_t *set;
+
+		if (f->ring < 0 || f->cpu < 0 || CPU_COUNT(&r->ring_cpus[f->ring]))
+			continue;
+		set = &r->ring_cpus[f->ring];
+		CPU_SET(f->cpu, set);
+		if (r->o->affinity == AFFINITY_NODE) {
+			struct tally_cpumap *node = NULL;
+			char path[128];
+
+			for (int n = 0; n < 1024 && !node; n++) {
+				snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/node%d",
+					 f->cpu, n);
+				if (access(path, F_OK))
+					continue;
+				snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", n);
+				if (tally_cpumap__read_file(path, &node))
+					break;
+			}
+			for (size_t k = 0; node && k < node->nr; k++)
+				if (node->cpu[k] < CPU_SETSIZE)
+					CPU_SET(node->cpu[k], set);
+			tally_cpumap__delete(node);
+		}
+	}
+	return 0;
+}
+
+static void affinity_for(struct record *r, size_t ring)
+{
+	if (!r->ring_cpus || r->affine_ring == (int)ring || !CPU_COUNT(&r->ring_cpus[ring]))
+		return;
+	if (!sched_setaffinity(0, sizeof(cpu_set_t), &r->ring_cpus[ring]))
+		r->affine_ring = (int)ring;
+}
+
+/* One pass over all rings, each when it holds FLUSH bytes or more (--mmap-flush);
+ * returns bytes taken or -errno (write error). */
+static int64_t drain(struct record *r, size_t flush)
 {
 	int64_t total = 0;
 	size_t i;
@@ -179,6 +237,10 @@ static int64_t drain(struct record *r)
 		const void *p1, *p2;
 		size_t l1, l2, n;
 		int rc, err = 0;
+
+		if (flush > 1 && tally_ring__avail(ring) < flush)
+			continue;
+		affinity_for(r, i);
 
 		while ((rc = tally_ring__read(ring, &h)) == 1) {
 			if (h->type == PERF_RECORD_SAMPLE && r->time_off >= 0 &&
@@ -594,7 +656,7 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGUSR2);
 	for (;;) {
-		int64_t n = drain(r);
+		int64_t n = drain(r, r->flush);
 		struct timespec ts, *tsp = NULL;
 		uint64_t t, wake = 0;
 		int pr;
@@ -729,6 +791,7 @@ static int record_prepare(struct record *r, bool pipe)
 			return 1;
 		}
 		r->have_wl = true;
+		r->wl_target = !o->system_wide && !o->pid_list && !o->tid_list;
 	}
 	if (record__setup_events(r))
 		return 1;
@@ -760,9 +823,9 @@ static int record_start(struct record *r, bool pipe)
 	 * is let go, so its exec's COMM and maps are seen. */
 	bool delayed = r->o->delay_ms || r->o->nr_ranges;
 
-	if ((!r->have_wl || r->o->system_wide) && !delayed)
+	if (!r->wl_target && !delayed)
 		tally_sampler__enable(r->sampler);
-	else if (!r->have_wl || r->o->system_wide)
+	else if (!r->wl_target)
 		enable_tracking(r);
 	if (delayed && !r->o->quiet)
 		fprintf(stderr, "Events disabled\n");
@@ -787,7 +850,7 @@ static int record_finish(struct record *r)
 	int64_t n;
 
 	tally_sampler__disable(r->sampler);
-	n = drain(r);
+	n = drain(r, 0);
 	if (n >= 0)
 		n = read_lost(r);
 	if (n < 0) {
@@ -851,7 +914,14 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 			  "they cannot write to a pipe (use -o FILE)");
 		return 1;
 	}
-	if (record_prepare(r, pipe))
+	if (record_prepare(r, pipe) || affinity_setup(r))
+		goto out;
+	/* perf's cap: a quarter of the ring */
+	r->flush = (size_t)o->mmap_flush;
+	if (r->flush > r->mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 4)
+		r->flush = r->mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 4;
+	/* after the fork: the command keeps the normal policy, as with perf */
+	if (o->realtime && cli_realtime(o->realtime, "record"))
 		goto out;
 	/* after the fork: the command keeps the default disposition of SIGUSR2 */
 	signal(SIGUSR2, o->switch_signal ? on_usr2 : SIG_IGN);
@@ -883,6 +953,7 @@ out:
 		free(r->segments[i]);
 	free(r->segments);
 	free(r->dumped);
+	free(r->ring_cpus);
 	record__close(r);
 	if (r->out_fd >= 0)
 		close(r->out_fd);

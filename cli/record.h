@@ -5,6 +5,7 @@
 #ifndef TALLY_CLI_RECORD_H
 #define TALLY_CLI_RECORD_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,7 +21,7 @@
 
 struct record_opts {
 	struct tally_evlist *evlist;	/* -e events (NULL: the default event) */
-	const char **filters;		/* --filter of the first nr_filters evlist events */
+	char **filters;			/* --filter of the first nr_filters evlist events (owned) */
 	size_t nr_filters;
 	size_t last_spec;		/* the first event of the last -e */
 	uint64_t freq;			/* -F (default 4000) */
@@ -62,10 +63,29 @@ struct record_opts {
 	struct record_range { uint64_t start, end; } *ranges;
 	size_t nr_ranges;
 	bool no_buildid_set, no_buildid_cache_set;	/* given on the command line */
+	const char *uid;		/* -u: a user name or uid */
+	char *uid_pids;			/* -u: its processes, as the -p list (malloc'd) */
+	int realtime;			/* -r: SCHED_FIFO priority (0: none) */
+	bool inherit_stat;		/* -s: per-thread counts (READ records at each exit) */
+	bool no_buffering;		/* a wakeup for every record */
+	uint64_t mmap_flush;		/* --mmap-flush: bytes a ring holds before a write */
+	enum record_affinity { AFFINITY_SYS, AFFINITY_NODE, AFFINITY_CPU } affinity;
+	bool group;			/* --group: every event in one group */
+	unsigned synth;			/* --synth: RECORD_SYNTH_* of existing targets */
+	/* accepted, with nothing for tally to change (docs/record.md) */
+	bool no_bpf_event, timestamp_boundary;
+	int nr_thread_synth;
+	unsigned proc_map_timeout;
+	const char *vmlinux;
 	char **workload;		/* NULL when recording existing targets */
 	int argc;
 	char **argv;
 };
+
+#define RECORD_SYNTH_TASK	0x1	/* COMM (and FORK with -a) of existing threads */
+#define RECORD_SYNTH_MMAP	0x2	/* their maps */
+#define RECORD_SYNTH_CGROUP	0x4	/* CGROUP records of the cgroup tree */
+#define RECORD_SYNTH_ALL	0x7
 
 void record_opts__init(struct record_opts *o);
 void record_opts__release(struct record_opts *o);
@@ -73,6 +93,9 @@ void record_opts__release(struct record_opts *o);
 int record_opts__add_event(struct record_opts *o, const char *str);
 /* --filter: for the events of the last -e (tracepoints). 0, or -1 after the error. */
 int record_opts__add_filter(struct record_opts *o, const char *filter);
+/* --exclude-perf: "common_pid != <tally's pid>" joins the filters of the last -e's
+ * tracepoints (perf's words when they are not tracepoints). 0 or -1. */
+int record_opts__exclude_perf(struct record_opts *o);
 
 struct record_event {
 	struct perf_event_attr attr;
@@ -96,6 +119,7 @@ struct record {
 	size_t mmap_pages;
 	struct workload wl;
 	bool have_wl;
+	bool wl_target;			/* the events follow the command (not -a, -p, -t, -u) */
 	int out_fd;			/* pipe mode: the saved stdout */
 	struct tally_writer *w;
 	const char *path;
@@ -113,6 +137,9 @@ struct record {
 	uint64_t t0_ms;
 	size_t sched;
 	bool stop_wl;			/* --max-size or -D's last range ended the recording */
+	size_t flush;			/* --mmap-flush: a ring is written from this many bytes */
+	cpu_set_t *ring_cpus;		/* --affinity: the reader's CPUs for each ring */
+	int affine_ring;		/* the ring whose CPUs the reader runs on (-1: none) */
 };
 
 /* Build the events' attrs from the options (record-open.c). 0 or -1 (message printed). */

@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "open-error.h"
+#include "target.h"
 #include "top.h"
 
 #include <tally/event.h>
@@ -346,23 +347,6 @@ static int hists_new(struct top *t)
 	return tally_hists__new(&t->hists, t->session, t->nr_ev, &ho);
 }
 
-/* Take pid out of the comma list (in place). Whether it was there and others remain. */
-static bool drop_pid(char *list, pid_t pid)
-{
-	char word[16];
-	size_t n = (size_t)snprintf(word, sizeof(word), "%d", (int)pid);
-
-	for (char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
-		if (strncmp(p, word, n) || (p[n] && p[n] != ','))
-			continue;
-		memmove(p, p + n + (p[n] == ','), strlen(p + n + (p[n] == ',')) + 1);
-		if (p > list && !*p)
-			p[-1] = '\0';	/* it was the last: drop its comma too */
-		return list[0] != '\0';
-	}
-	return false;
-}
-
 /* The threads to watch: -p/-t/-u's, else every thread (system wide). */
 static int top_threads(struct top *t, const struct top_opts *o)
 {
@@ -372,9 +356,10 @@ static int top_threads(struct top *t, const struct top_opts *o)
 		pid_t bad = 0;
 
 		/* -u: a process of the user that ended since the list was made is left out */
-		while (o->pid && (err = tally_threadmap__from_pids(o->pid, &t->threads, &bad)) ==
-					 -ESRCH && o->uid_pids && drop_pid(o->uid_pids, bad))
-			;
+		if (o->uid_pids)
+			err = cli_pids_threads(o->uid_pids, true, &t->threads, &bad);
+		else if (o->pid)
+			err = tally_threadmap__from_pids(o->pid, &t->threads, &bad);
 		if (!o->pid)
 			err = tally_threadmap__parse_tids(o->tid, &t->threads);
 		if (err == -ESRCH) {

@@ -35,6 +35,7 @@ struct tally_synth_opts {
 	size_t id_hdr_size;	/* trailer bytes appended to every record */
 	bool data_maps;		/* also readable non-executable maps (perf record -d) */
 	const char *proc;	/* procfs root; NULL: "/proc" (tests point elsewhere) */
+	bool no_maps;		/* threads only, no MMAP2 (perf record --synth=task) */
 };
 
 /* COMM for every thread of process PID, then MMAP2 for its executable maps (perf

@@ -246,7 +246,7 @@ static int do_process(struct synth *s, pid_t pid, pid_t only_tid, bool forks)
 			err = emit_comm(s, pid, (pid_t)tid, comm);
 	}
 	closedir(d);
-	if (!err)
+	if (!err && !s->opts->no_maps)
 		err = synth_maps(s, pid);
 	return err;
 }

@@ -13,10 +13,7 @@ declare -A NOT_YET=(
 [stat]="cputype group hybrid-merge iostat metric-no-group
 metric-no-merge metric-only metrics no-scale percore-show-thread scale smi-cost sync
 td-level topdown transaction"
-[record]="affinity aio all-cgroups buildid-mmap cgroup control debuginfod exclude-perf group
-mmap-flush namespaces no-bpf-event no-buffering num-thread-synthesize
-proc-map-timeout realtime stat switch-output-event synth
-timestamp-boundary uid vmlinux"
+[record]="all-cgroups buildid-mmap cgroup control namespaces switch-output-event"
 [report]="column-widths
 group-sort-idx ignore-callees
 show-cpu-utilization

@@ -6,7 +6,7 @@ HOT=$TALLY_BUILD/workloads/hot
 
 "$TALLY" record 2>err; rc=$?
 check "nothing to record: nonzero" test $rc -ne 0
-check "nothing to record: says what to give" grep -q 'give a command, -p PID, -t TID or -a' err
+check "nothing to record: says what to give" grep -q 'give a command, -p PID, -t TID, -u USER or -a' err
 
 "$TALLY" record -e 'cpu-clock:zz' true 2>err; rc=$?
 check "bad event: nonzero" test $rc -ne 0

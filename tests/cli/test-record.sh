@@ -52,7 +52,11 @@ for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switc
 	    "--phys-data --data-page-size --code-page-size -g" "--user-regs" "--user-regs=ax,bx,ip" \
 	    "--intr-regs=ax,sp" "-I" "--call-graph dwarf --user-regs=ax" "--no-samples" "-n -c 1000" \
 	    "-e cpu-clock:k" "-e cpu-clock:h" "-e cpu-clock:kp" "-e cpu-clock:kG" "-e cpu-clock:uH" \
-	    "-D 10" "-D -1" "-D 1-2" "-D 10 -a"; do
+	    "-D 10" "-D -1" "-D 1-2" "-D 10 -a" "--no-buffering" "-s" "-s --no-inherit" \
+	    "--group -e cpu-clock,task-clock,page-faults" "-P -c 10000" "--mmap-flush=4096" \
+	    "--affinity=cpu" "--affinity=node" "-r 10" "--synth=no" "--synth=task" \
+	    "--timestamp-boundary" "--proc-map-timeout 100" "--num-thread-synthesize 2" \
+	    "--vmlinux /proc/self/exe"; do
 	# shellcheck disable=SC2086
 	perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null &&
 		"$TALLY" record -q $opts -o ta.data true 2>/dev/null
