@@ -263,6 +263,7 @@ static const struct cli_opt top_options[] = {
 	OPT_BOOL('U', "hide_user_symbols", hide_user, "hide user symbols"),
 	OPT_STRING('s', "sort", sort, "key[,key2...]",
 		   "sort by key(s): pid, comm, dso, symbol, cpu (default dso,sym)"),
+	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
 	OPT_BOOL('n', "show-nr-samples", show_nr_samples, "Show a column with the number of samples"),
 	OPT_BOOL(0, "show-total-period", show_total_period, "Show a column with the sum of periods"),
 	OPT_CALLBACK(0, "percentage", "relative|absolute",
@@ -345,6 +346,12 @@ static int top_check(const struct top_opts *o)
 		return cli_usage_error(&cmd_top, "-a (system-wide) and -p/-t exclude each other");
 	if (o->hide_kernel && o->hide_user)
 		return cli_usage_error(&cmd_top, "-K and -U together would hide everything");
+	if (o->hierarchy && o->fields)
+		return cli_usage_error(&cmd_top, "--hierarchy and --fields options cannot be used "
+				       "together (the levels are the -s keys)");
+	if (o->hierarchy && (o->hide_kernel || o->hide_user))
+		return cli_usage_error(&cmd_top, "--hierarchy with -K/-U is not implemented: "
+				       "filter with --dsos or --comms");
 	if (o->uid && (o->pid || o->tid || o->all_cpus))
 		return cli_usage_error(&cmd_top, "-u/--uid and -p/-t/-a exclude each other");
 	return 0;
@@ -518,6 +525,11 @@ static int top_exec(void *opts, const struct cli_args *args)
 		return ret;
 	tui = o->ui == TOP_UI_TUI ||
 	      (o->ui == TOP_UI_AUTO && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+	if (tui && o->hierarchy) {
+		cli_error("--hierarchy is printed by --stdio; tally top's terminal view is flat "
+			  "(use --stdio)");
+		return 1;
+	}
 	if (tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		cli_error("--tui needs a terminal on stdin and stdout; use --stdio");
 		return 1;

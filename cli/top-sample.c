@@ -430,7 +430,8 @@ int top__open(struct top *t, const struct top_opts *o)
 	t->o = o;
 	t->hide_kernel = o->hide_kernel;
 	t->hide_user = o->hide_user;
-	t->children = o->children < 0 ? o->callgraph : o->children;
+	/* perf: --hierarchy turns the children mode off */
+	t->children = !o->hierarchy && (o->children < 0 ? o->callgraph : o->children);
 	t->ring_pages = o->mmap_pages ? o->mmap_pages : TOP_DEFAULT_PAGES;
 
 	t->freq = o->count ? o->freq : capped_freq(o->freq);
@@ -628,5 +629,7 @@ void top__decay(struct top *t, bool zero)
 
 int top__sort(struct top *t)
 {
+	if (t->o->hierarchy)
+		return tally_hist__sort_hierarchy(top__hist(t));
 	return tally_hist__sort(top__hist(t), t->children);
 }

@@ -64,6 +64,7 @@ struct top_opts {
 	bool ignore_vmlinux, demangle_kernel, no_bpf_event;
 	int nr_thread_synth;	/* --num-thread-synthesize */
 	unsigned proc_map_timeout;	/* --proc-map-timeout */
+	bool hierarchy;		/* --hierarchy: one level per sort key (--stdio) */
 };
 
 struct top_event {
@@ -154,6 +155,10 @@ void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 int top_print_callers(const struct top *t, struct tally_hist_entry *e, FILE *fp);
 /* One --stdio refresh: header, rule, table. */
 int top_stdio_refresh(struct top *t, FILE *fp, bool clear);
+
+/* top-hierarchy.c */
+/* The table as levels of the sort keys (--hierarchy), at most ROWS lines. 0 or -1. */
+int top_print_hierarchy(const struct top *t, FILE *fp, size_t rows);
 
 /* top-tui.c */
 struct top_tui;

@@ -20,7 +20,7 @@ show-cpu-utilization
 socket-filter
 time-quantum"
 [script]=""
-[top]="all-cgroups cgroup column-widths group group-sort-idx hierarchy ignore-callees namespaces
+[top]="all-cgroups cgroup column-widths group group-sort-idx ignore-callees namespaces
 raw-trace show-on-off-events switch-off switch-on"
 [list]=""
 [evlist]=""

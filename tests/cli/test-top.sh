@@ -209,3 +209,29 @@ check "top --realtime 5 runs, or says why SCHED_FIFO was refused (rc $rc)" \
 	eval '{ [ $rc -eq 0 ] && last_table rt | grep -q spin; } || { [ $rc -eq 1 ] && grep -q SCHED_FIFO err; }'
 "$TALLY" top --dump-symtab >/dev/null 2>err; rc=$?
 check "top --dump-symtab refused in one line (rc $rc)" eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ]'
+
+# --hierarchy: one level per sort key, each indented 3 deeper, the key after the
+# overhead column (padded but on the last level). Compared with perf top's table: the
+# column of each line's '%' and what follows it (the percentages themselves differ).
+"$TALLY" top --stdio -d 0.5 --iterations 1 -p $HP --hierarchy >hi 2>err; rc=$?
+shape2() { awk '{ p = index($0, "%"); print p, substr($0, p + 1) }' | head -2; }
+check "top --hierarchy: hot, then its spin one level deeper (rc $rc)" \
+	test "$(last_table hi | shape2)" = "$(printf '10      hot          \n13      [.] spin')"
+if have_perf && ! asan_build; then
+	timeout -s INT 3 perf top --stdio -d 1 -p $HP --hierarchy < <(sleep 5) >phi 2>/dev/null
+	p=$(tr -d '\033' <phi | sed 's/\[H\[2J//' | grep -E '^ +[0-9.]+%' | shape2)
+	if [ -z "$p" ]; then skip "perf top --hierarchy oracle (perf top printed no table)"
+	else check "top --hierarchy: the levels as perf top prints them" \
+		test "$(last_table hi | shape2)" = "$p"; fi
+fi
+"$TALLY" top --stdio -d 0.5 --iterations 1 -p $HP --hierarchy -s comm,dso,sym -n >hi3 2>err
+check "top --hierarchy -s comm,dso,sym -n: three levels with samples" \
+	eval 'last_table hi3 | head -3 | awk "NR == 1 && / hot +\$/ { a = 1 } NR == 2 && /^   .* hot +\$/ { b = 1 }
+		NR == 3 && /^      .*[0-9]+ +\[\.\] spin\$/ { c = 1 } END { exit !(a && b && c) }"'
+bad "top --hierarchy with --fields: perf's error" "cannot be used together" --stdio --hierarchy --fields sym
+bad "top --hierarchy with -K: not implemented, said" "not implemented" --stdio --hierarchy -K
+"$TALLY" top --stdio -d 0.5 --iterations 1 -p $HP --hierarchy -g >hig 2>err
+check "top --hierarchy -g: no children column (as perf), callers under the entries" \
+	eval 'last_table hig | head -3 | awk "NR == 1 && /^ +[0-9.]+% +hot +\$/ { a = 1 } NR == 2 && /spin\$/ { b = 1 }
+		NR == 3 && /^ +\|\$/ { c = 1 } END { exit !(a && b && c) }"'
+
