@@ -165,24 +165,59 @@ static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool
 	return parse_time_span(arg, &o->time_start, &o->time_end);
 }
 
-/* -p: perf's extended regex, checked here so a bad one is a usage error */
-static int opt_parent(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+/* A regex option (-p, --ignore-callees): perf's extended regex, checked here so a bad
+ * one is a usage error. 0 or -1. */
+static int check_regex(const char *opt, const char *arg)
 {
 	regex_t re;
-	int e;
+	int e = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
 
-	(void)opt, (void)unset;
-	e = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
 	if (e) {
 		char why[256];
 
 		regerror(e, &re, why, sizeof(why));
-		cli_error("-p/--parent: invalid regex '%s': %s", arg, why);
+		cli_error("%s: invalid regex '%s': %s", opt, arg, why);
 		return -1;
 	}
 	regfree(&re);
-	((struct report_opts *)opts)->parent = arg;
 	return 0;
+}
+
+/* --column-widths w[,w...]: perf's fixed widths of the columns, in order */
+static int opt_col_widths(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct report_opts *o = opts;
+	const char *p = arg;
+
+	(void)opt, (void)unset;
+	o->nr_col_widths = 0;
+	while (*p) {
+		char *end;
+		unsigned long w = strtoul(p, &end, 10);
+
+		if (end == p || (*end && *end != ',') || w > 4096 ||
+		    o->nr_col_widths == sizeof(o->col_widths) / sizeof(o->col_widths[0])) {
+			cli_error("--column-widths: '%s' is not a list of widths (e.g. 10,20,30)", arg);
+			return -1;
+		}
+		o->col_widths[o->nr_col_widths++] = (unsigned)w;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int opt_parent(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	((struct report_opts *)opts)->parent = arg;
+	return check_regex("-p/--parent", arg);
+}
+
+static int opt_ignore_callees(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	((struct report_opts *)opts)->ignore_callees = arg;
+	return check_regex("--ignore-callees", arg);
 }
 
 #define CLI_OPTS struct report_opts
@@ -301,6 +336,10 @@ static const struct cli_opt report_options[] = {
 	OPT_CALLBACK('p', "parent", "regex", "regex filter to identify parent, see: '--sort parent'",
 		     opt_parent),
 	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
+	OPT_CALLBACK(0, "column-widths", "width[,width...]",
+		     "Don't try to adjust column width, use these fixed values", opt_col_widths),
+	OPT_CALLBACK(0, "ignore-callees", "regex",
+		     "ignore callees of these functions in call graphs", opt_ignore_callees),
 	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
 	OPT_EVSWITCH(switch_on, switch_off, show_on_off),
 	OPT_BOOL('T', "threads", show_threads, "Show per-thread event counters"),
@@ -437,6 +476,8 @@ static int report_hists(struct report *r, const enum tally_hist_col *keys, size_
 		.filter = filter,
 		.parent_pattern = o->parent,
 		.exclude_other = o->exclude_other,
+		/* perf resolves no chain for -g none without children: nothing to ignore */
+		.ignore_callees = o->cc_mode != CC_NONE || r->children ? o->ignore_callees : NULL,
 		.trace_text = trace_text,
 		.trace_arg = r,
 	};
@@ -528,6 +569,11 @@ static int report_exec(void *opts, const struct cli_args *args)
 	if (o->hierarchy && o->fields) {
 		cli_error("--hierarchy and --fields options cannot be used together");	/* perf's words */
 		return 129;
+	}
+	if ((o->hierarchy || o->field_sep) && o->nr_col_widths) {
+		cli_error("--column-widths with %s is not implemented in tally (drop one of them)",
+			  o->hierarchy ? "--hierarchy" : "-t/--field-separator");
+		return 1;
 	}
 	if (o->hierarchy && o->field_sep) {
 		cli_error("--hierarchy with -t/--field-separator is not implemented in tally "

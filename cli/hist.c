@@ -491,6 +491,49 @@ static int hierarchy_fprintf(struct tally_hist *h, FILE *fp, const struct hist_p
 	return err;
 }
 
+/* --column-widths: column i's width (0: none given). */
+static size_t user_width(const struct hist_print_opts *o, size_t i)
+{
+	return i < o->nr_user_widths ? o->user_widths[i] : 0;
+}
+
+/* A cell at a --column-widths width u, as perf prints it: a value at u (a percent in
+ * u - 1, both behind a space) then padded to its column, a key cut to u. */
+static int print_user_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hist_col c,
+			   size_t u, size_t width, uint64_t total, bool last)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	if (!mf)
+		return -ENOMEM;
+	if (c == TALLY_HIST_OVERHEAD || c == TALLY_HIST_CHILDREN) {
+		fputc(' ', mf);
+		fmt_pct(mf, pct(c == TALLY_HIST_CHILDREN ? e->period_acc : e->period, total),
+			(int)u - 2);
+	} else if (c == TALLY_HIST_SAMPLES || c == TALLY_HIST_PERIOD) {
+		fputc(' ', mf);
+		fmt_u64_pad(mf, c == TALLY_HIST_SAMPLES ? e->nr_samples : e->period, (int)u - 1);
+	} else {
+		print_cell(mf, e, c, (int)u, total, last);
+	}
+	if (fclose(mf)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	/* perf cuts comm, dso and a symbol's name to the width (not an address; the name
+	 * after its "[.] ", so not under 4) */
+	if (tally_hist_col__is_key(c) && c != TALLY_HIST_PID && c != TALLY_HIST_CPU &&
+	    (c != TALLY_HIST_SYM || (sym_name(e) && u >= 4)) && len > u)
+		len = u;
+	fwrite(buf, 1, len, fp);
+	if (!tally_hist_col__is_key(c) && len < width)
+		fmt_spaces(fp, width - len);
+	free(buf);
+	return 0;
+}
+
 int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o)
 {
 	const struct tally_hist_totals *t = tally_hist__totals(h);
@@ -534,6 +577,12 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 				widths[i] = l;
 		}
 	}
+	for (size_t i = 0; i < nr; i++) {	/* --column-widths: keys at that, values at least */
+		size_t u = user_width(o, i), hl = strlen(col_header(cols[i], o->overhead_is_self));
+
+		if (u)
+			widths[i] = tally_hist_col__is_key(cols[i]) ? u : u > hl ? u : hl;
+	}
 	if (o->hierarchy)
 		return hierarchy_fprintf(h, fp, o, cols, widths, nr, nr_keys);
 	if (o->header)
@@ -556,14 +605,19 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		} else {
 			fputs("  ", fp);
 		}
-		for (size_t i = 0; i < nr && !o->sep; i++) {
+		for (size_t i = 0; i < nr && !o->sep && !err; i++) {
 			if (i)
 				fputs("  ", fp);
 			if (nr_members > 1 && !tally_hist_col__is_key(cols[i]))
 				print_value_cell(fp, nr_members, e, cols[i], o, total);
+			else if (user_width(o, i))
+				err = print_user_cell(fp, e, cols[i], user_width(o, i), widths[i],
+						      total, i + 1 == nr);
 			else
 				print_cell(fp, e, cols[i], (int)widths[i], total, i + 1 == nr);
 		}
+		if (err)
+			break;
 		fputc('\n', fp);
 		if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
 			struct cc_print_opts cc = o->cc;

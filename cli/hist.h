@@ -29,6 +29,8 @@ struct hist_print_opts {
 	const char *symbol_filter;	/* --symbol-filter: only symbols containing it (rows
 					 * hidden, totals kept, as perf) */
 	bool hierarchy;			/* perf's --hierarchy (tally_hist__sort_hierarchy) */
+	const unsigned *user_widths;	/* --column-widths: column i's width (0: its own) */
+	size_t nr_user_widths;
 	bool exclude_other;		/* -x: rows without a parent hidden (as
 					 * --symbol-filter's) */
 	const char *sep;		/* -t/--field-separator: columns joined by it (NULL:

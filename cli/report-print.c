@@ -124,6 +124,23 @@ static unsigned long convert_unit(unsigned long v, char *unit)
 	return v;
 }
 
+/* A filter of a single comm, dso or symbol: perf names it above the report and leaves
+ * its column out (not its level with --hierarchy). */
+static void elide_filtered(const struct report *r, struct hist_print_opts *po)
+{
+	po->elide[TALLY_HIST_COMM] = strlist_len(r->o->filter.comms) == 1;
+	po->elide[TALLY_HIST_DSO] = strlist_len(r->o->filter.dsos) == 1;
+	po->elide[TALLY_HIST_SYM] = strlist_len(r->o->filter.syms) == 1;
+	if (po->elide[TALLY_HIST_COMM])
+		printf("# comm: %s\n", r->o->filter.comms[0]);
+	if (po->elide[TALLY_HIST_DSO])
+		printf("# dso: %s\n", r->o->filter.dsos[0]);
+	if (po->elide[TALLY_HIST_SYM])
+		printf("# symbol: %s\n", r->o->filter.syms[0]);
+	if (r->o->hierarchy)
+		memset(po->elide, 0, sizeof(po->elide));
+}
+
 int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_cols)
 {
 	struct hist_print_opts po = {
@@ -136,6 +153,8 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.symbol_filter = r->o->symbol_filter,
 		.exclude_other = r->o->exclude_other,
 		.hierarchy = r->o->hierarchy,
+		.user_widths = r->o->col_widths,
+		.nr_user_widths = r->o->nr_col_widths,
 		.sep = r->o->field_sep,
 		.relative = r->o->relative,
 		.cc = {
@@ -149,17 +168,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 	};
 	int err = 0;
 
-	po.elide[TALLY_HIST_COMM] = strlist_len(r->o->filter.comms) == 1;
-	po.elide[TALLY_HIST_DSO] = strlist_len(r->o->filter.dsos) == 1;
-	po.elide[TALLY_HIST_SYM] = strlist_len(r->o->filter.syms) == 1;
-	if (po.elide[TALLY_HIST_COMM])
-		printf("# comm: %s\n", r->o->filter.comms[0]);
-	if (po.elide[TALLY_HIST_DSO])
-		printf("# dso: %s\n", r->o->filter.dsos[0]);
-	if (po.elide[TALLY_HIST_SYM])
-		printf("# symbol: %s\n", r->o->filter.syms[0]);
-	if (r->o->hierarchy)	/* perf names the filter, and keeps the level */
-		memset(po.elide, 0, sizeof(po.elide));
+	elide_filtered(r, &po);
 	if (!r->o->quiet)
 		printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n", r->lost_samples);
 	for (size_t i = 0; i < r->nr_ev; i++) {

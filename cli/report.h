@@ -74,6 +74,9 @@ struct report_opts {
 				 * which perf does not demangle either */
 	const char *parent;	/* -p: the parent pattern (adds the parent key) */
 	bool exclude_other;	/* -x: only rows with a parent */
+	const char *ignore_callees;	/* --ignore-callees: the regex */
+	unsigned col_widths[TALLY_HIST_NR_COLS * 2];	/* --column-widths (0: automatic) */
+	size_t nr_col_widths;
 	bool hierarchy;		/* --hierarchy: a level per sort key */
 	const char *switch_on, *switch_off;	/* --switch-on/--switch-off (evswitch) */
 	bool show_on_off;	/* --show-on-off-events */

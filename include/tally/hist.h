@@ -240,6 +240,11 @@ struct tally_hists_opts {
 				 * the parent is not a key) count in the totals' period
 				 * and nr_samples only, not in the filtered ones; their
 				 * rows (parent NULL) are there, for the printer to hide */
+	/* perf's --ignore-callees, a POSIX extended regex (NULL: none): the last function
+	 * of the chain, in its order (o.caller), whose name matches takes the sample as its
+	 * self row, and the frames before it in that order leave the chain. A pattern
+	 * regcomp refuses makes tally_hists__new fail with -EINVAL. */
+	const char *ignore_callees;
 	struct tally_strpool *pool;	/* shared by several hists (NULL: one of its own) */
 	/* The TALLY_HIST_TRACE key's text of a sample of event evidx (perf formats the
 	 * tracepoint's fields, which needs the file's formats: the caller's business), in

@@ -72,6 +72,8 @@ struct tally_hists {
 	bool src_keys;		/* TALLY_HIST_SRCLINE or _SRCFILE is a key */
 	bool parent_key;	/* TALLY_HIST_PARENT is a key: parent_re is compiled */
 	regex_t parent_re;
+	bool ignore_callees;	/* o.ignore_callees given: ignore_re is compiled */
+	regex_t ignore_re;
 	struct tally_dso_lines *lines;	/* source lines (opened on first use) */
 	/* address/srcline call-graph frames: a symbol of their own per (dso, key) */
 	struct cc_sym *cc_syms;
@@ -124,6 +126,11 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 				return -EINVAL;
 			hs->parent_key = true;
 		}
+	}
+	if (o->ignore_callees) {
+		if (regcomp(&hs->ignore_re, o->ignore_callees, REG_EXTENDED | REG_NOSUB))
+			return -EINVAL;
+		hs->ignore_callees = true;
 	}
 	/* with trees built per sample, every sample must reach them; rows by trace output
 	 * take each sample's own fields */
@@ -193,6 +200,8 @@ void tally_hists__delete(struct tally_hists *hs)
 	tally_dso_lines__delete(hs->lines);
 	if (hs->parent_key)
 		regfree(&hs->parent_re);
+	if (hs->ignore_callees)
+		regfree(&hs->ignore_re);
 	for (size_t i = 0; i < hs->cap_cc_syms; i++)
 		free(hs->cc_syms[i].sym);
 	free(hs->cc_syms);
@@ -846,6 +855,33 @@ static const char *find_parent(struct tally_hists *hs)
 	return NULL;
 }
 
+/* perf's --ignore-callees: the last frame, in the chain's order, whose function matches
+ * takes the sample (*loc), and the frames read before it leave the chain (the callees
+ * in callee order, the callers in caller order, as perf does it). */
+static void ignore_callees(struct tally_hists *hs, struct tally_addr_loc *loc)
+{
+	size_t n = hs->frames.nr, m = n, keep;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = hs->o.caller ? n - 1 - i : i;
+		const struct tally_addr_loc *l = &hs->frames.v[k];
+
+		if (l->sym && l->sym->name && !regexec(&hs->ignore_re, l->sym->name, 0, NULL, 0))
+			m = k;
+	}
+	if (m == n)
+		return;
+	*loc = hs->frames.v[m];
+	if (hs->o.caller) {
+		hs->frames.nr = m + 1;
+		return;
+	}
+	keep = n - m;
+	memmove(hs->frames.v, hs->frames.v + m, keep * sizeof(*hs->frames.v));
+	memmove(hs->frames.notes, hs->frames.notes + m, keep * sizeof(*hs->frames.notes));
+	hs->frames.nr = keep;
+}
+
 /* The sample's chain (in hs->frames, chain_frames): into self's tree (or the log), and
  * the children's. */
 static int add_chain(struct tally_hists *hs, struct tally_hist *h, struct tally_hist_entry *tmpl,
@@ -923,6 +959,8 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 		if (hs->err)
 			return hs->err;
 	}
+	if (hs->ignore_callees && chain)
+		ignore_callees(hs, &loc);
 	out->filtered = false;
 	if (loc.dso)
 		tally_dso__set_hit(loc.dso);

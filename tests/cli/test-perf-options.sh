@@ -14,8 +14,8 @@ declare -A NOT_YET=(
 metric-no-merge metric-only metrics no-scale percore-show-thread scale smi-cost sync
 td-level topdown transaction"
 [record]="all-cgroups buildid-mmap cgroup control namespaces switch-output-event"
-[report]="column-widths
-group-sort-idx ignore-callees
+[report]="
+group-sort-idx
 show-cpu-utilization
 socket-filter
 time-quantum"

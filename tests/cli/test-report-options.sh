@@ -103,6 +103,29 @@ check "--hierarchy with -F: perf's usage error (rc $rc)" eval '[ $rc -eq 129 ] &
 "$TALLY" report -i forks.data --hierarchy -t , >/dev/null 2>err; rc=$?
 check "--hierarchy with -t refused in one line (rc $rc)" eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ]'
 
+# --ignore-callees: the last matching function of the chain, in its order, takes the
+# sample, and the frames read before it go (callees in callee order, callers in caller
+# order, as perf); nothing for -g none without children (perf resolves no chain then)
+for a in "--no-children" "--no-children -G" "" "-g none" "--no-children -g none -q" "--hierarchy"; do
+	# shellcheck disable=SC2086
+	same "--ignore-callees 'main|^hot_a' $a as perf's" forks.data --stdio --ignore-callees 'main|^hot_a' $a
+done
+"$TALLY" report -i forks.data --ignore-callees 'ma(in' >/dev/null 2>err; rc=$?
+check "--ignore-callees with a bad regex: a usage error naming it (rc $rc)" \
+	eval '[ $rc -eq 129 ] && grep -q "invalid regex" err'
+
+# --column-widths: keys at the given width (comm, dso and symbol names cut to it, an
+# address not), values printed at it and padded to their header, 0 automatic
+for a in "--no-children -g none --column-widths 5,3,10,8" "--no-children --column-widths 12,0,30 -n" \
+	 "-g none --column-widths 5,4,3,6 -n --show-total-period -s comm" \
+	 "--column-widths 20,20,20,20,20 -g caller" "-g none --column-widths 3,3,3,3,3 -s comm,dso,sym,cpu" \
+	 "-g none --column-widths 6,1,2,5,5 -s comm,dso,sym,cpu"; do
+	# shellcheck disable=SC2086
+	same "$a as perf's" forks.data --stdio $a
+done
+"$TALLY" report -i forks.data --column-widths 5,x >/dev/null 2>err; rc=$?
+check "--column-widths with a bad list: a usage error (rc $rc)" eval '[ $rc -eq 129 ] && grep -q "column-widths" err'
+
 # --switch-on / --switch-off / --show-on-off-events: only the samples between the on
 # and off events' samples count, as perf's report
 perf record -q -e cpu-clock -e task-clock -F 2000 -o two.data "$HOT" 0.1 >/dev/null 2>&1
