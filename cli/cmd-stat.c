@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <tally/counter.h>
 #include <tally/cpumap.h>
@@ -155,7 +156,33 @@ static int opt_cpu(void *opts, const struct cli_opt *opt, const char *arg, bool 
 		 .flags = CLI_EXCLUSIVE), \
 	OPT_BOOL(0, "all-user", all_user, "Configure all used events to run in user space.", \
 		 .flags = CLI_EXCLUSIVE), \
-	OPT_STRING(0, "sysfs", sysfs, "dir", "read PMUs and tracepoints under <dir> instead of /sys")
+	OPT_STRING(0, "sysfs", sysfs, "dir", "read PMUs and tracepoints under <dir> instead of /sys"), \
+	OPT_BOOL('S', "sync", sync, "call sync() before starting a run"), \
+	OPT_BOOL('g', "group", group, "put the counters into a counter group"), \
+	OPT_BOOL(0, "scale", scale, "Use --no-scale to disable counter scaling for multiplexing"), \
+	/* refused, saying what is missing (stat-refused.c) */ \
+	OPT_CALLBACK_NOARG('T', "transaction", "hardware transaction statistics", stat_opt_refused), \
+	OPT_CALLBACK_NOARG(0, "topdown", "measure top-down statistics", stat_opt_refused), \
+	OPT_CALLBACK(0, "td-level", "n", \
+		     "Set the metrics level for the top-down statistics (0: max level)", \
+		     stat_opt_refused), \
+	OPT_CALLBACK_NOARG(0, "smi-cost", "measure SMI cost", stat_opt_refused), \
+	OPT_CALLBACK_ARG(0, "iostat", "default", \
+			 "measure I/O performance metrics provided by arch/platform", \
+			 stat_opt_refused, CLI_ARG_OPTIONAL, NULL), \
+	OPT_CALLBACK(0, "cputype", "hybrid cpu type", "Only enable events on applying cpu with " \
+		     "this type for hybrid platform (e.g. core or atom)", stat_opt_refused), \
+	OPT_CALLBACK_NOARG(0, "hybrid-merge", "Merge identical named hybrid events", \
+			   stat_opt_refused), \
+	OPT_CALLBACK('M', "metrics", "metric/metric group list", \
+		     "monitor specified metrics or metric groups (separated by ,)", stat_opt_refused), \
+	OPT_CALLBACK_NOARG(0, "metric-no-group", "don't group metric events, impacts multiplexing", \
+			   stat_opt_refused), \
+	OPT_CALLBACK_NOARG(0, "metric-no-merge", \
+			   "don't try to share events between metrics in a group", stat_opt_refused), \
+	OPT_CALLBACK_NOARG(0, "percore-show-thread", "Use with 'percore' event qualifier to show " \
+			   "the event counts of one hardware thread by sum up total hardware " \
+			   "threads of same physical core", stat_opt_refused)
 
 #define CLI_OPTS struct stat_opts
 static const struct cli_opt stat_options[] = {
@@ -206,6 +233,7 @@ static int stat_init(void *opts)
 	o->big_num = -1;
 	o->log_fd = -1;
 	o->aggr = AGGR_GLOBAL;
+	o->scale = true;
 	return 0;
 }
 
@@ -364,6 +392,8 @@ static int run_all(struct stat_run *r, int *exit_code)
 	for (int run = 0; run < o->repeat; run++) {
 		if (run_hook("--pre", o->pre))
 			return 1;
+		if (o->sync)
+			sync();
 		ret = stat_run__once(r, &status);
 		if (ret)
 			return ret;
@@ -475,6 +505,8 @@ static int stat_exec_common(const struct cli_command *c, struct stat_opts *o,
 	o->argc = args->argc;
 	o->cmdline = args->full_argv;
 	o->cmdline_argc = args->full_argc;
+	if (o->refused)
+		return stat_refuse(o);
 	ret = stat_check(c, o);
 	if (ret)
 		return ret;

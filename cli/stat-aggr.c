@@ -215,8 +215,10 @@ int stat_run__build_targets(struct stat_run *r, pid_t workload_pid)
 
 /* perf_counts_values__scale: val * ena / run in doubles, truncated. A bucket's sum can
  * differ from the exact product in its last digit, and perf users compare digits. */
-static uint64_t perf_scale(const struct tally_count *c)
+static uint64_t perf_scale(const struct stat_run *r, const struct tally_count *c)
 {
+	if (!r->opts->scale)
+		return c->val;	/* --no-scale */
 	if (c->run == 0)
 		return 0;
 	if (c->run >= c->ena)
@@ -275,7 +277,7 @@ static void add_event(struct stat_run *r, const struct tally_count *v, struct ac
 			sum.ena += v[k].ena;
 			sum.run += v[k].run;
 		}
-		acc[0].val += perf_scale(&sum);
+		acc[0].val += perf_scale(r, &sum);
 		acc[0].ena += sum.ena;
 		acc[0].run += sum.run;
 		break;
@@ -285,7 +287,7 @@ static void add_event(struct stat_run *r, const struct tally_count *v, struct ac
 			for (size_t c = 0; c < ncpu; c++) {
 				const struct tally_count *x = &v[c * nthr + t];
 
-				acc[t].val += perf_scale(x);
+				acc[t].val += perf_scale(r, x);
 				acc[t].ena += x->ena;
 				acc[t].run += x->run;
 			}
@@ -294,7 +296,7 @@ static void add_event(struct stat_run *r, const struct tally_count *v, struct ac
 		for (size_t c = 0; c < ncpu; c++) {
 			const struct tally_count *x = &v[c * nthr];
 
-			acc[c].val += perf_scale(x);
+			acc[c].val += perf_scale(r, x);
 			acc[c].ena += x->ena;
 			acc[c].run += x->run;
 		}
@@ -312,7 +314,7 @@ static void add_event(struct stat_run *r, const struct tally_count *v, struct ac
 					acc[a].ena = acc[a].run = 0;
 					break;
 				}
-				acc[a].val += perf_scale(x);
+				acc[a].val += perf_scale(r, x);
 				acc[a].ena += x->ena;
 				acc[a].run += x->run;
 			}

@@ -165,6 +165,14 @@ int stat_run__build_events(struct stat_run *r)
 	err = stat_run__expand_cgroups(r);
 	if (err)
 		return err;
+	/* -g: one group led by the first counted event (tool events are not counters) */
+	for (int i = 0, lead = -1; o->group && i < r->nr_ev; i++) {
+		if (r->ev[i].tool)
+			continue;
+		if (lead < 0)
+			lead = i;
+		r->ev[i].leader = lead;
+	}
 	/* perf stat's policy on top of the parsed attrs (checked with perf stat -vv). */
 	for (int i = 0; i < r->nr_ev; i++) {
 		struct perf_event_attr *a = &r->ev[i].attr;

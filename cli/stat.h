@@ -161,6 +161,10 @@ struct stat_opts {
 	int nr_cgroup_args;
 	const char *for_each_cgroup;	/* --for-each-cgroup LIST */
 	const char *control;	/* --control fd:CTL[,ACK] | fifo:CTL[,ACK] */
+	bool sync;		/* -S: sync() before each run */
+	bool group;		/* -g: all events in one group */
+	bool scale;		/* --no-scale: multiplexed counts as read */
+	const char *refused;	/* the long name of an option tally refuses (stat-refused.c) */
 	char **argv;		/* the workload */
 	int argc;
 	const char *record_path;	/* tally stat record -o PATH ("-": stdout) */
@@ -232,6 +236,11 @@ void stat_run__free_cgroups(struct stat_run *r);
 int stat_control__open(struct stat_control *c, const char *spec);
 bool stat_run__control(struct stat_run *r);
 void stat_control__close(struct stat_control *c);
+/* Options tally refuses (stat-refused.c): the callback notes which; stat_refuse says
+ * what is missing in one line and returns 1. */
+struct cli_opt;
+int stat_opt_refused(void *opts, const struct cli_opt *opt, const char *arg, bool unset);
+int stat_refuse(const struct stat_opts *o);
 /* Targets and buckets (stat-aggr.c): the CPUs and threads counted, and the buckets the
  * aggregation mode makes of them. 0 or an exit status (message printed). */
 int stat_run__build_targets(struct stat_run *r, pid_t workload_pid);

@@ -10,9 +10,7 @@
 have_perf || { skip "perf CMD -h walked for every option (perf absent)"; exit 0; }
 
 declare -A NOT_YET=(
-[stat]="cputype group hybrid-merge iostat metric-no-group
-metric-no-merge metric-only metrics no-scale percore-show-thread scale smi-cost sync
-td-level topdown transaction"
+[stat]="metric-only"
 [record]="all-cgroups buildid-mmap cgroup control namespaces switch-output-event"
 [report]="
 group-sort-idx

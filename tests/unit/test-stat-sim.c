@@ -128,6 +128,21 @@ static char *stat_over_sim(const char *path, void (*give)(struct sim_kernel *, s
 	return slurp(path);
 }
 
+/* A fresh simulated kernel giving give_counts, and stat run on it with its output in
+ * the new temporary file path (a mkstemp template); the kernel, still installed. */
+static struct sim_kernel *counts_run(char *path, const char **args, int nargs)
+{
+	struct sim_kernel *k;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	k = sim_install();
+	k->on_open = give_counts;
+	assert_int_equal(run_stat(path, args, nargs), 0);
+	return k;
+}
+
 static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
 {
 	const char *p = strstr(text, needle), *s, *e;
@@ -151,15 +166,10 @@ static void csv_group_multiplexing_not_counted(void **state)
 	/* -x , is replaced below by -j -j, then --strict-json twice (repeats are harmless) */
 	struct sim_kernel *k;
 	char *text;
-	int fd, n = 0;
+	int n = 0;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	k = sim_install();
-	k->on_open = give_counts;
-	assert_int_equal(run_stat(path, args, 9), 0);
+	k = counts_run(path, args, 9);
 	/* group: cycles leader, instructions member reading through it */
 	for (int i = 0; i < k->nr_opened; i++) {
 		struct sim_event *e = sim_event_nth(i);
@@ -221,6 +231,38 @@ static void csv_group_multiplexing_not_counted(void **state)
 			       "\"pcnt-running\": 66.67"));
 	assert_non_null(strstr(text, "\"event\": \"branches\", \"unit\": \"\", "
 			       "\"status\": \"not counted\", \"value\": null"));
+	free(text);
+	unlink(path);
+}
+
+/* --no-scale prints multiplexed counts as read (perf's stat_config.scale off), metrics
+ * from those; -g puts every event into the first one's group. */
+static void no_scale_and_group(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX";
+	const char *args[] = { "-a", "-C", "0", "-x", ",", "--timeout", "10", "--no-scale", "-g",
+			       "-e", "cycles,instructions,task-clock" };
+	struct sim_kernel *k = NULL;
+	char *text;
+
+	(void)state;
+	k = counts_run(path, args, 11);
+	/* opened in order: cycles leads on its own, the other two join it */
+	assert_int_equal(k->nr_opened, 3);
+	assert_int_equal(sim_event_nth(0)->attr.config, PERF_COUNT_HW_CPU_CYCLES);
+	assert_int_equal(sim_event_nth(0)->group_fd, -1);
+	assert_int_equal(sim_event_nth(1)->group_fd, sim_event_nth(0)->fd);
+	assert_int_equal(sim_event_nth(2)->group_fd, sim_event_nth(0)->fd);
+	assert_true(sim_event_nth(2)->attr.read_format & PERF_FORMAT_GROUP);
+	sim_uninstall();
+	text = slurp(path);
+	/* as read: 4e6 cycles / 2e6 ns is 2 GHz, 8e6 instructions per 4e6 cycles 2 */
+	static const char *const want[] = {
+		"4000000,,cycles,2000000,66.00,2.000,GHz",
+		"8000000,,instructions,2000000,66.00,2.00,insn per cycle",
+	};
+	for (size_t i = 0; i < 2; i++)
+		assert_non_null(strstr(text, want[i]));
 	free(text);
 	unlink(path);
 }
@@ -546,6 +588,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(csv_group_multiplexing_not_counted),
 		cmocka_unit_test(human_multiplexing_and_unsupported),
+		cmocka_unit_test(no_scale_and_group),
 		cmocka_unit_test(ratio_metrics_per_cpu),
 		cmocka_unit_test(per_socket_scaling_not_counted),
 		cmocka_unit_test(merged_pmu_events),
