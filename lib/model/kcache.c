@@ -23,7 +23,9 @@
 #include "internal/util.h"
 
 #define KC_MAGIC "TLYKSYM\0"
-#define KC_VERSION 3
+/* 4: the names of C++ lambdas in const member functions (tly_demangle) changed; a
+ * cache holds names as demangled when it was written, so a naming change bumps this */
+#define KC_VERSION 4
 #define KC_BLOCK 64	/* symbols per block */
 
 struct kc_header {

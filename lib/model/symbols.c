@@ -288,6 +288,20 @@ static bool closes(char c)
 	return c == ')' || c == '>' || c == '}' || c == ']';
 }
 
+/* The space at s[j] is a qualifier's of an enclosing function in a local name,
+ * "f(long) const::{lambda(long)#1}::operator()", not the end of a return type. */
+static bool scope_qualifier(const char *s, size_t j)
+{
+	static const char *const quals[] = { "const", "volatile", "&", "noexcept" };
+
+	if (!j || s[j - 1] != ')')
+		return false;
+	for (size_t i = 0; i < sizeof(quals) / sizeof(quals[0]); i++)
+		if (!strncmp(s + j + 1, quals[i], strlen(quals[i])))
+			return true;
+	return false;
+}
+
 /* Cut "ret name<args>(params) const" down to "name<args>". In place. */
 static void strip_signature(char *s)
 {
@@ -338,7 +352,8 @@ static void strip_signature(char *s)
 			depth++;
 		else if (closes(s[j]) && depth > 0)
 			depth--;
-		else if (s[j] == ' ' && depth == 0 && !(j >= 8 && !strncmp(s + j - 8, "operator", 8)))
+		else if (s[j] == ' ' && depth == 0 && !(j >= 8 && !strncmp(s + j - 8, "operator", 8)) &&
+			 !scope_qualifier(s, j))
 			cut = j + 1;
 	}
 	if (cut)

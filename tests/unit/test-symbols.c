@@ -352,9 +352,49 @@ static void errors(void **state)
 	free(t.s);
 }
 
+/* C++ names as perf 6.1 shows them (its demangler asked for no parameters; binutils'
+ * c++filt -p prints the same but for std:: abbreviations): no parameter list, return
+ * type, "const" or clone suffix of the function itself, but the enclosing function of a
+ * local name (a lambda) keeps its own, "const" included. libstdc++'s __cxa_demangle is
+ * dlopened: without it nothing is demangled, and the cases are not checked. */
+static void demangle_as_perf(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "_ZZNK11__sanitizer25SuspendedThreadsListLinux17GetRegistersAndSPEmPNS_18InternalMmapVectorImEEPmENKUlmE_clEm",
+		  "__sanitizer::SuspendedThreadsListLinux::GetRegistersAndSP(unsigned long, "
+		  "__sanitizer::InternalMmapVector<unsigned long>*, unsigned long*) "
+		  "const::{lambda(unsigned long)#1}::operator()" },
+		{ "_ZZ11apply_twiceIZ4mainEUllE0_ElT_lENKUllE_clEl.constprop.0",
+		  "apply_twice<main::{lambda(long)#2}>(main::{lambda(long)#2}, long)::{lambda(long)#1}::operator()" },
+		{ "_Z4tmplILi7EEll", "tmpl<7>" },
+		{ "_ZNK5outer5inner3BoxIdE4spinEl.isra.0", "outer::inner::Box<double>::spin" },
+		{ "_ZN5outer7CounterpLEl.isra.0", "outer::Counter::operator+=" },
+		{ "_ZNK4llvm2cl10SubCommandcvbEv", "llvm::cl::SubCommand::operator bool" },
+		{ "_ZN4llvm11erase_valueINS_13TinyPtrVectorIPN5clang6ModuleEEEDnEEvRT_T0_",
+		  "llvm::erase_value<llvm::TinyPtrVector<clang::Module*>, decltype(nullptr)>" },
+	};
+	char *probe = tly_demangle("_Z4tmplILi7EEll");
+
+	(void)state;
+	if (!probe) {
+		skip();
+		return;
+	}
+	free(probe);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = tly_demangle(cases[i][0]);
+
+		assert_non_null(d);
+		assert_string_equal(d, cases[i][1]);
+		free(d);
+	}
+	assert_null(tly_demangle("c_function"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(demangle_as_perf),
 		cmocka_unit_test(chunks_small),
 		cmocka_unit_test(chunks_large),
 		cmocka_unit_test(random_texts),
