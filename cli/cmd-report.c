@@ -338,6 +338,10 @@ static const struct cli_opt report_options[] = {
 	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
 	OPT_CALLBACK(0, "column-widths", "width[,width...]",
 		     "Don't try to adjust column width, use these fixed values", opt_col_widths),
+	OPT_BOOL(0, "show-cpu-utilization", show_cpu_util, "Show sample percentage for different cpu modes"),
+	OPT_INT(0, "group-sort-idx", group_sort_idx, "n",
+		"Sort the output by the event at the index n in group. If n is invalid, sort by "
+		"the first event. WARNING: should be used on grouped events."),
 	OPT_CALLBACK(0, "ignore-callees", "regex",
 		     "ignore callees of these functions in call graphs", opt_ignore_callees),
 	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
@@ -607,6 +611,11 @@ static int report_exec(void *opts, const struct cli_args *args)
 		goto out;
 	}
 	report_modes(&r);
+	if (r.group_view && o->nr_col_widths) {
+		cli_error("--column-widths on event groups is not implemented in tally (use "
+			  "--no-group, or drop --column-widths)");
+		goto out;
+	}
 	if (report_session_new(&r.session, r.data, &so))
 		goto oom;
 	/* perf 6.1 adds inlined functions to the frames it unwinds from dwarf stacks only */

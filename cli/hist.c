@@ -27,11 +27,24 @@ static const struct tally_hist_entry *member(const struct tally_hist_entry *e, s
  * aligned like the other key columns. */
 static bool col_right(enum tally_hist_col c)
 {
-	return c <= TALLY_HIST_PERIOD || c == TALLY_HIST_CPU;
+	return c <= TALLY_HIST_PERIOD || c == TALLY_HIST_CPU || c > TALLY_HIST_NR_COLS;
+}
+
+/* HIST_COL_SYS, HIST_COL_USR: is c one, and its period of e */
+static bool cpu_util_col(enum tally_hist_col c)
+{
+	return c == HIST_COL_SYS || c == HIST_COL_USR;
+}
+
+static uint64_t cpu_util_period(const struct tally_hist_entry *e, enum tally_hist_col c)
+{
+	return !e ? 0 : c == HIST_COL_SYS ? e->period_sys : e->period_us;
 }
 
 static const char *col_header(enum tally_hist_col c, bool self)
 {
+	if (cpu_util_col(c))
+		return c == HIST_COL_SYS ? "sys" : "usr";
 	switch (c) {
 	case TALLY_HIST_OVERHEAD:
 		return self ? "Self" : "Overhead";
@@ -66,6 +79,8 @@ static const char *col_header(enum tally_hist_col c, bool self)
 
 static size_t col_min_width(enum tally_hist_col c)
 {
+	if (cpu_util_col(c))
+		return 8;
 	switch (c) {
 	case TALLY_HIST_OVERHEAD:
 	case TALLY_HIST_CHILDREN:
@@ -97,6 +112,10 @@ static void print_value_cell(FILE *fp, size_t nr_members, const struct tally_his
 		const struct tally_hist_entry *m = member(e, k);
 		uint64_t t = k == 0 ? total : o->member_totals ? o->member_totals[k] : 0;
 
+		if (cpu_util_col(c)) {
+			fmt_pct(fp, pct(cpu_util_period(m, c), t), 7);
+			continue;
+		}
 		switch (c) {
 		case TALLY_HIST_OVERHEAD:
 			fmt_pct(fp, pct(m ? m->period : 0, t), 7);
@@ -119,6 +138,10 @@ static void print_value_cell(FILE *fp, size_t nr_members, const struct tally_his
 static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hist_col c, int w,
 		       uint64_t total, bool last)
 {
+	if (cpu_util_col(c)) {
+		fmt_pct(fp, pct(cpu_util_period(e, c), total), w - 1);
+		return;
+	}
 	switch (c) {
 	case TALLY_HIST_OVERHEAD:
 		fmt_pct(fp, pct(e->period, total), w - 1);
@@ -233,6 +256,10 @@ static int print_cell_sep(FILE *fp, size_t nr_members, const struct tally_hist_e
 			uint64_t t = k == 0 ? total : o->member_totals ? o->member_totals[k] : 0;
 
 			fputc(' ', mf);
+			if (cpu_util_col(c)) {
+				fmt_pct(mf, pct(cpu_util_period(m, c), t), 0);
+				continue;
+			}
 			switch (c) {
 			case TALLY_HIST_OVERHEAD:
 				fmt_pct(mf, pct(m ? m->period : 0, t), 0);
@@ -508,9 +535,10 @@ static int print_user_cell(FILE *fp, const struct tally_hist_entry *e, enum tall
 
 	if (!mf)
 		return -ENOMEM;
-	if (c == TALLY_HIST_OVERHEAD || c == TALLY_HIST_CHILDREN) {
+	if (c == TALLY_HIST_OVERHEAD || c == TALLY_HIST_CHILDREN || cpu_util_col(c)) {
 		fputc(' ', mf);
-		fmt_pct(mf, pct(c == TALLY_HIST_CHILDREN ? e->period_acc : e->period, total),
+		fmt_pct(mf, pct(cpu_util_col(c) ? cpu_util_period(e, c) :
+				c == TALLY_HIST_CHILDREN ? e->period_acc : e->period, total),
 			(int)u - 2);
 	} else if (c == TALLY_HIST_SAMPLES || c == TALLY_HIST_PERIOD) {
 		fputc(' ', mf);
@@ -545,7 +573,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 	int err = 0, sym_depth = -1;
 
 	for (size_t i = 0; i < o->nr_cols && nr < TALLY_HIST_NR_COLS * 2; i++)
-		if (!o->elide[o->cols[i]])
+		if (o->cols[i] >= TALLY_HIST_NR_COLS || !o->elide[o->cols[i]])
 			cols[nr++] = o->cols[i];
 	for (size_t i = 0; i < nr; i++) {
 		if (cols[i] == TALLY_HIST_SYM)

@@ -15,6 +15,11 @@
 
 #include "callchain.h"
 
+/* Value columns of the command only, past the library's (perf's
+ * --show-cpu-utilization): the self period of kernel and of user samples. */
+#define HIST_COL_SYS ((enum tally_hist_col)(TALLY_HIST_NR_COLS + 1))
+#define HIST_COL_USR ((enum tally_hist_col)(TALLY_HIST_NR_COLS + 2))
+
 struct hist_print_opts {
 	const enum tally_hist_col *cols;	/* columns in output order */
 	size_t nr_cols;

@@ -82,6 +82,10 @@ int report__setup_columns(struct report *r, enum tally_hist_col *keys, size_t *n
 		if (r->children)
 			cols[(*nr_cols)++] = TALLY_HIST_CHILDREN;
 		cols[(*nr_cols)++] = TALLY_HIST_OVERHEAD;
+		if (r->o->show_cpu_util) {	/* perf: the split of the self period */
+			cols[(*nr_cols)++] = HIST_COL_SYS;
+			cols[(*nr_cols)++] = HIST_COL_USR;
+		}
 		if (r->o->show_nr_samples)
 			cols[(*nr_cols)++] = TALLY_HIST_SAMPLES;
 		if (r->o->show_total_period)
@@ -210,6 +214,8 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		if (!nr_all && r->o->skip_empty)	/* perf: of all samples, filtered or not */
 			continue;
 		po.member_totals = totals;
+		if (nm > 1 && r->o->group_sort_idx > 0)
+			tally_hist__group_sort_idx(h, (size_t)r->o->group_sort_idx);
 		if (r->o->hierarchy ? tally_hist__sort_hierarchy(h)
 		    : r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)
 				  : tally_hist__sort(h, r->children_cols))

@@ -75,6 +75,8 @@ struct report_opts {
 	const char *parent;	/* -p: the parent pattern (adds the parent key) */
 	bool exclude_other;	/* -x: only rows with a parent */
 	const char *ignore_callees;	/* --ignore-callees: the regex */
+	int group_sort_idx;	/* --group-sort-idx: sort groups by this member */
+	bool show_cpu_util;	/* --show-cpu-utilization: sys and usr columns */
 	unsigned col_widths[TALLY_HIST_NR_COLS * 2];	/* --column-widths (0: automatic) */
 	size_t nr_col_widths;
 	bool hierarchy;		/* --hierarchy: a level per sort key */

@@ -104,6 +104,9 @@ struct tally_hist_entry {
 
 	uint64_t period, nr_samples;		/* self */
 	uint64_t period_acc, nr_samples_acc;	/* self + callees (children mode) */
+	/* the self period by the samples' cpumode: kernel, user, guest kernel, guest user
+	 * (perf's --show-cpu-utilization) */
+	uint64_t period_sys, period_us, period_guest_sys, period_guest_us;
 	struct tally_cc_node chain;	/* the chains through this row (trees on) */
 	uint32_t max_depth;	/* longest chain added (perf's caller-above-callee tie break) */
 	/* group view: the same row in the other members' hists ([0] unused; NULL: none) */
@@ -155,6 +158,10 @@ TALLY_API struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
  * has. Call for each member before sorting the leader. 0 or -ENOMEM. */
 TALLY_API int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *member,
 				      size_t idx, size_t nr);
+/* perf's --group-sort-idx: rows of a group sort by member idx's value first, then the
+ * other members' after the leader (not the leader's); idx 0 or not a member: by the
+ * leader's, as usual. */
+TALLY_API void tally_hist__group_sort_idx(struct tally_hist *h, size_t idx);
 /* Members per row (1 unless linked). */
 TALLY_API size_t tally_hist__nr_members(const struct tally_hist *h);
 

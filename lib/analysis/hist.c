@@ -241,6 +241,7 @@ struct tally_hist_entry *tly_hist__findnew(struct tally_hist *h,
 		return NULL;
 	*e = *tmpl;
 	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
+	e->period_sys = e->period_us = e->period_guest_sys = e->period_guest_us = 0;
 	e->max_depth = 0;
 	e->members = NULL;
 	e->id = 0;
@@ -456,6 +457,30 @@ static uint64_t value_of(const struct tally_hist_entry *e, enum tally_hist_col c
 	}
 }
 
+/* --group-sort-idx: member idx's field, then the other members' after the leader */
+static int group_idx_cmp(const struct tally_hist *h, const struct tally_hist_entry *a,
+			 const struct tally_hist_entry *b, enum tally_hist_col col)
+{
+	size_t idx = h->group_sort_idx;
+
+	for (size_t i = 0; i < h->nr_members; i++) {
+		size_t k = i == 0 ? idx : i;
+		const struct tally_hist_entry *x = member(a, k), *y = member(b, k);
+		uint64_t vx = x ? value_of(x, col) : 0, vy = y ? value_of(y, col) : 0;
+
+		if (i && k == idx)
+			continue;
+		if (vx != vy)
+			return vx > vy ? -1 : 1;
+	}
+	return 0;
+}
+
+void tally_hist__group_sort_idx(struct tally_hist *h, size_t idx)
+{
+	h->group_sort_idx = idx;
+}
+
 static int out_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct tally_hist_entry *a = *(struct tally_hist_entry *const *)pa;
@@ -467,6 +492,17 @@ static int out_cmp(const void *pa, const void *pb, void *arg)
 		enum tally_hist_col col = ctx->order[i];
 		uint64_t x = value_of(a, col), y = value_of(b, col);
 
+		/* (perf's children column sorts without it; an index past the members sorts
+		 * by the leader alone) */
+		if (ctx->h->group_sort_idx && ctx->h->nr_members > 1 && col != TALLY_HIST_CHILDREN) {
+			if (ctx->h->group_sort_idx < ctx->h->nr_members)
+				c = group_idx_cmp(ctx->h, a, b, col);
+			else
+				c = x != y ? (x > y ? -1 : 1) : 0;
+			if (c)
+				return c;
+			continue;
+		}
 		if (x != y)
 			return x > y ? -1 : 1;
 		if (ctx->h->nr_members > 1 && col != TALLY_HIST_SAMPLES &&
@@ -668,6 +704,7 @@ static struct tally_hist_entry *level_new(struct tally_hist *h, const struct tal
 		return NULL;
 	*e = like ? *like : (struct tally_hist_entry){ 0 };
 	e->period = e->nr_samples = e->period_acc = e->nr_samples_acc = 0;
+	e->period_sys = e->period_us = e->period_guest_sys = e->period_guest_us = 0;
 	e->members = NULL;
 	e->id = 0;
 	tally_cc_root__init(&e->chain);
@@ -683,6 +720,10 @@ static int level_add(struct tally_hist *h, struct tally_hist_entry *e,
 	e->nr_samples += x->nr_samples;
 	e->period_acc += x->period_acc;
 	e->nr_samples_acc += x->nr_samples_acc;
+	e->period_sys += x->period_sys;
+	e->period_us += x->period_us;
+	e->period_guest_sys += x->period_guest_sys;
+	e->period_guest_us += x->period_guest_us;
 	if (h->nr_members < 2 || !x->members)
 		return 0;
 	if (!e->members) {
@@ -697,6 +738,8 @@ static int level_add(struct tally_hist *h, struct tally_hist_entry *e,
 			return -ENOMEM;
 		e->members[k]->period += x->members[k]->period;
 		e->members[k]->nr_samples += x->members[k]->nr_samples;
+		e->members[k]->period_sys += x->members[k]->period_sys;
+		e->members[k]->period_us += x->members[k]->period_us;
 	}
 	return 0;
 }

@@ -921,6 +921,27 @@ static int add_chain(struct tally_hists *hs, struct tally_hist *h, struct tally_
 	return 0;
 }
 
+/* A self period by the sample's cpumode (perf's --show-cpu-utilization). */
+static void add_by_mode(struct tally_hist_entry *e, uint8_t cpumode, uint64_t period)
+{
+	switch (cpumode) {
+	case PERF_RECORD_MISC_KERNEL:
+		e->period_sys += period;
+		break;
+	case PERF_RECORD_MISC_USER:
+		e->period_us += period;
+		break;
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+		e->period_guest_sys += period;
+		break;
+	case PERF_RECORD_MISC_GUEST_USER:
+		e->period_guest_us += period;
+		break;
+	default:
+		break;
+	}
+}
+
 /* -x: a sample without a parent goes to its rows as any other (perf keeps them, hidden:
  * they shape its trees, so the order of ties), but not to the filtered totals. */
 static bool excluded(const struct tally_hists *hs, const char *parent)
@@ -995,6 +1016,7 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 	self->nr_samples++;
 	self->period_acc += period;
 	self->nr_samples_acc++;
+	add_by_mode(self, cpumode, period);
 	if (hs->err)
 		return hs->err;
 	return chain ? add_chain(hs, h, &tmpl, period, out) : 0;
@@ -1024,7 +1046,7 @@ static void memo_add(struct tally_hists *hs, const struct tally_sample_key *k, u
 
 /* Add a sample the memo knows. */
 static void memo_apply(struct tally_hists *hs, struct tally_hist *h, struct memo_added *m,
-		       size_t nr_words, uint64_t period)
+		       size_t nr_words, uint64_t period, uint8_t cpumode)
 {
 	if (!nr_words)
 		return;		/* filtered out */
@@ -1036,6 +1058,7 @@ static void memo_apply(struct tally_hists *hs, struct tally_hist *h, struct memo
 	m->self->nr_samples++;
 	m->self->period_acc += period;
 	m->self->nr_samples_acc++;
+	add_by_mode(m->self, cpumode, period);
 	for (size_t i = 0; i + 2 < nr_words; i++) {
 		m->kids[i]->period_acc += period;
 		m->kids[i]->nr_samples_acc++;
@@ -1083,7 +1106,8 @@ int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 		};
 		m = tally_sample_memo__find(hs->memo, hs->session, &key, &hash, &nr_words);
 		if (m) {
-			memo_apply(hs, h, m, nr_words, period);
+			memo_apply(hs, h, m, nr_words, period,
+				   smp->misc & PERF_RECORD_MISC_CPUMODE_MASK);
 			return 0;
 		}
 	}

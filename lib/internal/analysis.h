@@ -112,6 +112,7 @@ struct tally_hist {
 	bool no_depth_ties;	/* no trees kept (report -g none): perf's caller-above-callee
 				 * tie break has no depths to compare */
 	size_t nr_members;	/* group view: columns per value (1 = no group) */
+	size_t group_sort_idx;	/* tally_hist__group_sort_idx (0: the leader) */
 };
 
 int tly_hist__init(struct tally_hist *h, const enum tally_hist_col *keys, size_t nr_keys,

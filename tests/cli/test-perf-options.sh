@@ -13,8 +13,6 @@ declare -A NOT_YET=(
 [stat]="metric-only"
 [record]="all-cgroups buildid-mmap cgroup control namespaces switch-output-event"
 [report]="
-group-sort-idx
-show-cpu-utilization
 socket-filter
 time-quantum"
 [script]=""

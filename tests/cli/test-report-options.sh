@@ -126,6 +126,25 @@ done
 "$TALLY" report -i forks.data --column-widths 5,x >/dev/null 2>err; rc=$?
 check "--column-widths with a bad list: a usage error (rc $rc)" eval '[ $rc -eq 129 ] && grep -q "column-widths" err'
 
+# --group-sort-idx: a group's rows by member N first (then the others after the
+# leader, not the leader); an index past the members: the leader alone
+perf record -q -e '{cpu-clock,task-clock}' -c 100000 -o grp.data -- \
+	sh -c "$HOT 0.1; ls -R /usr/share >/dev/null" >/dev/null 2>&1
+for a in "--group-sort-idx 1" "--group-sort-idx 1 -n -s comm,dso" "--group-sort-idx 5" \
+	 "--group-sort-idx 0" "--group-sort-idx 1 --hierarchy"; do
+	# shellcheck disable=SC2086
+	same "$a as perf's" grp.data --stdio $a
+done
+
+# --show-cpu-utilization: sys and usr columns after the overhead (the self period of
+# kernel and of user samples), also in a group, a hierarchy, with -t and fixed widths
+for a in "--no-children -g none" "" "-n -s comm --no-children" "--hierarchy" "-t ," \
+	 "--column-widths 3,4,12,5" "--percentage relative --comms hot"; do
+	# shellcheck disable=SC2086
+	same "--show-cpu-utilization $a as perf's" forks.data --stdio --show-cpu-utilization $a
+done
+same "--show-cpu-utilization on a group, hierarchy, as perf's" grp.data --stdio --show-cpu-utilization --hierarchy
+
 # --switch-on / --switch-off / --show-on-off-events: only the samples between the on
 # and off events' samples count, as perf's report
 perf record -q -e cpu-clock -e task-clock -F 2000 -o two.data "$HOT" 0.1 >/dev/null 2>&1
