@@ -158,6 +158,7 @@ static int opt_cpu(void *opts, const struct cli_opt *opt, const char *arg, bool 
 		 .flags = CLI_EXCLUSIVE), \
 	OPT_STRING(0, "sysfs", sysfs, "dir", "read PMUs and tracepoints under <dir> instead of /sys"), \
 	OPT_BOOL('S', "sync", sync, "call sync() before starting a run"), \
+	OPT_BOOL(0, "metric-only", metric_only, "Only print computed metrics. No raw values"), \
 	OPT_BOOL('g', "group", group, "put the counters into a counter group"), \
 	OPT_BOOL(0, "scale", scale, "Use --no-scale to disable counter scaling for multiplexing"), \
 	/* refused, saying what is missing (stat-refused.c) */ \
@@ -301,6 +302,10 @@ static int stat_check(const struct cli_command *c, struct stat_opts *o)
 	if ((o->nr_cgroup_args || o->for_each_cgroup) && (!o->system_wide || o->aggr == AGGR_THREAD))
 		return cli_usage_error(c, "-G/--cgroup and --for-each-cgroup count per CPU: they "
 				       "need -a or -C (and not --per-thread)");
+	if (o->metric_only && (o->repeat > 1 || o->aggr == AGGR_THREAD || o->strict_json))
+		return cli_usage_error(c, "--metric-only is not supported with %s",
+				       o->repeat > 1 ? "-r" : o->strict_json ? "--strict-json" :
+				       "--per-thread");
 	if (o->table && o->repeat < 2)
 		return cli_usage_error(c, "--table is only supported with -r");
 	if (o->record_path && (o->interval_ms || o->repeat > 1))
@@ -358,6 +363,7 @@ static int setup_output(struct stat_run *r, bool *owned)
 	r->out.strict_first = true;
 	r->out.cgroup_column = o->nr_cgroup_args || o->for_each_cgroup;
 	r->out.cgroups = r->cgroups;
+	r->out.metric_only = o->metric_only;
 	if (o->quiet) {
 		/* as perf: not even -o's file is made */
 		r->out.f = fopen("/dev/null", "w");

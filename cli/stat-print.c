@@ -180,7 +180,8 @@ static void interval_prefix(const struct stat_out *o, char *buf, size_t len)
 			 (unsigned long)o->ts.tv_nsec, o->fmt == FMT_CSV ? o->sep : " ");
 }
 
-static void aggr_prefix(const struct stat_out *o, const struct stat_aggr_id *id, int nr, FILE *f)
+void stat_print_aggr_prefix(const struct stat_out *o, const struct stat_aggr_id *id, int nr,
+			    FILE *f)
 {
 	bool csv = o->fmt == FMT_CSV;
 	const char *sep = csv ? o->sep : " ";
@@ -344,7 +345,7 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 	if (o->fmt == FMT_JSON) {
 		fputc('{', f);
 		fputs(ip, f);
-		aggr_prefix(o, &id[a], nr, f);
+		stat_print_aggr_prefix(o, &id[a], nr, f);
 		if (ok)
 			fprintf(f, "\"counter-value\" : \"%f\", ", uval);
 		else
@@ -372,7 +373,7 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 	}
 	if (o->fmt == FMT_CSV) {
 		fputs(ip, f);
-		aggr_prefix(o, &id[a], nr, f);
+		stat_print_aggr_prefix(o, &id[a], nr, f);
 		if (ok)
 			fprintf(f, fractional ? "%.2f%s" : "%.0f%s", uval, o->sep);
 		else
@@ -389,7 +390,7 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 	}
 	/* std */
 	fputs(ip, f);
-	aggr_prefix(o, &id[a], nr, f);
+	stat_print_aggr_prefix(o, &id[a], nr, f);
 	if (ok) {
 		if (fractional)
 			fprintf(f, o->big_num ? "%'18.2f " : "%18.2f ", uval);
@@ -402,7 +403,7 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 		if (stalled_metric(ev, nr_ev, nr_ids, rows, e, a, &m2)) {
 			fputc('\n', f);
 			fputs(ip, f);
-			aggr_prefix(o, &id[a], nr, f);
+			stat_print_aggr_prefix(o, &id[a], nr, f);
 			if (o->aggr == AGGR_NONE)
 				fputs("        ", f);
 			fprintf(f, "%49s", "");
@@ -512,6 +513,10 @@ void stat_print_rows(struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
 	bool event_major = o->aggr == AGGR_NONE || o->aggr == AGGR_THREAD ||
 			   o->aggr == AGGR_GLOBAL;
 
+	if (o->metric_only) {
+		stat_print_metric_only(o, ev, nr_ev, ids, nr_ids, rows);
+		return;
+	}
 	line = o->fmt == FMT_STRICT ? print_strict : print_line;
 	if (o->fmt == FMT_STD && o->interval && !o->summary_line) {
 		if (o->nr_headers_printed % 25 == 0)

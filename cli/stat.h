@@ -97,11 +97,19 @@ struct stat_out {
 	/* -G/--for-each-cgroup: a cgroup column after the event name (names: cgroups) */
 	bool cgroup_column;
 	const struct stat_cgroup *cgroups;
+	bool metric_only;	/* --metric-only (stat-metric-only.c) */
 };
 
 /* Print the rows of one report (a run, an interval). rows[e * nr_ids + a]. */
 void stat_print_rows(struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
 		     const struct stat_aggr_id *ids, int nr_ids, const struct stat_row *rows);
+/* The bucket's prefix of a line (CPU0, S0-D0-C1 and its CPUs…), in o's format. */
+void stat_print_aggr_prefix(const struct stat_out *o, const struct stat_aggr_id *id, int nr,
+			    FILE *f);
+/* --metric-only: the header of metric units, then a line of metric values per bucket. */
+void stat_print_metric_only(struct stat_out *o, const struct stat_evsel *ev, int nr_ev,
+			    const struct stat_aggr_id *ids, int nr_ids,
+			    const struct stat_row *rows);
 /* The std interval header line ("#           time …"), for -I. */
 void stat_print_interval_header(struct stat_out *o);
 /* Formatted metric of one row, as perf computes it. For tests. Returns false if the
@@ -162,6 +170,7 @@ struct stat_opts {
 	const char *for_each_cgroup;	/* --for-each-cgroup LIST */
 	const char *control;	/* --control fd:CTL[,ACK] | fifo:CTL[,ACK] */
 	bool sync;		/* -S: sync() before each run */
+	bool metric_only;	/* --metric-only: metrics alone */
 	bool group;		/* -g: all events in one group */
 	bool scale;		/* --no-scale: multiplexed counts as read */
 	const char *refused;	/* the long name of an option tally refuses (stat-refused.c) */

@@ -10,7 +10,7 @@
 have_perf || { skip "perf CMD -h walked for every option (perf absent)"; exit 0; }
 
 declare -A NOT_YET=(
-[stat]="metric-only"
+[stat]=""
 [record]="all-cgroups buildid-mmap cgroup control namespaces switch-output-event"
 [report]="
 socket-filter

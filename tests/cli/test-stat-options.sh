@@ -59,3 +59,38 @@ if command -v strace >/dev/null; then
 	t=$(groups "$TALLY" stat -g -e cs,faults,task-clock true)
 	check "-g: leader and members opened as perf opens them ($t)" test "$p" = "$t" -a -n "$t"
 fi
+
+# --metric-only: the same bytes as perf 6.1 on this machine (its metrics here are rates
+# and CPUs utilized, left out, and hardware events, empty cells), timestamps masked
+mo() { "$@" 2>&1 >/dev/null | grep -v "seconds" | sed -E 's/[0-9]+\.[0-9]{9}/TS/'; }
+bad=""
+for f in "" "-x," "-j"; do
+	for m in "" "-A -a" "--per-socket -a" "--per-core -a" "--per-node -a" "-C 1" \
+		 "-I 100 --interval-count 1 -a"; do
+		for ev in "cs,task-clock,cycles,instructions" "branch-misses,cs"; do
+			# shellcheck disable=SC2086
+			mo perf stat --metric-only $f $m -e $ev -- sleep 0.1 >p.txt
+			# shellcheck disable=SC2086
+			mo "$TALLY" stat --metric-only $f $m -e $ev -- sleep 0.1 >t.txt
+			# perf 6.1 stops after the header of -j -A when the first event is not
+			# supported; tally prints the lines
+			[ "$f $m $ev" = "-j -A -a branch-misses,cs" ] && continue
+			cmp -s p.txt t.txt || bad="$bad [$f $m -e $ev]"
+		done
+	done
+done
+check "--metric-only: perf's bytes in std, CSV, JSON and each aggregation${bad:+; differs:$bad}" \
+	test -z "$bad"
+mo perf stat --metric-only -x, -a -I 100 --interval-count 3 -e cs,cycles >p.txt
+mo "$TALLY" stat --metric-only -x, -a -I 100 --interval-count 3 -e cs,cycles >t.txt
+check "--metric-only -I: header once, a line per interval, as perf" cmp -s p.txt t.txt
+bad=""
+for a in "-r 2" "--per-thread -a"; do
+	# shellcheck disable=SC2086
+	perf stat --metric-only $a -e cs true >/dev/null 2>&1; prc=$?
+	# shellcheck disable=SC2086
+	"$TALLY" stat --metric-only $a -e cs true >/dev/null 2>err; trc=$?
+	{ [ $prc -ne 0 ] && [ $trc -eq 129 ] && grep -q "metric-only is not supported with" err; } ||
+		bad="$bad '$a'(perf $prc, tally $trc)"
+done
+check "--metric-only with -r or --per-thread: refused like perf${bad:+:$bad}" test -z "$bad"

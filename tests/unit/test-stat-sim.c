@@ -267,6 +267,38 @@ static void no_scale_and_group(void **state)
 	unlink(path);
 }
 
+/* --metric-only with hardware counters: the units of the metrics that have values, then
+ * the values alone (CPUs utilized left out), in CSV, JSON and std cells of 20. */
+static void metric_only_values(void **state)
+{
+	char path[] = "/tmp/tally-stat-sim-XXXXXX";
+	const char *args[] = { "-a", "-C", "0", "-x", ",", "--timeout", "10", "--metric-only",
+			       "-e", "cycles,instructions,task-clock" };
+	static const char *const want[] = {
+		"GHz,insn per cycle,\n3.000,2.00,\n",
+		"{\"unit\" : \"GHz\", \"unit\" : \"insn per cycle\"}\n"
+		"{\"metric-value\" : \"3.000\"}{\"metric-value\" : \"2.00\"}\n",
+		"                 GHz       insn per cycle \n"
+		"               3.000                2.00  \n",
+	};
+	char *text;
+
+	(void)state;
+	for (int f = 0; f < 3; f++) {
+		if (f == 1)
+			args[3] = args[4] = "-j";
+		if (f == 2)
+			args[3] = args[4] = "--no-csv-summary";
+		counts_run(path, args, 10);
+		sim_uninstall();
+		text = slurp(path);
+		assert_non_null(strstr(text, want[f]));
+		free(text);
+		unlink(path);
+		strcpy(path, "/tmp/tally-stat-sim-XXXXXX");
+	}
+}
+
 static void human_multiplexing_and_unsupported(void **state)
 {
 	char path[] = "/tmp/tally-stat-sim-XXXXXX", line[512], want[512];
@@ -589,6 +621,7 @@ int main(void)
 		cmocka_unit_test(csv_group_multiplexing_not_counted),
 		cmocka_unit_test(human_multiplexing_and_unsupported),
 		cmocka_unit_test(no_scale_and_group),
+		cmocka_unit_test(metric_only_values),
 		cmocka_unit_test(ratio_metrics_per_cpu),
 		cmocka_unit_test(per_socket_scaling_not_counted),
 		cmocka_unit_test(merged_pmu_events),
