@@ -602,6 +602,7 @@ static const struct cli_opt record_options[] = {
 		     "Set affinity mask of trace reading thread to NUMA node cpu mask or cpu of "
 		     "processed mmap buffer", opt_affinity, .flags = CLI_NEG),
 	OPT_BOOL(0, "switch-events", switch_events, "Record context switch events"),
+	OPT_BOOL(0, "namespaces", namespaces, "Record namespaces events"),
 	OPT_BOOL('d', "data", sample_addr, "Record the sample addresses"),
 	OPT_BOOL('R', "raw-samples", raw, "collect raw sample records from all opened counters"),
 	OPT_BOOL(0, "sample-cpu", sample_cpu, "Record the sample cpu"),

@@ -120,6 +120,7 @@ static int synthesize(struct record *r, bool again)
 	if (err)
 		return err;
 	so.no_maps = !(r->o->synth & RECORD_SYNTH_MMAP);
+	so.namespaces = r->o->namespaces;
 	if (!(r->o->synth & RECORD_SYNTH_TASK) && (!r->wl_target || again)) {
 		;	/* --synth=no: existing targets are not described (the command still is) */
 	} else if (r->o->system_wide) {

@@ -72,6 +72,7 @@ struct record_opts {
 	enum record_affinity { AFFINITY_SYS, AFFINITY_NODE, AFFINITY_CPU } affinity;
 	bool group;			/* --group: every event in one group */
 	unsigned synth;			/* --synth: RECORD_SYNTH_* of existing targets */
+	bool namespaces;		/* --namespaces: NAMESPACES records (kernel, synthesized) */
 	/* accepted, with nothing for tally to change (docs/record.md) */
 	bool no_bpf_event, timestamp_boundary;
 	int nr_thread_synth;

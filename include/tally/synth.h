@@ -36,6 +36,8 @@ struct tally_synth_opts {
 	bool data_maps;		/* also readable non-executable maps (perf record -d) */
 	const char *proc;	/* procfs root; NULL: "/proc" (tests point elsewhere) */
 	bool no_maps;		/* threads only, no MMAP2 (perf record --synth=task) */
+	bool namespaces;	/* a NAMESPACES record for every thread, after its FORK (or
+				 * after its COMM without forks), as perf record --namespaces */
 };
 
 /* COMM for every thread of process PID, then MMAP2 for its executable maps (perf
@@ -46,7 +48,8 @@ TALLY_API int tally_synth__process(pid_t pid, const struct tally_synth_opts *opt
 /* The same for only thread TID (COMM) of its process (maps of the whole process). */
 TALLY_API int tally_synth__thread(pid_t tid, const struct tally_synth_opts *opts, tally_synth_fn fn,
 				  void *arg);
-/* One COMM record for PID/TID named COMM (e.g. a forked workload before its exec). */
+/* One COMM record for PID/TID named COMM (e.g. a forked workload before its exec), and
+ * its NAMESPACES with opts->namespaces. */
 TALLY_API int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
 				const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
 /* Every process in /proc (tally record -a): for each thread a FORK (misc FORK_EXEC; the

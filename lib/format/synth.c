@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include <tally/synth.h>
@@ -90,6 +91,38 @@ static int emit_fork(struct synth *s, pid_t pid, pid_t tid, pid_t parent)
 	h->type = PERF_RECORD_FORK;
 	h->misc = PERF_RECORD_MISC_FORK_EXEC;	/* perf's mark: synthesized, not seen */
 	h->size = (uint16_t)(32 + s->opts->id_hdr_size);
+	return s->fn(s->arg, h);
+}
+
+/* {u32 pid, tid; u64 nr_namespaces; {u64 dev, ino}[nr]}: the thread's namespaces in
+ * perf's order (the kernel's NET, UTS, IPC, PID, USER, MNT, CGROUP indexes); one that
+ * cannot be read is 0/0, as perf leaves it. */
+static int emit_namespaces(struct synth *s, pid_t pid, pid_t tid)
+{
+	static const char *const ns[] = { "net", "uts", "ipc", "pid", "user", "mnt", "cgroup" };
+	struct perf_event_header *h = (struct perf_event_header *)s->buf;
+	uint32_t *u = (uint32_t *)(s->buf + 1);
+	size_t nr = sizeof(ns) / sizeof(ns[0]);
+
+	if (!s->opts->namespaces)
+		return 0;
+	u[0] = (uint32_t)pid;
+	u[1] = (uint32_t)tid;
+	s->buf[2] = nr;
+	for (size_t i = 0; i < nr; i++) {
+		char path[128];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%d/task/%d/ns/%s", s->proc, pid, tid, ns[i]);
+		if (stat(path, &st))
+			memset(&st, 0, sizeof(st));
+		s->buf[3 + 2 * i] = st.st_dev;
+		s->buf[4 + 2 * i] = st.st_ino;
+	}
+	memset(s->buf + 3 + 2 * nr, 0, s->opts->id_hdr_size);
+	h->type = PERF_RECORD_NAMESPACES;
+	h->misc = 0;
+	h->size = (uint16_t)(24 + 16 * nr + s->opts->id_hdr_size);
 	return s->fn(s->arg, h);
 }
 
@@ -242,8 +275,12 @@ static int do_process(struct synth *s, pid_t pid, pid_t only_tid, bool forks)
 			continue;	/* thread exited meanwhile */
 		if (forks)
 			err = emit_fork(s, pid, (pid_t)tid, tid == pid ? ppid_of(s, pid) : pid);
+		if (!err && forks)
+			err = emit_namespaces(s, pid, (pid_t)tid);
 		if (!err)
 			err = emit_comm(s, pid, (pid_t)tid, comm);
+		if (!err && !forks)
+			err = emit_namespaces(s, pid, (pid_t)tid);
 	}
 	closedir(d);
 	if (!err && !s->opts->no_maps)
@@ -277,11 +314,13 @@ int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
 		      const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
 {
 	struct synth s;
+	int err;
 
 	synth_init(&s, opts, fn, arg);
 	if (strlen(comm) >= 256)
 		return -EINVAL;
-	return emit_comm(&s, pid, tid, comm);
+	err = emit_comm(&s, pid, tid, comm);
+	return err ? err : emit_namespaces(&s, pid, tid);
 }
 
 int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)

@@ -21,6 +21,15 @@ for s in no task mmap all; do
 	t=$(has s-$s.data); p=$(has ps-$s.data)
 	check "--synth=$s: $t of a running process (perf: $p)" test "$t" = "$p"
 done
+# --namespaces: NAMESPACES records (the kernel's, and one synthesized for each running
+# thread: here the same process's as perf synthesizes it)
+"$TALLY" record -q --namespaces -p $S -o ns.data -- sleep 0.1 2>/dev/null
+perf record -q --namespaces -p $S -o pns.data -- sleep 0.1 2>/dev/null
+nsof() { perf script -i "$1" --show-namespace-events 2>/dev/null | grep -A2 "NAMESPACES $S/$S " | tail -n +2; }
+check "--namespaces: a running process's NAMESPACES as perf synthesizes it" \
+	test -n "$(nsof ns.data)" -a "$(nsof ns.data)" = "$(nsof pns.data)"
+check "--namespaces: tally script reads it" grep -q "NAMESPACES $S/$S" \
+	<("$TALLY" script -i ns.data --show-namespace-events 2>/dev/null)
 kill $S
 check "--synth=no: the kernel map is still there" grep -q 'kernel.kallsyms' <(perf script -i s-no.data --show-mmap-events 2>/dev/null)
 "$TALLY" record -q --synth=bogus -o x.data true 2>err; rc=$?
