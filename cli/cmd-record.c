@@ -690,6 +690,7 @@ static const struct cli_opt record_options[] = {
 	OPT_CALLBACK_NOARG('N', "no-buildid-cache", "do not update the buildid cache",
 			   opt_no_buildid, .flags = CLI_NEG),
 	OPT_BOOL(0, "buildid-all", buildid_all, "Record build-id of all DSOs regardless of hits"),
+	OPT_BOOL(0, "buildid-mmap", buildid_mmap, "Record build-id in map events"),
 	OPT_CALLBACK('k', "clockid", "clockid", "clockid to use for events, see clock_gettime()",
 		     opt_clockid),
 	OPT_CALLBACK_ARG(0, "switch-output", "signal or size[BKMG] or time[smhd]",
@@ -774,6 +775,8 @@ static int record_exec(void *opts, const struct cli_args *args)
 	rc = record_check(o, args->argc > 0);
 	if (rc)
 		return rc;
+	if (o->buildid_mmap)
+		o->no_buildid = true;	/* perf: the ids are in the maps; no BUILD_ID, no cache */
 	if (o->vmlinux && access(o->vmlinux, R_OK)) {
 		cli_error("--vmlinux %s: Invalid file: %s", o->vmlinux, strerror(errno));
 		return 1;

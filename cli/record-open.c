@@ -358,6 +358,7 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 		a->comm_exec = 1;
 		a->context_switch = o->switch_events;
 		a->namespaces = o->namespaces;
+		a->build_id = o->buildid_mmap;
 	} else {
 		a->mmap_data = 0;
 	}
@@ -399,11 +400,12 @@ static int add_tracking_dummy(struct record *r)
 	a->mmap = a->comm = a->task = a->mmap2 = a->comm_exec = 1;
 	a->context_switch = first->context_switch;
 	a->namespaces = first->namespaces;
+	a->build_id = first->build_id;
 	a->sample_id_all = 1;
 	a->use_clockid = first->use_clockid;
 	a->clockid = first->clockid;
 	first->mmap = first->comm = first->task = first->mmap2 = first->comm_exec = 0;
-	first->context_switch = first->namespaces = 0;
+	first->context_switch = first->namespaces = first->build_id = 0;
 	return 0;
 }
 

@@ -105,7 +105,8 @@ static int put_user_record(struct record *r, uint32_t type)
  * --switch-output file, when a command has long since exec'd. */
 static int synthesize(struct record *r, bool again)
 {
-	struct tally_synth_opts so = { r->id_hdr_size, r->o->sample_addr, NULL };
+	struct tally_synth_opts so = { .id_hdr_size = r->id_hdr_size, .data_maps = r->o->sample_addr,
+				       .build_ids = r->o->buildid_mmap };
 	int err;
 
 	err = tally_synth__kernel_map(&so, emit, r);

@@ -38,6 +38,10 @@ struct tally_synth_opts {
 	bool no_maps;		/* threads only, no MMAP2 (perf record --synth=task) */
 	bool namespaces;	/* a NAMESPACES record for every thread, after its FORK (or
 				 * after its COMM without forks), as perf record --namespaces */
+	bool build_ids;		/* maps of ELF files (and the kernel's, the vdso's, modules')
+				 * as MMAP2 with the file's build-id in place of its device and
+				 * inode (PERF_RECORD_MISC_MMAP_BUILD_ID), as perf record
+				 * --buildid-mmap; a file without one keeps device and inode */
 };
 
 /* COMM for every thread of process PID, then MMAP2 for its executable maps (perf
@@ -57,11 +61,13 @@ TALLY_API int tally_synth__comm(pid_t pid, pid_t tid, const char *comm,
  * them, then the maps. Processes that vanish are skipped. */
 TALLY_API int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg);
 
-/* MMAP (pid -1, misc KERNEL) "[kernel.kallsyms]_text" from _text to _etext. Returns
+/* MMAP (pid -1, misc KERNEL) "[kernel.kallsyms]_text" from _text to _etext (MMAP2 with
+ * the running kernel's build-id with opts->build_ids). Returns
  * -ENOENT when /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols. */
 TALLY_API int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn fn,
 				      void *arg);
-/* One MMAP (pid -1, misc KERNEL) per loaded module, named by its .ko path under
+/* One MMAP (pid -1, misc KERNEL; MMAP2 with its build-id with opts->build_ids, when the
+ * .ko has one) per loaded module, named by its .ko path under
  * /lib/modules/`uname -r` when found, else "[name]". 0 when /proc/modules is absent. */
 TALLY_API int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn,
 				   void *arg);

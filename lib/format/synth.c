@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include <tally/buildid.h>
 #include <tally/synth.h>
 #include "internal/util.h"
 
@@ -139,6 +140,24 @@ static int read_comm(struct synth *s, pid_t pid, pid_t tid, char *comm, size_t l
 	return 0;
 }
 
+/* --buildid-mmap: the build-id of the file a map names, or false (no file, not ELF, no
+ * note; the vdso has no file either: perf gives it none). */
+static bool map_build_id(const char *name, struct tally_build_id *id)
+{
+	return name[0] == '/' && !tally_build_id__from_elf(id, name) && id->size;
+}
+
+/* The 24 bytes of an MMAP2 record after pgoff: {u8 size; u8 reserved[3]; u8 id[20]}
+ * (misc PERF_RECORD_MISC_MMAP_BUILD_ID) in place of {u32 maj, min; u64 ino, ino_gen}. */
+static void put_build_id(uint64_t *at, const struct tally_build_id *id)
+{
+	unsigned char *p = (unsigned char *)at;
+
+	memset(p, 0, 24);
+	p[0] = (unsigned char)(id->size > 20 ? 20 : id->size);
+	memcpy(p + 4, id->data, p[0]);
+}
+
 /* MMAP2 records from /proc/PID/maps. */
 static int synth_maps(struct synth *s, pid_t pid)
 {
@@ -158,6 +177,8 @@ static int synth_maps(struct synth *s, pid_t pid)
 		const char *name;
 		uint64_t *q = s->buf + 1;
 		uint32_t prot = 0, flags;
+		uint16_t misc;
+		struct tally_build_id id;
 
 		next = strchr(line, '\n');
 		if (next)
@@ -193,9 +214,12 @@ static int synth_maps(struct synth *s, pid_t pid)
 		q[6] = 0;
 		((uint32_t *)&q[7])[0] = prot;
 		((uint32_t *)&q[7])[1] = flags;
-		err = emit(s, PERF_RECORD_MMAP2,
-			   PERF_RECORD_MISC_USER | (perms[2] == 'x' ? 0 : PERF_RECORD_MISC_MMAP_DATA),
-			   8 + 64, name);
+		misc = PERF_RECORD_MISC_USER | (perms[2] == 'x' ? 0 : PERF_RECORD_MISC_MMAP_DATA);
+		if (s->opts->build_ids && map_build_id(name, &id)) {
+			put_build_id(&q[4], &id);
+			misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		}
+		err = emit(s, PERF_RECORD_MMAP2, misc, 8 + 64, name);
 		if (err)
 			break;
 	}
@@ -348,10 +372,24 @@ int tally_synth__all(const struct tally_synth_opts *opts, tally_synth_fn fn, voi
 	return err;
 }
 
+/* ID: with --buildid-mmap, the kernel's or module's build-id (NULL or empty: none) */
 static int emit_kmap(struct synth *s, uint64_t start, uint64_t len, uint64_t pgoff,
-		     const char *name)
+		     const char *name, const struct tally_build_id *id)
 {
 	uint64_t *q = s->buf + 1;
+
+	if (s->opts->build_ids && id && id->size) {
+		/* MMAP2, prot and flags 0, as perf's */
+		((uint32_t *)q)[0] = (uint32_t)-1;
+		((uint32_t *)q)[1] = 0;
+		q[1] = start;
+		q[2] = len;
+		q[3] = pgoff;
+		put_build_id(&q[4], id);
+		q[7] = 0;
+		return emit(s, PERF_RECORD_MMAP2,
+			    PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_MMAP_BUILD_ID, 8 + 64, name);
+	}
 
 	/* MMAP: {u32 pid, tid; u64 start, len, pgoff; char filename[]} */
 	((uint32_t *)q)[0] = (uint32_t)-1;
@@ -386,6 +424,7 @@ static uint64_t kallsyms_addr(const char *text, size_t len, const char *name)
 
 int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
 {
+	struct tally_build_id id;
 	uint64_t text, etext;
 	char path[96], *buf = NULL;
 	struct synth s;
@@ -402,7 +441,9 @@ int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally_synth_fn 
 	free(buf);
 	if (!text || etext <= text)
 		return -ENOENT;
-	return emit_kmap(&s, text, etext - text, text, "[kernel.kallsyms]_text");
+	if (!opts || !opts->build_ids || tally_build_id__running_kernel(&id))
+		id.size = 0;
+	return emit_kmap(&s, text, etext - text, text, "[kernel.kallsyms]_text", &id);
 }
 
 /* Path of module NAME from modules.dep ("kernel/drivers/x/name.ko[.xz]: deps"). */
@@ -441,6 +482,7 @@ nextline:
 int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn, void *arg)
 {
 	char path[PATH_MAX], dir[300], *mods = NULL, *dep = NULL, *line, *next;
+	struct tally_build_id id;
 	struct utsname u;
 	struct synth s;
 	size_t len;
@@ -470,7 +512,10 @@ int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn,
 			continue;
 		if (!dep || !module_path(dep, dir, name, file, sizeof(file)))
 			snprintf(file, sizeof(file), "[%s]", name);
-		err = emit_kmap(&s, addr, size, 0, file);
+		snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id", name);
+		if (!s.opts->build_ids || tally_build_id__from_notes(&id, path))
+			id.size = 0;
+		err = emit_kmap(&s, addr, size, 0, file, &id);
 	}
 	free(mods);
 	free(dep);

@@ -11,7 +11,7 @@ have_perf || { skip "perf CMD -h walked for every option (perf absent)"; exit 0;
 
 declare -A NOT_YET=(
 [stat]=""
-[record]="all-cgroups buildid-mmap cgroup control switch-output-event"
+[record]="all-cgroups cgroup control switch-output-event"
 [report]="
 socket-filter
 time-quantum"

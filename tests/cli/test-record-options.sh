@@ -30,6 +30,16 @@ check "--namespaces: a running process's NAMESPACES as perf synthesizes it" \
 	test -n "$(nsof ns.data)" -a "$(nsof ns.data)" = "$(nsof pns.data)"
 check "--namespaces: tally script reads it" grep -q "NAMESPACES $S/$S" \
 	<("$TALLY" script -i ns.data --show-namespace-events 2>/dev/null)
+# --buildid-mmap: build-ids in the MMAP2 records (the kernel's, the running process's
+# maps), no BUILD_ID feature; the same ids as perf's
+"$TALLY" record -q --buildid-mmap -p $S -o bm.data -- sleep 0.1 2>/dev/null
+perf record -q --buildid-mmap -p $S -o pbm.data -- sleep 0.1 2>/dev/null
+ids() { perf script -i "$1" --show-mmap-events 2>/dev/null |
+	grep -oE "PERF_RECORD_MMAP2 (-1/0|$S/$S): .*<[0-9a-f]+>\]: .*" | sed -E 's/\[0x.*</</' | sort -u; }
+check "--buildid-mmap: the maps' build-ids ($(ids bm.data | wc -l)) as perf's" \
+	test -n "$(ids bm.data)" -a "$(ids bm.data)" = "$(ids pbm.data)"
+check "--buildid-mmap: no BUILD_ID feature, as perf" \
+	grep -q "missing features:.* BUILD_ID" <(perf report --header-only -i bm.data 2>/dev/null)
 kill $S
 check "--synth=no: the kernel map is still there" grep -q 'kernel.kallsyms' <(perf script -i s-no.data --show-mmap-events 2>/dev/null)
 "$TALLY" record -q --synth=bogus -o x.data true 2>err; rc=$?
