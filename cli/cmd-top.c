@@ -264,6 +264,7 @@ static const struct cli_opt top_options[] = {
 	OPT_STRING('s', "sort", sort, "key[,key2...]",
 		   "sort by key(s): pid, comm, dso, symbol, cpu (default dso,sym)"),
 	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
+	OPT_EVSWITCH(switch_on, switch_off, show_on_off),
 	OPT_BOOL('n', "show-nr-samples", show_nr_samples, "Show a column with the number of samples"),
 	OPT_BOOL(0, "show-total-period", show_total_period, "Show a column with the sum of periods"),
 	OPT_CALLBACK(0, "percentage", "relative|absolute",

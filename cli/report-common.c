@@ -298,15 +298,21 @@ static int evswitch_find(struct tally_data *d, const char *name, const char *opt
 	return -1;
 }
 
+void evswitch_set(struct evswitch *sw, int on, int off, bool show)
+{
+	*sw = (struct evswitch){ .on = on, .off = off, .show = show, .discarding = on >= 0 };
+}
+
 int evswitch_init(struct evswitch *sw, struct tally_data *d, const char *on, const char *off,
 		  bool show)
 {
-	*sw = (struct evswitch){ .on = -1, .off = -1, .show = show };
-	if (on && (sw->on = evswitch_find(d, on, "--switch-on")) < 0)
+	int ion = -1, ioff = -1;
+
+	if (on && (ion = evswitch_find(d, on, "--switch-on")) < 0)
 		return 1;
-	if (off && (sw->off = evswitch_find(d, off, "--switch-off")) < 0)
+	if (off && (ioff = evswitch_find(d, off, "--switch-off")) < 0)
 		return 1;
-	sw->discarding = sw->on >= 0;
+	evswitch_set(sw, ion, ioff, show);
 	return 0;
 }
 

@@ -98,6 +98,8 @@ struct evswitch {
  * printed). */
 int evswitch_init(struct evswitch *sw, struct tally_data *d, const char *on, const char *off,
 		  bool show);
+/* The same for events found otherwise (tally top's): indexes, -1 for none. */
+void evswitch_set(struct evswitch *sw, int on, int off, bool show);
 /* Is this sample of event evidx left out? (Call once per sample, in order.) */
 bool evswitch_discard(struct evswitch *sw, int evidx);
 

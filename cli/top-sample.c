@@ -421,6 +421,26 @@ static int top_cpus(struct top *t, const struct top_opts *o)
 	return 0;
 }
 
+/* --switch-on/--switch-off: events of -e, by the name top shows (perf's evswitch) */
+static int top_evswitch(struct top *t, const struct top_opts *o)
+{
+	const char *name[2] = { o->switch_on, o->switch_off };
+	int idx[2] = { -1, -1 };
+
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; name[k] && i < t->nr_ev && idx[k] < 0; i++)
+			if (!strcmp(t->ev[i].name, name[k]))
+				idx[k] = (int)i;
+		if (name[k] && idx[k] < 0) {
+			cli_error("--switch-%s: no event '%s' among top's events (give it with -e)",
+				  k ? "off" : "on", name[k]);
+			return -EINVAL;
+		}
+	}
+	evswitch_set(&t->sw, idx[0], idx[1], o->show_on_off);
+	return 0;
+}
+
 int top__open(struct top *t, const struct top_opts *o)
 {
 	struct tally_session_opts sopts = { 0 };
@@ -438,6 +458,9 @@ int top__open(struct top *t, const struct top_opts *o)
 	err = parse_events(t);
 	if (err)
 		return err == -ENOMEM ? (cli_error("out of memory"), err) : err;
+	err = top_evswitch(t, o);
+	if (err)
+		return err;
 
 	err = top_threads(t, o);
 	if (!err)
@@ -563,6 +586,8 @@ static int add_sample(struct top *t, const struct perf_event_header *hdr)
 	idx = event_of(t, s.identifier);
 	if (idx == SIZE_MAX)
 		return 0;
+	if (evswitch_discard(&t->sw, (int)idx))
+		return 0;	/* as perf top: not counted either */
 	ev = &t->ev[idx];
 	ev->interval_samples++;
 	t->total_samples++;

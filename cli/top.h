@@ -65,6 +65,8 @@ struct top_opts {
 	int nr_thread_synth;	/* --num-thread-synthesize */
 	unsigned proc_map_timeout;	/* --proc-map-timeout */
 	bool hierarchy;		/* --hierarchy: one level per sort key (--stdio) */
+	const char *switch_on, *switch_off;	/* --switch-on/--switch-off (evswitch) */
+	bool show_on_off;	/* --show-on-off-events */
 };
 
 struct top_event {
@@ -94,6 +96,7 @@ struct top {
 	struct tally_session *session;
 	struct tally_hists *hists;	/* one per event, decayed between refreshes */
 	struct tally_hist_filter filter;
+	struct evswitch sw;		/* --switch-on, --switch-off */
 	/* one drain's worth of records, copied out of the rings and sorted by time */
 	char *batch;
 	size_t batch_len, batch_cap;

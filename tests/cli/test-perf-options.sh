@@ -17,7 +17,7 @@ socket-filter
 time-quantum"
 [script]=""
 [top]="all-cgroups cgroup column-widths group group-sort-idx ignore-callees namespaces
-raw-trace show-on-off-events switch-off switch-on"
+raw-trace"
 [list]=""
 [evlist]=""
 )

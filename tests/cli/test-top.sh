@@ -235,3 +235,14 @@ check "top --hierarchy -g: no children column (as perf), callers under the entri
 	eval 'last_table hig | head -3 | awk "NR == 1 && /^ +[0-9.]+% +hot +\$/ { a = 1 } NR == 2 && /spin\$/ { b = 1 }
 		NR == 3 && /^ +\|\$/ { c = 1 } END { exit !(a && b && c) }"'
 
+# --switch-on/--switch-off (perf's evswitch): hot never execs, so with the exec
+# tracepoint as the on switch nothing counts, and as the off switch everything does
+"$TALLY" top --stdio -d 0.4 --iterations 1 -p $HP -e cpu-clock -e sched:sched_process_exec \
+	--switch-on sched:sched_process_exec >son 2>err; rc=$?
+check "top --switch-on of an event that never comes: nothing counted (rc $rc)" \
+	eval '[ $rc -eq 0 ] && grep -q "PerfTop: *0 irqs/sec" son && [ -z "$(last_table son)" ]'
+"$TALLY" top --stdio -d 0.4 --iterations 1 -p $HP -e cpu-clock -e sched:sched_process_exec \
+	--switch-off sched:sched_process_exec --show-on-off-events >soff 2>err
+check "top --switch-off of an event that never comes: hot's spin counted" \
+	eval 'last_table soff | grep -q "hot  *\[\.\] spin"'
+bad "top --switch-on of an event top does not sample" "no event 'nope'" --stdio --switch-on nope
