@@ -339,6 +339,8 @@ static const struct cli_opt report_options[] = {
 	OPT_CALLBACK(0, "column-widths", "width[,width...]",
 		     "Don't try to adjust column width, use these fixed values", opt_col_widths),
 	OPT_BOOL(0, "show-cpu-utilization", show_cpu_util, "Show sample percentage for different cpu modes"),
+	OPT_INT(0, "socket-filter", socket_filter, "n",
+		"only show processor socket that match with this filter"),
 	OPT_INT(0, "group-sort-idx", group_sort_idx, "n",
 		"Sort the output by the event at the index n in group. If n is invalid, sort by "
 		"the first event. WARNING: should be used on grouped events."),
@@ -369,6 +371,7 @@ static int report_init(void *opts)
 	o->skip_empty = true;
 	o->inline_frames = true;
 	o->demangle = true;
+	o->socket_filter = -1;
 	return 0;
 }
 
@@ -544,6 +547,7 @@ static int report_output(struct report *r, const enum tally_hist_col *cols, size
 static void report_release_state(struct report *r, struct tally_hist_filter *filter)
 {
 	tally_hists__delete(r->hists);
+	free(r->cpu_socket);
 	script_trace__delete(r->trace);
 	free(r->nr_samples_seen);
 	report__values_free(r->values);
@@ -611,6 +615,8 @@ static int report_exec(void *opts, const struct cli_args *args)
 		goto out;
 	}
 	report_modes(&r);
+	if (o->socket_filter >= 0)
+		r.cpu_socket = report_cpu_sockets(r.data, &r.nr_cpu_socket);
 	if (r.group_view && o->nr_col_widths) {
 		cli_error("--column-widths on event groups is not implemented in tally (use "
 			  "--no-group, or drop --column-widths)");

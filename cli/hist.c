@@ -230,8 +230,22 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 
 /* --symbol-filter: perf hides the rows whose symbol does not contain the string (and
  * those without a symbol); they take no part in the column widths either. */
+/* --socket-filter: is e's row of another socket (perf: its first sample's cpu's)? */
+static bool other_socket(const struct tally_hist_entry *e, const struct hist_print_opts *o)
+{
+	int32_t sock = -1;
+
+	if (!o->socket_filter_on)
+		return false;
+	if (e->cpu >= 0 && o->cpu_socket && (size_t)e->cpu < o->nr_cpu_socket)
+		sock = o->cpu_socket[e->cpu];
+	return sock != o->socket_filter;
+}
+
 static bool filtered_out(const struct tally_hist_entry *e, const struct hist_print_opts *o)
 {
+	if (other_socket(e, o))
+		return true;
 	if (o->exclude_other && !e->parent)
 		return true;	/* -x: perf hides the rows without a parent the same way */
 	return o->symbol_filter && (!sym_name(e) || !strstr(sym_name(e), o->symbol_filter));
@@ -355,7 +369,7 @@ static void spaces(FILE *fp, size_t n, char c)
 static bool hier_filtered(const struct tally_hist_entry *e, const struct hist_print_opts *o,
 			  int sym_depth)
 {
-	if (o->exclude_other && !e->parent)
+	if ((o->exclude_other && !e->parent) || other_socket(e, o))
 		return true;
 	if (!o->symbol_filter)
 		return false;

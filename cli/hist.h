@@ -36,6 +36,10 @@ struct hist_print_opts {
 	bool hierarchy;			/* perf's --hierarchy (tally_hist__sort_hierarchy) */
 	const unsigned *user_widths;	/* --column-widths: column i's width (0: its own) */
 	size_t nr_user_widths;
+	bool socket_filter_on;		/* --socket-filter: only rows whose (first) cpu is */
+	int32_t socket_filter;		/* on this socket */
+	const int32_t *cpu_socket;	/* the socket of each cpu (NULL: none known) */
+	size_t nr_cpu_socket;
 	bool exclude_other;		/* -x: rows without a parent hidden (as
 					 * --symbol-filter's) */
 	const char *sep;		/* -t/--field-separator: columns joined by it (NULL:

@@ -330,3 +330,48 @@ bool evswitch_discard(struct evswitch *sw, int evidx)
 	}
 	return false;
 }
+
+/* Past a list of perf strings (u32 count, then each u32 length and its bytes) at *off of
+ * buf[len]: 0, or -1 when it does not fit. */
+static int skip_strings(const uint8_t *buf, size_t len, size_t *off)
+{
+	uint32_t n, l;
+
+	if (*off + 4 > len)
+		return -1;
+	memcpy(&n, buf + *off, 4);
+	*off += 4;
+	for (uint32_t i = 0; i < n; i++) {
+		if (*off + 4 > len)
+			return -1;
+		memcpy(&l, buf + *off, 4);
+		if (l > len - *off - 4)
+			return -1;
+		*off += 4 + l;
+	}
+	return 0;
+}
+
+int32_t *report_cpu_sockets(struct tally_data *d, size_t *nr)
+{
+	const void *topo, *cpus;
+	size_t tlen, clen, off = 0;
+	uint32_t n[2];
+	int32_t *sock;
+
+	*nr = 0;
+	if (tally_data__feature(d, TALLY_FEAT_NRCPUS, &cpus, &clen) || clen < 8 ||
+	    tally_data__feature(d, TALLY_FEAT_CPU_TOPOLOGY, &topo, &tlen))
+		return NULL;
+	memcpy(n, cpus, sizeof(n));	/* n[0]: the available cpus */
+	if (skip_strings(topo, tlen, &off) || skip_strings(topo, tlen, &off) ||
+	    (tlen - off) / 8 < n[0])
+		return NULL;
+	sock = malloc((n[0] ? n[0] : 1) * sizeof(*sock));
+	if (!sock)
+		return NULL;
+	for (uint32_t i = 0; i < n[0]; i++)	/* {core, socket} per cpu */
+		memcpy(&sock[i], (const uint8_t *)topo + off + 8 * i + 4, 4);
+	*nr = n[0];
+	return sock;
+}

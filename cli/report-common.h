@@ -76,6 +76,10 @@ void sample_filter_opts_release(struct sample_filter_opts *o);
  * nanoseconds, 0 for no bound. 0, or -1 after saying what is wrong. */
 int parse_time_span(const char *s, uint64_t *start, uint64_t *end);
 
+/* The socket of each cpu the file's CPU_TOPOLOGY names (*nr of them, from NRCPUS's
+ * available cpus): a malloc'd array, NULL when the file has no (readable) topology. */
+int32_t *report_cpu_sockets(struct tally_data *d, size_t *nr);
+
 /* --switch-on / --switch-off / --show-on-off-events (perf's evswitch): samples count
  * only after a sample of the on event (from the start without one) and until a sample
  * of the off event; the on and off samples themselves only with show. */

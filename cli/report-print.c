@@ -156,6 +156,10 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.percent_limit = r->o->percent_limit,
 		.symbol_filter = r->o->symbol_filter,
 		.exclude_other = r->o->exclude_other,
+		.socket_filter_on = r->o->socket_filter >= 0,
+		.socket_filter = r->o->socket_filter,
+		.cpu_socket = r->cpu_socket,
+		.nr_cpu_socket = r->nr_cpu_socket,
 		.hierarchy = r->o->hierarchy,
 		.user_widths = r->o->col_widths,
 		.nr_user_widths = r->o->nr_col_widths,
@@ -228,7 +232,10 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 			if (r->o->time)	/* perf names the slice */
 				printf(" (time slices: %s)", r->o->time);
 			putchar('\n');
-			printf("# Event count (approx.): %" PRIu64 "\n#\n", period);
+			printf("# Event count (approx.): %" PRIu64 "\n", period);
+			if (r->o->socket_filter >= 0)
+				printf("# Processor Socket: %d\n", r->o->socket_filter);
+			printf("#\n");
 		}
 		err = hist_fprintf(h, stdout, &po);
 		if (err)

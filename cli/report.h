@@ -77,6 +77,7 @@ struct report_opts {
 	const char *ignore_callees;	/* --ignore-callees: the regex */
 	int group_sort_idx;	/* --group-sort-idx: sort groups by this member */
 	bool show_cpu_util;	/* --show-cpu-utilization: sys and usr columns */
+	int socket_filter;	/* --socket-filter: only rows of this socket (-1: all) */
 	unsigned col_widths[TALLY_HIST_NR_COLS * 2];	/* --column-widths (0: automatic) */
 	size_t nr_col_widths;
 	bool hierarchy;		/* --hierarchy: a level per sort key */
@@ -105,6 +106,8 @@ struct report {
 	uint64_t nr_records;
 	struct read_values *values;	/* -T */
 	struct evswitch sw;	/* --switch-on, --switch-off */
+	int32_t *cpu_socket;	/* --socket-filter: each cpu's socket (the file's topology) */
+	size_t nr_cpu_socket;
 };
 
 /* One record of the pass (report-sample.c): side-band to the session, samples to the

@@ -13,7 +13,6 @@ declare -A NOT_YET=(
 [stat]=""
 [record]="all-cgroups cgroup control switch-output-event"
 [report]="
-socket-filter
 time-quantum"
 [script]=""
 [top]="all-cgroups cgroup column-widths group group-sort-idx ignore-callees namespaces

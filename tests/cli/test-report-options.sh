@@ -145,6 +145,17 @@ for a in "--no-children -g none" "" "-n -s comm --no-children" "--hierarchy" "-t
 done
 same "--show-cpu-utilization on a group, hierarchy, as perf's" grp.data --stdio --show-cpu-utilization --hierarchy
 
+# --socket-filter: only the rows whose first sample's cpu is on that socket (the file's
+# CPU_TOPOLOGY), "# Processor Socket: N" under the event count (one socket here: 0 keeps
+# every row, 1 none)
+for a in "--socket-filter 0" "--socket-filter 1" "--socket-filter 0 -q -s cpu,comm" \
+	 "--socket-filter 0 --hierarchy -g none"; do
+	# shellcheck disable=SC2086
+	same "$a as perf's (fixture)" "$FIX/system.data" --stdio $a
+	# shellcheck disable=SC2086
+	same "$a as perf's" forks.data --stdio $a
+done
+
 # --switch-on / --switch-off / --show-on-off-events: only the samples between the on
 # and off events' samples count, as perf's report
 perf record -q -e cpu-clock -e task-clock -F 2000 -o two.data "$HOT" 0.1 >/dev/null 2>&1
