@@ -190,6 +190,31 @@ static int pidfd_open_(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+static void ts_add_ms(struct timespec *t, long ms)
+{
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_nsec -= 1000000000L;
+		t->tv_sec++;
+	}
+}
+
+/* Counting stopped before the workload ended: end it as perf does (SIGTERM), reap it. */
+static void end_workload(struct stat_run *r, struct workload *w, int *wstatus)
+{
+	pid_t x = wait4(w->pid, wstatus, WNOHANG, &r->ru);
+
+	if (x == 0 && !exiting) {
+		kill(w->pid, SIGTERM);
+		r->stopped_workload = true;	/* perf then exits 0 */
+	}
+	if (x == 0) {
+		while (wait4(w->pid, wstatus, 0, &r->ru) < 0 && errno == EINTR)
+			;
+	}
+}
+
 /* Wait for the end of counting: the workload exiting, the targets exiting, a signal,
  * --timeout or --interval-count; print intervals on the way. */
 static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
@@ -206,12 +231,7 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 		pfd = pidfd_open_(r->threads->tid[0]);
 	if (o->timeout_ms) {
 		deadline = r->start;
-		deadline.tv_sec += o->timeout_ms / 1000;
-		deadline.tv_nsec += (o->timeout_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_nsec -= 1000000000L;
-			deadline.tv_sec++;
-		}
+		ts_add_ms(&deadline, o->timeout_ms);
 	}
 	for (;;) {
 		struct timespec t = stat_now(), wake = { 0, 0 }, rel;
@@ -223,14 +243,8 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 		if (exiting)
 			break;
 		if (o->interval_ms) {
-			while (stat_ts_ns(&next) <= stat_ts_ns(&t)) {
-				next.tv_nsec += (o->interval_ms % 1000) * 1000000L;
-				next.tv_sec += o->interval_ms / 1000;
-				if (next.tv_nsec >= 1000000000L) {
-					next.tv_nsec -= 1000000000L;
-					next.tv_sec++;
-				}
-			}
+			while (stat_ts_ns(&next) <= stat_ts_ns(&t))
+				ts_add_ms(&next, o->interval_ms);
 			wake = next;
 			have_wake = true;
 		}
@@ -277,19 +291,8 @@ static void wait_loop(struct stat_run *r, struct workload *w, int *wstatus)
 	}
 	if (pfd >= 0)
 		close(pfd);
-	/* stopping early: end the workload like perf (SIGTERM) */
-	if (w && w->pid > 0 && !reaped) {
-		pid_t x = wait4(w->pid, wstatus, WNOHANG, &r->ru);
-
-		if (x == 0 && !exiting) {
-			kill(w->pid, SIGTERM);
-			r->stopped_workload = true;	/* perf then exits 0 */
-		}
-		if (x == 0) {
-			while (wait4(w->pid, wstatus, 0, &r->ru) < 0 && errno == EINTR)
-				;
-		}
-	}
+	if (w && w->pid > 0 && !reaped)
+		end_workload(r, w, wstatus);
 	if (o->interval_ms && (!o->interval_count || nr_intervals < o->interval_count)) {
 		struct timespec t = stat_now();
 
