@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tally/convert.h>
 #include <tally/flame.h>
 #include <tally/sample-memo.h>
 
@@ -294,23 +295,6 @@ out:
 
 /* ---- the page ----------------------------------------------------------------------- */
 
-/* s as a JSON string; '<' as \u003c so no "</script>" can end the data block early */
-static void json_str(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
 /* s as HTML text */
 static void html_text(FILE *fp, const char *s)
 {
@@ -416,22 +400,22 @@ static int write_data(FILE *fp, struct flame_opts *o, struct tally_flame *flame,
 	int err;
 
 	fputs("{\"version\":1,\"event\":", fp);
-	json_str(fp, event);
+	tally_json_string(fp, event, TALLY_JSON_HTML);
 	fputs(",\"subtitle\":", fp);
-	json_str(fp, subtitle);
+	tally_json_string(fp, subtitle, TALLY_JSON_HTML);
 	fprintf(fp, ",\"diff\":%s,\"normalize\":%s,\"inverted\":%s,\"reverse\":%s,\"kinds\":[",
 		o->diff ? "true" : "false", o->no_normalize ? "false" : "true",
 		o->inverted ? "true" : "false", o->reverse ? "true" : "false");
 	for (unsigned k = 0; k < TALLY_FLAME_NR_KINDS; k++) {
 		fputs(k ? "," : "", fp);
-		json_str(fp, kinds[k]);
+		tally_json_string(fp, kinds[k], TALLY_JSON_HTML);
 	}
 	fputs("],\"nodes\":[", fp);
 	err = tally_flame__walk(flame, page_node, &pn);
 	fputs("],\"names\":[", fp);
 	for (size_t i = 0; !err && i < pn.nr_names; i++) {
 		fputs(i ? "," : "", fp);
-		json_str(fp, pn.names[i]);
+		tally_json_string(fp, pn.names[i], TALLY_JSON_HTML);
 	}
 	fputs("]}", fp);
 	free(pn.names);

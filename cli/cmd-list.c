@@ -79,7 +79,7 @@ static int add(struct entries *es, enum kind kind, const char *name, const char 
 	return 0;
 }
 
-static void entries_release(struct entries *es)
+static void entries_exit(struct entries *es)
 {
 	for (size_t i = 0; i < es->nr; i++) {
 		free(es->e[i].name);
@@ -494,14 +494,14 @@ static int list_exec(void *opts, const struct cli_args *a)
 	err = collect(&es, o, want);
 	if (err) {
 		free(args);
-		entries_release(&es);
+		entries_exit(&es);
 		cli_error("list: %s", strerror(-err));
 		return 1;
 	}
 	sort_entries(&es);
 	print_entries(&es, o, args);
 	free(args);
-	entries_release(&es);
+	entries_exit(&es);
 	return 0;
 }
 

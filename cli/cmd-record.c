@@ -730,7 +730,7 @@ static int record_init(void *opts)
 
 static void record_release(void *opts)
 {
-	record_opts__release(opts);
+	record_opts__exit(opts);
 }
 
 /* Options that cannot go together; what to record. 0 or 129 (message printed). */

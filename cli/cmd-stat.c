@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <tally/convert.h>
 #include <tally/counter.h>
 #include <tally/cpumap.h>
 #include <tally/topology.h>
@@ -451,7 +452,7 @@ static void strict_json_open(struct stat_run *r)
 
 	stat_target_text(r->opts, t, sizeof(t));
 	fputs("{\"tally-stat\": 1, \"target\": ", r->out.f);
-	stat_json_string(r->out.f, t);
+	tally_json_string(r->out.f, t, 0);
 	fprintf(r->out.f, ", \"runs\": %d, \"interval-ms\": %ld, \"counters\": [",
 		r->opts->repeat, r->opts->interval_ms);
 }

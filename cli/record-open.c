@@ -46,7 +46,7 @@ void record_opts__init(struct record_opts *o)
 	o->stack_size = DWARF_STACK;
 }
 
-void record_opts__release(struct record_opts *o)
+void record_opts__exit(struct record_opts *o)
 {
 	tally_evlist__delete(o->evlist);
 	o->evlist = NULL;

@@ -90,7 +90,7 @@ struct record_opts {
 #define RECORD_SYNTH_ALL	0x7
 
 void record_opts__init(struct record_opts *o);
-void record_opts__release(struct record_opts *o);
+void record_opts__exit(struct record_opts *o);
 /* Parse one -e argument; prints the parse error. 0 or -1. */
 int record_opts__add_event(struct record_opts *o, const char *str);
 /* --filter: for the events of the last -e (tracepoints). 0, or -1 after the error. */

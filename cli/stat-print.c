@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tally/convert.h>
+
 #include "stat.h"
 
 #define METRIC_LEN 35
@@ -261,22 +263,6 @@ void stat_print_interval_header(struct stat_out *o)
 
 /* ---- lines ------------------------------------------------------------------- */
 
-void stat_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void std_metric(FILE *f, const struct stat_metric *m)
 {
 	char buf[64];
@@ -351,13 +337,13 @@ static void print_line(struct stat_out *o, const struct stat_evsel *ev, int nr_e
 		else
 			fprintf(f, "\"counter-value\" : \"%s\", ", bad);
 		fputs("\"unit\" : ", f);
-		stat_json_string(f, c->supported ? c->unit : "");
+		tally_json_string(f, c->supported ? c->unit : "", 0);
 		fputs(", \"event\" : ", f);
-		stat_json_string(f, c->name);
+		tally_json_string(f, c->name, 0);
 		fputs(", ", f);
 		if (o->cgroup_column) {
 			fputs("\"cgroup\" : ", f);
-			stat_json_string(f, cgroup_name(o, c));
+			tally_json_string(f, cgroup_name(o, c), 0);
 			fputs(", ", f);
 		}
 		if (o->run_count > 1)
@@ -460,20 +446,20 @@ static void print_strict(struct stat_out *o, const struct stat_evsel *ev, int nr
 		break;
 	case AGGR_THREAD:
 		fputs("\"comm\": ", f);
-		stat_json_string(f, id[a].comm);
+		tally_json_string(f, id[a].comm, 0);
 		fprintf(f, ", \"tid\": %d, ", id[a].tid);
 		break;
 	default:
 		break;
 	}
 	fputs("\"event\": ", f);
-	stat_json_string(f, c->name);
+	tally_json_string(f, c->name, 0);
 	if (o->cgroup_column) {
 		fputs(", \"cgroup\": ", f);
-		stat_json_string(f, cgroup_name(o, c));
+		tally_json_string(f, cgroup_name(o, c), 0);
 	}
 	fputs(", \"unit\": ", f);
-	stat_json_string(f, c->unit);
+	tally_json_string(f, c->unit, 0);
 	fprintf(f, ", \"status\": \"%s\"", !c->supported ? "not supported" :
 					    !r->counted ? "not counted" : "counted");
 	if (ok) {
@@ -488,7 +474,7 @@ static void print_strict(struct stat_out *o, const struct stat_evsel *ev, int nr
 		fprintf(f, ", \"variance-pct\": %.4f", r->variance);
 	if (m.unit && m.fmt && isfinite(m.val)) {
 		fprintf(f, ", \"metric-value\": %.6f, \"metric-unit\": ", m.val);
-		stat_json_string(f, m.unit);
+		tally_json_string(f, m.unit, 0);
 	} else {
 		fputs(", \"metric-value\": null, \"metric-unit\": null", f);
 	}

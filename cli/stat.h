@@ -280,7 +280,5 @@ FILE *stat_open_output(struct stat_opts *o, bool *owned);
 void stat_target_text(struct stat_opts *o, char *buf, size_t len);
 void stat_run__print_report(struct stat_run *r);
 void stat_run__print_interval(struct stat_run *r, struct timespec t);
-/* A JSON string literal of s (stat-print.c). */
-void stat_json_string(FILE *f, const char *s);
 
 #endif

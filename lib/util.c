@@ -127,7 +127,7 @@ int tly_read_file_all(const char *path, char **out, size_t *len)
 
 		if (err) {
 			close(fd);
-			tly_buf__release(&b);
+			tly_buf__exit(&b);
 			return err;
 		}
 		n = read(fd, b.data + b.len, b.cap - b.len - 1);
@@ -136,7 +136,7 @@ int tly_read_file_all(const char *path, char **out, size_t *len)
 				continue;
 			err = -errno;
 			close(fd);
-			tly_buf__release(&b);
+			tly_buf__exit(&b);
 			return err;
 		}
 		if (n == 0)
@@ -145,7 +145,7 @@ int tly_read_file_all(const char *path, char **out, size_t *len)
 	}
 	close(fd);
 	if (tly_buf__reserve(&b, 1)) {
-		tly_buf__release(&b);
+		tly_buf__exit(&b);
 		return -ENOMEM;
 	}
 	b.data[b.len] = '\0';
@@ -211,7 +211,7 @@ int tly_buf__printf(struct tly_buf *b, const char *fmt, ...)
 	return 0;
 }
 
-void tly_buf__release(struct tly_buf *b)
+void tly_buf__exit(struct tly_buf *b)
 {
 	free(b->data);
 	b->data = NULL;

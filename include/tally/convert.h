@@ -61,6 +61,14 @@ struct tally_convert_sample {
 
 /* ---- perf's JSON -------------------------------------------------------------------- */
 
+/* s as a JSON string on fp, quotes included (NULL as ""): '"' and '\\' escaped, \b \f
+ * \n \r \t by their short forms, other control characters as \u00XX, everything else
+ * (UTF-8 included) as it is. With TALLY_JSON_HTML '<', '>' and '&' too are written as
+ * \u00XX, so the text can sit in an HTML <script> element ("</script>" cannot end it).
+ * The one escaper of the library and the command. 0, or -EIO when fp is in error. */
+#define TALLY_JSON_HTML 1u
+TALLY_API int tally_json_string(FILE *fp, const char *s, unsigned flags);
+
 struct tally_json_export;
 
 struct tally_json_export_opts {

@@ -91,7 +91,7 @@ struct tally_probe_event {
 	char *function;		/* the function the address is in (names the event) */
 };
 
-TALLY_API void tally_probe_event__release(struct tally_probe_event *e);
+TALLY_API void tally_probe_event__exit(struct tally_probe_event *e);
 TALLY_API void tally_probe_events__free(struct tally_probe_event *v, size_t nr);
 
 /* The definition line the kernel takes ("p:grp/ev /bin:0x1149 a=%di:s32"). The length

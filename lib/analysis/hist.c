@@ -9,6 +9,7 @@
 
 #include <tally/session.h>
 #include "internal/analysis.h"
+#include "internal/util.h"
 
 static const struct {
 	const char *name;
@@ -24,7 +25,7 @@ static const struct {
 
 int tally_hist_col__parse(const char *name)
 {
-	for (size_t i = 0; i < sizeof(col_names) / sizeof(col_names[0]); i++)
+	for (size_t i = 0; i < TLY_ARRAY_SIZE(col_names); i++)
 		if (!strcmp(name, col_names[i].name))
 			return (int)col_names[i].col;
 	return -1;

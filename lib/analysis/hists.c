@@ -24,6 +24,7 @@
 #include <tally/srcline.h>
 #include "internal/analysis.h"
 #include "internal/session.h"
+#include "internal/util.h"
 
 /* A call-graph frame named by its address or source line (enum tally_cc_key): frames
  * are the same node when they have the same symbol object, and its name is what the
@@ -159,7 +160,7 @@ int tally_hists__new(struct tally_hists **out, struct tally_session *session,
 		hs->o = *opts;
 	if (!hs->o.keys) {
 		hs->o.keys = default_keys;
-		hs->o.nr_keys = sizeof(default_keys) / sizeof(default_keys[0]);
+		hs->o.nr_keys = TLY_ARRAY_SIZE(default_keys);
 	}
 	if (hs->o.nr_keys > TALLY_HIST_NR_COLS) {
 		free(hs);

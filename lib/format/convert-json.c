@@ -23,7 +23,7 @@ struct tally_json_export {
 	uint64_t nr_samples;
 };
 
-static void json_string(FILE *fp, const char *s)
+int tally_json_string(FILE *fp, const char *s, unsigned flags)
 {
 	fputc('"', fp);
 	for (; s && *s; s++) {
@@ -51,6 +51,12 @@ static void json_string(FILE *fp, const char *s)
 		case '\t':
 			fputs("\\t", fp);
 			break;
+		case '<': case '>': case '&':
+			if (flags & TALLY_JSON_HTML)
+				fprintf(fp, "\\u%04x", c);
+			else
+				fputc(c, fp);
+			break;
 		default:
 			if (c <= 0x1f)
 				fprintf(fp, "\\u%04x", c);
@@ -59,6 +65,7 @@ static void json_string(FILE *fp, const char *s)
 		}
 	}
 	fputc('"', fp);
+	return ferror(fp) ? -EIO : 0;
 }
 
 /* a new value: the comma after the previous one, a newline, depth tabs */
@@ -74,14 +81,14 @@ static void delim(FILE *fp, bool comma, int depth)
 static void key(FILE *fp, bool comma, int depth, const char *k)
 {
 	delim(fp, comma, depth);
-	json_string(fp, k);
+	tally_json_string(fp, k, 0);
 	fputs(": ", fp);
 }
 
 static void key_string(FILE *fp, bool comma, int depth, const char *k, const char *v)
 {
 	key(fp, comma, depth, k);
-	json_string(fp, v);
+	tally_json_string(fp, v, 0);
 }
 
 static void key_u64(FILE *fp, bool comma, int depth, const char *k, uint64_t v)
@@ -142,7 +149,7 @@ static void headers(struct tally_json_export *x, const struct tally_data *d,
 	if (tally_data__feature_strings(d, TALLY_FEAT_CMDLINE, &argv, &nr) == 0) {
 		for (size_t i = 0; i < nr; i++) {
 			delim(fp, i != 0, 3);
-			json_string(fp, argv[i]);
+			tally_json_string(fp, argv[i], 0);
 		}
 		free(argv);
 	}

@@ -19,6 +19,7 @@
 
 #include <tally/data.h>
 #include "internal/data.h"
+#include "internal/util.h"
 
 struct feat {
 	const uint8_t *buf;
@@ -210,13 +211,13 @@ char *tly_event_name(const struct perf_event_attr *a)
 
 	switch (a->type) {
 	case PERF_TYPE_HARDWARE:
-		if (a->config < TLY_ARRAY(hw_names))
+		if (a->config < TLY_ARRAY_SIZE(hw_names))
 			snprintf(base, sizeof(base), "%s", hw_names[a->config]);
 		else
 			snprintf(base, sizeof(base), "unknown-hardware:0x%" PRIx64, (uint64_t)a->config);
 		break;
 	case PERF_TYPE_SOFTWARE:
-		if (a->config < TLY_ARRAY(sw_names))
+		if (a->config < TLY_ARRAY_SIZE(sw_names))
 			snprintf(base, sizeof(base), "%s", sw_names[a->config]);
 		else
 			snprintf(base, sizeof(base), "unknown-software");
@@ -391,7 +392,7 @@ static int decode_string_features(struct tally_data *d, struct tally_data_error 
 	static const int str_feats[] = { TALLY_FEAT_HOSTNAME, TALLY_FEAT_OSRELEASE,
 					 TALLY_FEAT_VERSION, TALLY_FEAT_ARCH,
 					 TALLY_FEAT_CPUDESC, TALLY_FEAT_CPUID };
-	for (size_t i = 0; i < TLY_ARRAY(str_feats); i++) {
+	for (size_t i = 0; i < TLY_ARRAY_SIZE(str_feats); i++) {
 		struct feat *f = &d->feats[str_feats[i]];
 		const char *s;
 		size_t len;

@@ -8,6 +8,8 @@
 
 #include <tally/record.h>
 
+#include "internal/util.h"
+
 void tally_sample_layout__from_attr(struct tally_sample_layout *l,
 				    const struct perf_event_attr *attr)
 {
@@ -406,9 +408,9 @@ static const char *const user_names[] = {
 
 const char *tally_record__type_name(uint32_t type)
 {
-	if (type < sizeof(kernel_names) / sizeof(kernel_names[0]))
+	if (type < TLY_ARRAY_SIZE(kernel_names))
 		return kernel_names[type];
-	if (type >= 64 && type - 64 < sizeof(user_names) / sizeof(user_names[0]))
+	if (type >= 64 && type - 64 < TLY_ARRAY_SIZE(user_names))
 		return user_names[type - 64];
 	return NULL;
 }

@@ -237,7 +237,7 @@ out:
 	free_list(cores, ncores);
 	free_list(threads, nthreads);
 	free_list(dies, ndies);
-	tly_buf__release(&b);
+	tly_buf__exit(&b);
 	return err;
 }
 
@@ -286,8 +286,8 @@ static int numa_feature(struct tally_writer *w)
 		if (!err)
 			err = tally_writer__set_feature(w, TALLY_FEAT_NUMA_TOPOLOGY, b.data, b.len);
 	}
-	tly_buf__release(&nodes);
-	tly_buf__release(&b);
+	tly_buf__exit(&nodes);
+	tly_buf__exit(&b);
 	return err;
 }
 
@@ -324,8 +324,8 @@ static int pmu_feature(struct tally_writer *w)
 		if (!err)
 			err = tally_writer__set_feature(w, TALLY_FEAT_PMU_MAPPINGS, b.data, b.len);
 	}
-	tly_buf__release(&pmus);
-	tly_buf__release(&b);
+	tly_buf__exit(&pmus);
+	tly_buf__exit(&b);
 	return err;
 }
 

@@ -207,6 +207,6 @@ int tally_writer__set_tracing_data(struct tally_writer *w)
 		err = tally_writer__set_feature(w, TALLY_FEAT_TRACING_DATA, b.data, b.len);
 out:
 	free(tps);
-	tly_buf__release(&b);
+	tly_buf__exit(&b);
 	return err;
 }

@@ -308,7 +308,7 @@ void tally_writer__delete(struct tally_writer *w)
 	free(w->groups);
 	for (i = 0; i < TALLY_FEAT_MAX; i++)
 		free(w->feat[i].data);
-	tly_buf__release(&w->buildids);
+	tly_buf__exit(&w->buildids);
 	free(w->obuf);
 	free(w->cin);
 	free(w->cout);
@@ -497,7 +497,7 @@ int tally_writer__set_feature_string(struct tally_writer *w, int feat, const cha
 
 	if (!err)
 		err = tally_writer__set_feature(w, feat, b.data, b.len);
-	tly_buf__release(&b);
+	tly_buf__exit(&b);
 	return err;
 }
 
@@ -512,7 +512,7 @@ int tally_writer__set_feature_strings(struct tally_writer *w, int feat,
 		err = tly_feat__string(&b, strs[i] ? strs[i] : "");
 	if (!err)
 		err = tally_writer__set_feature(w, feat, b.data, b.len);
-	tly_buf__release(&b);
+	tly_buf__exit(&b);
 	return err;
 }
 
@@ -630,7 +630,7 @@ static int derived_features(struct tally_writer *w)
 
 		err = tally_writer__set_feature(w, TALLY_FEAT_COMPRESSED, c, sizeof(c));
 	}
-	tly_buf__release(&b);
+	tly_buf__exit(&b);
 	return err;
 }
 

@@ -6,8 +6,6 @@
 
 #include <linux/perf_event.h>
 
-#define TLY_ARRAY(a) (sizeof(a) / sizeof((a)[0]))
-
 /* perf's name for an event without EVENT_DESC ("cpu-clock", "cycles:u"); malloc'd. */
 char *tly_event_name(const struct perf_event_attr *a);
 

@@ -35,6 +35,6 @@ const struct tly_seq_default *tly_seq_defaults__find(const struct tly_seq_defaul
 /* Whether the nth (from 0) row of the sequence at addr (end rows aside) comes before
  * its first set_file. */
 bool tly_seq_default__is_default(const struct tly_seq_default *s, uint64_t addr, size_t nth);
-void tly_seq_defaults__release(struct tly_seq_defaults *d);
+void tly_seq_defaults__exit(struct tly_seq_defaults *d);
 
 #endif

@@ -30,7 +30,7 @@ struct tly_symtab {
 	bool raw_names;	/* set before loading: no demangling (perf --no-demangle) */
 };
 
-void tly_symtab__release(struct tly_symtab *t);
+void tly_symtab__exit(struct tly_symtab *t);
 /* Append a symbol (name copied to the pool). bind: 2 global, 1 weak, 0 local. */
 int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const char *name,
 		    size_t len, int bind);

@@ -50,6 +50,6 @@ int tly_buf__reserve(struct tly_buf *b, size_t extra);
 int tly_buf__append(struct tly_buf *b, const void *data, size_t len);
 int tly_buf__printf(struct tly_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void tly_buf__release(struct tly_buf *b);
+void tly_buf__exit(struct tly_buf *b);
 
 #endif

@@ -86,7 +86,7 @@ static char *strndup_safe(const char *s, size_t n)
 	return r;
 }
 
-static void event_release(struct tally_event *ev)
+static void event_exit(struct tally_event *ev)
 {
 	free(ev->name);
 	free(ev->pmu_name);
@@ -113,7 +113,7 @@ void tally_evlist__delete(struct tally_evlist *list)
 	if (!list)
 		return;
 	for (size_t i = 0; i < list->nr; i++)
-		event_release(&list->ev[i]);
+		event_exit(&list->ev[i]);
 	free(list->ev);
 	free(list->sysfs_root);
 	free(list->tracefs);
@@ -383,7 +383,7 @@ static void apply_mods(struct tally_evlist *l, size_t idx, const struct mods *m)
 
 /* ---- terms ------------------------------------------------------------------ */
 
-static void terms_release(struct terms *ts)
+static void terms_exit(struct terms *ts)
 {
 	free(ts->t);
 	memset(ts, 0, sizeof(*ts));
@@ -736,7 +736,7 @@ static int apply_generic_only(struct parser *p, size_t first, size_t last, size_
 				   "inherit, no-inherit, time, branch_type, …)",
 				   (int)ts.t[i].nlen, ts.t[i].name);
 	}
-	terms_release(&ts);
+	terms_exit(&ts);
 	return err;
 }
 
@@ -916,7 +916,7 @@ static int pmu_event(struct parser *p, size_t idx, const struct tally_pmu *pmu, 
 	l->ev[idx].attr.config1 = cfg[1];
 	l->ev[idx].attr.config2 = cfg[2];
 	l->ev[idx].config3 = cfg[3];
-	terms_release(&ts);
+	terms_exit(&ts);
 	return err;
 }
 
@@ -1011,7 +1011,7 @@ static int parse_pmu(struct parser *p, size_t hpos, size_t hlen, size_t tpos, si
 		p->list->ev[idx].merge = strlen(match[i]->name) != hlen ||
 					 strncmp(match[i]->name, p->in + hpos, hlen);
 	}
-	terms_release(&user);
+	terms_exit(&user);
 	free(match);
 	return err;
 }
@@ -1049,7 +1049,7 @@ static int parse_alias_anywhere(struct parser *p, size_t pos, size_t len, bool *
 		err = idx < 0 ? idx : pmu_event(p, (size_t)idx, &pmus->pmu[i], &user);
 		if (idx >= 0)
 			p->list->ev[idx].merge = true;	/* perf merges an alias over its PMUs */
-		terms_release(&user);
+		terms_exit(&user);
 	}
 	return err;
 }
@@ -1898,7 +1898,7 @@ int tally_evlist__add(struct tally_evlist *list, const char *str, struct tally_p
 		if (ret == -ENOMEM && !p.err->msg[0])
 			snprintf(p.err->msg, sizeof(p.err->msg), "out of memory");
 		for (size_t i = nr0; i < list->nr; i++)
-			event_release(&list->ev[i]);
+			event_exit(&list->ev[i]);
 		list->nr = nr0;
 		list->nr_groups = groups0;
 		return ret > 0 ? -EINVAL : ret;
@@ -1942,7 +1942,7 @@ int tally_evlist__add_event(struct tally_evlist *list, const struct tally_event 
 	}
 	return 0;
 nomem:
-	event_release(ev);
+	event_exit(ev);
 	list->nr--;
 	return -ENOMEM;
 }

@@ -233,7 +233,7 @@ static int load_caps(struct tally_pmu *pmu, const char *dir)
 	return 0;
 }
 
-static void pmu_release(struct tally_pmu *pmu)
+static void pmu_exit(struct tally_pmu *pmu)
 {
 	free(pmu->name);
 	for (size_t i = 0; i < pmu->nr_formats; i++)
@@ -288,7 +288,7 @@ static int load_pmu(struct tally_pmu *pmu, const char *devdir, const char *name)
 		}
 	}
 	if (err)
-		pmu_release(pmu);
+		pmu_exit(pmu);
 	return err;
 }
 
@@ -337,7 +337,7 @@ void tally_pmus__delete(struct tally_pmus *pmus)
 	if (!pmus)
 		return;
 	for (size_t i = 0; i < pmus->nr; i++)
-		pmu_release(&pmus->pmu[i]);
+		pmu_exit(&pmus->pmu[i]);
 	free(pmus->pmu);
 	free(pmus);
 }

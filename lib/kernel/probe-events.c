@@ -26,7 +26,7 @@ static const char *events_file(bool uprobe)
 	return uprobe ? "uprobe_events" : "kprobe_events";
 }
 
-void tally_probe_event__release(struct tally_probe_event *e)
+void tally_probe_event__exit(struct tally_probe_event *e)
 {
 	if (!e)
 		return;
@@ -45,7 +45,7 @@ void tally_probe_event__release(struct tally_probe_event *e)
 void tally_probe_events__free(struct tally_probe_event *v, size_t nr)
 {
 	for (size_t i = 0; v && i < nr; i++)
-		tally_probe_event__release(&v[i]);
+		tally_probe_event__exit(&v[i]);
 	free(v);
 }
 
@@ -63,11 +63,11 @@ int tally_probe_event__format(const struct tally_probe_event *e, char *buf, size
 	for (size_t i = 0; !ret && i < e->nr_args; i++)
 		ret = tly_buf__printf(&b, " %s", e->args[i]);
 	if (ret) {
-		tly_buf__release(&b);
+		tly_buf__exit(&b);
 		return ret;
 	}
 	ret = snprintf(buf, len, "%s", b.data);
-	tly_buf__release(&b);
+	tly_buf__exit(&b);
 	return ret;
 }
 
@@ -153,7 +153,7 @@ int tally_probe_event__parse(const char *line, bool uprobe, struct tally_probe_e
 out:
 	free(copy);
 	if (ret)
-		tally_probe_event__release(e);
+		tally_probe_event__exit(e);
 	return ret;
 }
 
@@ -230,7 +230,7 @@ int tally_probe_events__read(const char *tracefs, bool uprobe, struct tally_prob
 			continue;	/* "-:..." of a test's file, or a line we do not know */
 		nv = realloc(v, (n + 1) * sizeof(*v));
 		if (!nv) {
-			tally_probe_event__release(&e);
+			tally_probe_event__exit(&e);
 			tally_probe_events__free(v, n);
 			free(text);
 			return -ENOMEM;

@@ -275,7 +275,7 @@ static bool system_file(const char *path)
 
 	if (stat(path, &st) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return false;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+	for (size_t i = 0; i < TLY_ARRAY_SIZE(prefixes); i++)
 		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
 			return true;
 	return false;
@@ -1096,7 +1096,7 @@ static int kcore_write(const char *src, const char *dst, const struct kcore_rang
 		goto out;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < nph && n < sizeof(keep) / sizeof(keep[0]); i++) {
+		for (size_t i = 0; i < nph && n < TLY_ARRAY_SIZE(keep); i++) {
 			GElf_Phdr ph;
 
 			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)

@@ -207,7 +207,7 @@ static int look_up(struct tally_dso_lines *l, struct dso_state *d, uint64_t off,
 
 		if (off >= s->offset && off - s->offset < s->filesz) {
 			n = tally_lines__find_inline(d->lines, off - s->offset + s->vaddr, ln,
-						     sizeof(ln) / sizeof(ln[0]));
+						     TLY_ARRAY_SIZE(ln));
 			break;
 		}
 	}

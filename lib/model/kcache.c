@@ -250,7 +250,7 @@ int tly_kcache__write(const char *path, const struct tly_kcache_key *key,
 		unlink(tmp);
 out:
 	free(index);
-	tly_buf__release(&body);
+	tly_buf__exit(&body);
 	return err;
 }
 

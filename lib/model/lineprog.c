@@ -235,7 +235,7 @@ int tly_lineprog__defaults(const void *section, size_t size, uint64_t off,
 		return err;
 	err = run_program(&r, &h, out);
 	if (err) {
-		tly_seq_defaults__release(out);
+		tly_seq_defaults__exit(out);
 		return err;
 	}
 	qsort(out->seqs, out->nr, sizeof(*out->seqs), seq_cmp);
@@ -264,7 +264,7 @@ bool tly_seq_default__is_default(const struct tly_seq_default *s, uint64_t addr,
 	       (addr == s->set_file_addr && nth < s->nr_at);
 }
 
-void tly_seq_defaults__release(struct tly_seq_defaults *d)
+void tly_seq_defaults__exit(struct tly_seq_defaults *d)
 {
 	free(d->seqs);
 	d->seqs = NULL;

@@ -625,7 +625,7 @@ static char *point_text(const struct tally_probe_spec *s)
 	if (!ret && s->lazy && s->function)
 		ret = tly_buf__printf(&b, ";%s", s->lazy);
 	if (ret) {
-		tly_buf__release(&b);
+		tly_buf__exit(&b);
 		return NULL;
 	}
 	return b.data;
@@ -693,7 +693,7 @@ static int add_raw_args(struct tally_probe_event *e, const struct tally_probe_sp
 			goto nomem;
 		v = realloc(e->args, (e->nr_args + 1) * sizeof(*v));
 		if (!v) {
-			tly_buf__release(&b);
+			tly_buf__exit(&b);
 			goto nomem;
 		}
 		e->args = v;
@@ -724,7 +724,7 @@ static int describe_args(struct tally_probe_event *e, const struct tally_probe_s
 	e->arg_desc = b.data;
 	return 0;
 nomem:
-	tly_buf__release(&b);
+	tly_buf__exit(&b);
 	return -ENOMEM;
 }
 

@@ -681,7 +681,7 @@ int tly_probe_resolve_args(struct tally_probe_finder *f, Dwarf_Die *cu, uint64_t
 			ret = tly_probe_raw_arg(a, &b);
 			if (!ret)
 				ret = push_arg(e, b.data);
-			tly_buf__release(&b);
+			tly_buf__exit(&b);
 		} else if (!strcmp(a->expr, "$vars") || !strcmp(a->expr, "$params")) {
 			ret = for_each_var(&c, !strcmp(a->expr, "$params"), false, expand_one, e);
 		} else {

@@ -310,7 +310,7 @@ void tally_session__delete(struct tally_session *s)
 	}
 	for (struct tally_dso *d = s->all_dsos, *n; d; d = n) {
 		n = d->all_next;
-		tly_symtab__release(&d->syms);
+		tly_symtab__exit(&d->syms);
 		free(d->name);
 		free(d->long_name);
 		free(d->problem);
@@ -321,7 +321,7 @@ void tally_session__delete(struct tally_session *s)
 	tly_resolve_cache__exit(&s->rcache);
 	tally_unwinder__delete(s->unwinder);
 	tally_dso_lines__delete(s->inline_lines);
-	tly_symtab__release(&s->ksyms);
+	tly_symtab__exit(&s->ksyms);
 	tly_kcache__delete(s->kcache);
 	free(s->kkey);
 	free(s->kcache_path);

@@ -19,6 +19,7 @@
 #include <tally/srcline.h>
 #include "internal/lineprog.h"
 #include "internal/symbols.h"
+#include "internal/util.h"
 
 /* A function or inlined instance with its address ranges, innermost last. */
 struct scope {
@@ -247,7 +248,7 @@ static bool *file0_rows(struct tally_lines *l)
 		if ((seq = tly_seq_defaults__find(&d, a)) && tly_seq_default__is_default(seq, a, nth))
 			any = v[i] = true;
 	}
-	tly_seq_defaults__release(&d);
+	tly_seq_defaults__exit(&d);
 	if (!any) {
 		free(v);
 		v = NULL;
@@ -963,7 +964,7 @@ int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_
 		return err;
 	/* the scopes around addr, one per depth, outermost first (the tree is nested:
 	 * an inlined instance's range lies in its caller's) */
-	for (unsigned depth = 0; nr < sizeof(chain) / sizeof(chain[0]); depth++) {
+	for (unsigned depth = 0; nr < TLY_ARRAY_SIZE(chain); depth++) {
 		const struct scope *found = NULL;
 
 		for (size_t i = 0; i < l->nr_scopes && !found; i++) {

@@ -20,7 +20,7 @@
 #include "internal/symbols.h"
 #include "internal/util.h"
 
-void tly_symtab__release(struct tly_symtab *t)
+void tly_symtab__exit(struct tly_symtab *t)
 {
 	free(t->syms);
 	free(t->pool);
@@ -316,7 +316,7 @@ static void strip_signature(char *s)
 
 	for (bool again = true; again;) {
 		again = false;
-		for (size_t i = 0; i < sizeof(quals) / sizeof(quals[0]); i++) {
+		for (size_t i = 0; i < TLY_ARRAY_SIZE(quals); i++) {
 			size_t q = strlen(quals[i]);
 			if (n > q && !strcmp(s + n - q, quals[i])) {
 				n -= q;
@@ -840,7 +840,7 @@ int tly_kload__new(struct tly_kload **out, struct tly_symtab *t, const char *pat
 	 * too big for that much address space is read by one worker, the table growing */
 	if (!k->seq && k->nchunks > 1 &&
 	    symtab_reserve(t, (size_t)st.st_size / 4 + k->nchunks, (size_t)st.st_size + k->nchunks)) {
-		tly_symtab__release(t);
+		tly_symtab__exit(t);
 		k->nchunks = 1;
 	}
 	if (pthread_mutex_init(&k->mu, NULL))
@@ -848,7 +848,7 @@ int tly_kload__new(struct tly_kload **out, struct tly_symtab *t, const char *pat
 	*out = k;
 	return 0;
 nomem:
-	tly_symtab__release(t);
+	tly_symtab__exit(t);
 	if (k) {
 		free(k->parts);
 		free(k->parsed);
@@ -933,12 +933,12 @@ void tly_kload__work(struct tly_kload *k)
 			if (k->nspare < KSPARES)
 				k->spare[k->nspare++] = *p;
 			else
-				tly_symtab__release(p);
+				tly_symtab__exit(p);
 			memset(p, 0, sizeof(*p));
 		}
 		pthread_mutex_unlock(&k->mu);
 	}
-	tly_symtab__release(&part);
+	tly_symtab__exit(&part);
 	free(buf);
 }
 
@@ -963,16 +963,16 @@ int tly_kload__end(struct tly_kload *k, bool keep)
 	else if (!err && !(k->st.seen & KSEEN_ADDR))
 		err = k->st.seen ? -EPERM : -ENODATA;	/* all addresses 0: kptr_restrict */
 	if (err || !keep) {
-		tly_symtab__release(k->t);
+		tly_symtab__exit(k->t);
 	} else {
 		tly_symtab__finish(k->t);
 		k->t->core_max = k->st.core_max;
 		k->t->tagged_min = k->st.tagged_min;
 	}
 	for (size_t i = 0; i < k->nchunks; i++)
-		tly_symtab__release(&k->parts[i]);	/* left by an error */
+		tly_symtab__exit(&k->parts[i]);	/* left by an error */
 	for (size_t i = 0; i < k->nspare; i++)
-		tly_symtab__release(&k->spare[i]);
+		tly_symtab__exit(&k->spare[i]);
 	pthread_mutex_destroy(&k->mu);
 	close(k->fd);
 	free(k->parts);

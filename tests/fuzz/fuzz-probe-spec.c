@@ -32,9 +32,9 @@ static void line_roundtrip(const char *text, bool uprobe)
 		if (strcmp(again.group, e.group) || strcmp(again.event, e.event) ||
 		    again.nr_args != e.nr_args || again.offset != e.offset)
 			__builtin_trap();
-		tally_probe_event__release(&again);
+		tally_probe_event__exit(&again);
 	}
-	tally_probe_event__release(&e);
+	tally_probe_event__exit(&e);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

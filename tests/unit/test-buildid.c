@@ -235,7 +235,7 @@ static void kallsyms_copies(void **state)
 						   sizeof(path), why, sizeof(why)), 0);
 	assert_int_equal(tly_symtab__load_kallsyms(&t, path), 0);
 	assert_int_equal(t.nr, 2);
-	tly_symtab__release(&t);
+	tly_symtab__exit(&t);
 	/* cut in the middle of a line */
 	assert_int_equal(truncate(path, 30), 0);
 	assert_int_equal(tally_buildid_cache__find(c, &id, NULL, TALLY_BUILDID_KALLSYMS, path,
@@ -324,7 +324,7 @@ static void jitdump(void **state)
 	assert_string_equal(t.syms[0].name, "jfunc");
 	assert_int_equal(t.syms[0].start, TALLY_JIT_ELF_TEXT_OFFSET);
 	assert_int_equal(t.syms[0].size, sizeof(code));
-	tly_symtab__release(&t);
+	tly_symtab__exit(&t);
 	/* the same function again: the same file (the id is the code's, not random) */
 	assert_int_equal(tally_jitdump__write_elf(elf, &r, 62, &read_back), 0);
 	assert_true(tally_build_id__equal(&id, &read_back));

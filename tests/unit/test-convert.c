@@ -422,6 +422,28 @@ static void json_pid_of_exiting_tasks(void **state)
 	close_fixture(&w);
 }
 
+/* The one JSON escaper: short forms, \u00XX for other controls, HTML-safe on demand. */
+static void json_string_escapes(void **state)
+{
+	static const char in[] = "a\"b\\c\n\t\x01</script>&é";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	(void)state;
+	fp = open_memstream(&buf, &len);
+	assert_non_null(fp);
+	assert_int_equal(tally_json_string(fp, in, 0), 0);
+	fputc(' ', fp);
+	assert_int_equal(tally_json_string(fp, in, TALLY_JSON_HTML), 0);
+	fputc(' ', fp);
+	assert_int_equal(tally_json_string(fp, NULL, 0), 0);
+	assert_int_equal(fclose(fp), 0);
+	assert_string_equal(buf, "\"a\\\"b\\\\c\\n\\t\\u0001</script>&é\" "
+				 "\"a\\\"b\\\\c\\n\\t\\u0001\\u003c/script\\u003e\\u0026é\" \"\"");
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +451,7 @@ int main(void)
 		cmocka_unit_test(pprof_of_several_events),
 		cmocka_unit_test(json_of_callchain),
 		cmocka_unit_test(json_pid_of_exiting_tasks),
+		cmocka_unit_test(json_string_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,7 +158,7 @@ static void proc_cache(void **state)
 	assert_int_equal(tly_kcache__key_proc(&other, fx->text, "00aa", "boot-1"), 0);
 	assert_int_equal(tly_kcache__open(&c, fx->cache, &other), -ESTALE);
 	assert_null(c);
-	tly_symtab__release(&t);
+	tly_symtab__exit(&t);
 }
 
 /* A regular file's kind (the build-id cache's copy): every address, keyed by the
@@ -183,7 +183,7 @@ static void file_cache(void **state)
 	assert_int_equal(utimensat(AT_FDCWD, fx->text, later, 0), 0);
 	assert_int_equal(tly_kcache__key_file(&other, fx->text, NULL), 0);
 	assert_int_equal(tly_kcache__open(&c, fx->cache, &other), -ESTALE);
-	tly_symtab__release(&t);
+	tly_symtab__exit(&t);
 }
 
 /* An ELF file's table (whole, with its segments) read back as the loader made it, and
@@ -230,7 +230,7 @@ static void elf_table(void **state)
 		if (x)
 			assert_string_equal(x->name, y->name);
 	}
-	tly_symtab__release(&u);
+	tly_symtab__exit(&u);
 	/* without the debug file, or with another one: another key */
 	assert_int_equal(tly_kcache__key_file(&other, fx->text, NULL), 0);
 	assert_int_equal(tly_kcache__load(&u, fx->cache, &other), -ESTALE);
@@ -239,11 +239,11 @@ static void elf_table(void **state)
 	assert_int_equal(tly_kcache__load(&u, fx->cache, &other), -ESTALE);
 	assert_int_equal(u.nr, 0);
 	/* a kernel image table is no file's whole table */
-	tly_symtab__release(&t);
+	tly_symtab__exit(&t);
 	assert_int_equal(tly_symtab__load_kallsyms(&t, fx->text), 0);
 	assert_int_equal(tly_kcache__write(fx->cache, &key, &t, false), 0);
 	assert_int_equal(tly_kcache__load(&u, fx->cache, &key), -EBADF);
-	tly_symtab__release(&t);
+	tly_symtab__exit(&t);
 }
 
 /* Damaged caches and other users' are never read. */
@@ -282,7 +282,7 @@ static void damaged(void **state)
 	assert_null(c);
 	assert_int_equal(rmdir(fx->cache), 0);
 	/* nothing worth keeping: no file */
-	tly_symtab__release(&t);
+	tly_symtab__exit(&t);
 	assert_int_equal(tly_kcache__write(fx->cache, &key, &t, true), -ENODATA);
 	assert_int_equal(access(fx->cache, F_OK), -1);
 	tly_kcache__delete(NULL);

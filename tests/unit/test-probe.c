@@ -172,7 +172,7 @@ static void test_event_lines(void **state)
 	assert_string_equal(e.args[1], "b=-24(%bp):s32");
 	assert_true(tally_probe_event__format(&e, buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "p:probe_t0/add /tmp/pr/t0:0x1153 a=-20(%bp):s32 b=-24(%bp):s32");
-	tally_probe_event__release(&e);
+	tally_probe_event__exit(&e);
 
 	assert_int_equal(tally_probe_event__parse("r:probe/vfs_read__return vfs_read+0 arg1=$retval",
 						  false, &e), 0);
@@ -181,12 +181,12 @@ static void test_event_lines(void **state)
 	assert_null(e.module);
 	tally_probe_event__format(&e, buf, sizeof(buf));
 	assert_string_equal(buf, "r:probe/vfs_read__return vfs_read+0 arg1=$retval");
-	tally_probe_event__release(&e);
+	tally_probe_event__exit(&e);
 
 	assert_int_equal(tally_probe_event__parse("p:probe/x ext4:ext4_sync_file+8", false, &e), 0);
 	assert_string_equal(e.module, "ext4");
 	assert_int_equal(e.offset, 8);
-	tally_probe_event__release(&e);
+	tally_probe_event__exit(&e);
 
 	assert_int_equal(tally_probe_event__parse("-:probe/x", false, &e), -EINVAL);
 	assert_int_equal(tally_probe_event__parse("p:noslash x+0", false, &e), -EINVAL);

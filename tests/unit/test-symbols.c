@@ -192,12 +192,12 @@ static void check_text(const struct text *t, const uint64_t *chunks, size_t nchu
 
 			assert_int_equal(load_chunked(&got, path, chunks[c], w), 0);
 			assert_same_table(&got, &ref, chunks[c], w);
-			tly_symtab__release(&got);
+			tly_symtab__exit(&got);
 		}
 	}
 	unlink(path);
 	free(path);
-	tly_symtab__release(&ref);
+	tly_symtab__exit(&ref);
 }
 
 /* Every cut of a small text, through tiny chunks, and chunks that end just before,
@@ -243,7 +243,7 @@ static void chunks_large(void **state)
 	assert_int_equal(s->size, 16 + 16 + 8);	/* fn_1 is data: to mod_fn_2 */
 	s = tly_symtab__find(&ref, 0xffffffff81000000ull + 16 + 8);
 	assert_string_equal(s->name, "alias_b_0");
-	tly_symtab__release(&ref);
+	tly_symtab__exit(&ref);
 	free(t.s);
 }
 
@@ -294,8 +294,8 @@ static void random_texts(void **state)
 				 (unsigned long long)chunk, r1, r0);
 		assert_same_table(&got, &ref, chunk, workers);
 		symbols += ref.nr;
-		tly_symtab__release(&ref);
-		tly_symtab__release(&got);
+		tly_symtab__exit(&ref);
+		tly_symtab__exit(&got);
 		unlink(path);
 		free(path);
 	}
