@@ -330,15 +330,11 @@ static void free_run(struct stat_run *r)
 	free(r->wall_runs);
 	free(r->set_idx);
 	free(r->ids);
-	free(r->pair_id);
+	tally_stat_buckets__delete(r->buckets);
 	free(r->rows);
 	free(r->prev);
 	free(r->cur);
-	free(r->acc_mean);
-	free(r->acc_m2);
-	free(r->acc_ena);
-	free(r->acc_run);
-	free(r->acc_counted);
+	free(r->acc);
 	stat_run__free_cgroups(r);
 	stat_control__close(&r->ctl);
 }
@@ -409,16 +405,8 @@ static int run_all(struct stat_run *r, int *exit_code)
 		if (o->repeat > 1) {
 			size_t n = (size_t)r->nr_ev * (size_t)r->nr_ids + 1;
 
-			if (!r->acc_mean) {
-				r->acc_mean = calloc(n, sizeof(double));
-				r->acc_m2 = calloc(n, sizeof(double));
-				r->acc_ena = calloc(n, sizeof(double));
-				r->acc_run = calloc(n, sizeof(double));
-				r->acc_counted = calloc(n, sizeof(int));
-				if (!r->acc_mean || !r->acc_m2 || !r->acc_ena || !r->acc_run ||
-				    !r->acc_counted)
-					return 1;
-			}
+			if (!r->acc && !(r->acc = calloc(n, sizeof(*r->acc))))
+				return 1;
 			stat_run__accumulate(r);
 		}
 		*exit_code = r->workload_ran && !r->stopped_workload ?
@@ -462,7 +450,7 @@ static void strict_json_close(struct stat_run *r, int exit_code)
 	const struct stat_opts *o = r->opts;
 
 	fprintf(r->out.f, "\n  ], \"elapsed-seconds\": %.9f",
-		(o->repeat > 1 ? r->wall_mean : r->last_wall_ns) / 1e9);
+		(o->repeat > 1 ? r->wall.mean : r->last_wall_ns) / 1e9);
 	if (o->repeat == 1 && r->workload_ran && r->have_ru)
 		fprintf(r->out.f, ", \"user-seconds\": %.6f, \"sys-seconds\": %.6f",
 			r->ru.ru_utime.tv_sec + r->ru.ru_utime.tv_usec / 1e6,

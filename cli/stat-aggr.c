@@ -40,100 +40,34 @@ void stat_read_comm(pid_t tid, char *buf, size_t len)
 	fclose(f);
 }
 
-static int cmp_ids(const void *x, const void *y)
-{
-	const struct stat_aggr_id *a = x, *b = y;
-
-	if (a->socket != b->socket)
-		return a->socket - b->socket;
-	if (a->die != b->die)
-		return a->die - b->die;
-	if (a->node != b->node)
-		return a->node - b->node;
-	return a->core - b->core;
-}
-
-static struct stat_aggr_id cpu_key(struct stat_run *r, int cpu)
-{
-	struct stat_aggr_id k;
-	const struct tally_cpu_topo *t = tally_topology__cpu(r->topo, cpu);
-
-	memset(&k, 0, sizeof(k));
-	k.cpu = cpu;
-	if (t) {
-		k.socket = t->socket;
-		k.die = t->die;
-		k.node = t->node;
-		k.core = t->core;
-	}
-	switch (r->opts->aggr) {
-	case AGGR_SOCKET: k.die = 0; k.node = 0; k.core = 0; break;
-	case AGGR_DIE: k.node = 0; k.core = 0; break;
-	case AGGR_CORE: k.node = 0; break;
-	case AGGR_NODE: k.socket = 0; k.die = 0; k.core = 0; break;
-	default: break;
-	}
-	return k;
-}
-
 int stat_run__build_buckets(struct stat_run *r)
 {
-	enum stat_aggr m = r->opts->aggr;
-	size_t ncpu = r->cpus->nr, nthr = r->threads->nr, np = ncpu * nthr;
+	size_t nr;
 
-	r->pair_id = calloc(np, sizeof(*r->pair_id));
-	r->ids = calloc(np ? np : 1, sizeof(*r->ids));
-	if (!r->pair_id || !r->ids)
-		return -ENOMEM;
-	if (m == AGGR_GLOBAL) {
-		r->nr_ids = 1;
-		r->ids[0].nr = (int)ncpu;
-		return 0;
-	}
-	if (m == AGGR_THREAD) {
-		r->nr_ids = (int)nthr;
-		for (size_t t = 0; t < nthr; t++) {
-			r->ids[t].tid = r->threads->tid[t];
-			r->ids[t].thread_idx = (int)t;
-			stat_read_comm(r->threads->tid[t], r->ids[t].comm, sizeof(r->ids[t].comm));
-			for (size_t c = 0; c < ncpu; c++)
-				r->pair_id[c * nthr + t] = (int)t;
-		}
-		return 0;
-	}
-	if (m == AGGR_NONE) {
-		r->nr_ids = (int)ncpu;
-		for (size_t c = 0; c < ncpu; c++) {
-			r->ids[c].cpu = r->cpus->cpu[c];
-			r->ids[c].nr = 1;
-			for (size_t t = 0; t < nthr; t++)
-				r->pair_id[c * nthr + t] = (int)c;
-		}
-		return 0;
-	}
-	if (!r->topo && tally_topology__read(NULL, &r->topo) < 0)
+	if (r->opts->aggr >= AGGR_CORE && !r->topo && tally_topology__read(NULL, &r->topo) < 0)
 		r->topo = NULL;
-	/* core/die/socket/node: unique keys, sorted */
-	for (size_t c = 0; c < ncpu; c++) {
-		struct stat_aggr_id k = cpu_key(r, r->cpus->cpu[c]);
-		int i;
+	if (tally_stat_buckets__new(&r->buckets, (enum tally_aggr)r->opts->aggr, r->cpus,
+				    r->threads, r->topo, r->opts->scale ? 0 : TALLY_STAT_NO_SCALE))
+		return -ENOMEM;
+	nr = tally_stat_buckets__nr(r->buckets);
+	r->ids = calloc(nr ? nr : 1, sizeof(*r->ids));
+	if (!r->ids)
+		return -ENOMEM;
+	r->nr_ids = (int)nr;
+	for (size_t i = 0; i < nr; i++) {
+		const struct tally_stat_bucket *b = tally_stat_buckets__get(r->buckets, i);
+		struct stat_aggr_id *id = &r->ids[i];
 
-		for (i = 0; i < r->nr_ids; i++)
-			if (!cmp_ids(&r->ids[i], &k))
-				break;
-		if (i == r->nr_ids)
-			r->ids[r->nr_ids++] = k;
-	}
-	qsort(r->ids, (size_t)r->nr_ids, sizeof(*r->ids), cmp_ids);
-	for (size_t c = 0; c < ncpu; c++) {
-		struct stat_aggr_id k = cpu_key(r, r->cpus->cpu[c]);
-
-		for (int i = 0; i < r->nr_ids; i++) {
-			if (cmp_ids(&r->ids[i], &k))
-				continue;
-			r->ids[i].nr++;
-			for (size_t t = 0; t < nthr; t++)
-				r->pair_id[c * nthr + t] = i;
+		id->cpu = b->cpu;
+		id->core = b->core;
+		id->die = b->die;
+		id->socket = b->socket;
+		id->node = b->node;
+		id->nr = b->nr_cpus;
+		if (r->opts->aggr == AGGR_THREAD) {
+			id->thread_idx = b->thread_idx;
+			id->tid = r->threads->tid[b->thread_idx];
+			stat_read_comm(id->tid, id->comm, sizeof(id->comm));
 		}
 	}
 	return 0;
@@ -211,25 +145,7 @@ int stat_run__build_targets(struct stat_run *r, pid_t workload_pid)
 	return tally_threadmap__single(workload_pid, &r->threads);
 }
 
-/* ---- readings into rows, by perf 6.1's rules -------------------------------------- */
-
-/* perf_counts_values__scale: val * ena / run in doubles, truncated. A bucket's sum can
- * differ from the exact product in its last digit, and perf users compare digits. */
-static uint64_t perf_scale(const struct stat_run *r, const struct tally_count *c)
-{
-	if (!r->opts->scale)
-		return c->val;	/* --no-scale */
-	if (c->run == 0)
-		return 0;
-	if (c->run >= c->ena)
-		return c->val;
-	return (uint64_t)((double)c->val * (double)c->ena / (double)c->run);
-}
-
-struct acc {
-	uint64_t val, ena, run;
-	int nr;
-};
+/* ---- readings into rows, by perf 6.1's rules (tally/stat.h) ----------------------- */
 
 /* The readings of this report: the totals, or (-I) what changed since the last one. */
 static const struct tally_count *readings(struct stat_run *r, int e, bool delta)
@@ -252,77 +168,6 @@ static const struct tally_count *readings(struct stat_run *r, int e, bool delta)
 	return d;
 }
 
-/*
- * One event's readings added into its line's buckets (acc[nr_ids]), as perf 6.1 adds
- * them (stat.c / stat-display.c):
- *  - the whole run (global): raw values, times summed, then scaled once;
- *  - -A: each CPU's reading scaled;
- *  - --per-core/die/socket/node: each CPU's reading scaled, then summed; a CPU that
- *    was never enabled or never ran zeroes the bucket's times (<not counted>) and ends
- *    this event's part of it;
- *  - --per-thread: each reading scaled, summed over CPUs.
- * A line that shows several PMUs' events (merged) adds each event this way in turn.
- */
-static void add_event(struct stat_run *r, const struct tally_count *v, struct acc *acc,
-		      bool first)
-{
-	size_t nthr = r->threads->nr, ncpu = r->cpus->nr;
-
-	switch (r->opts->aggr) {
-	case AGGR_GLOBAL: {
-		struct tally_count sum = { 0, 0, 0 };
-
-		for (size_t k = 0; k < ncpu * nthr; k++) {
-			sum.val += v[k].val;
-			sum.ena += v[k].ena;
-			sum.run += v[k].run;
-		}
-		acc[0].val += perf_scale(r, &sum);
-		acc[0].ena += sum.ena;
-		acc[0].run += sum.run;
-		break;
-	}
-	case AGGR_THREAD:
-		for (size_t t = 0; t < nthr; t++)
-			for (size_t c = 0; c < ncpu; c++) {
-				const struct tally_count *x = &v[c * nthr + t];
-
-				acc[t].val += perf_scale(r, x);
-				acc[t].ena += x->ena;
-				acc[t].run += x->run;
-			}
-		break;
-	case AGGR_NONE:
-		for (size_t c = 0; c < ncpu; c++) {
-			const struct tally_count *x = &v[c * nthr];
-
-			acc[c].val += perf_scale(r, x);
-			acc[c].ena += x->ena;
-			acc[c].run += x->run;
-		}
-		break;
-	default:	/* core, die, socket, node: thread 0 of each CPU (system-wide) */
-		for (int a = 0; a < r->nr_ids; a++) {
-			for (size_t c = 0; c < ncpu; c++) {
-				const struct tally_count *x = &v[c * nthr];
-
-				if (r->pair_id[c * nthr] != a)
-					continue;
-				if (first)
-					acc[a].nr++;
-				if (!x->ena || !x->run) {
-					acc[a].ena = acc[a].run = 0;
-					break;
-				}
-				acc[a].val += perf_scale(r, x);
-				acc[a].ena += x->ena;
-				acc[a].run += x->run;
-			}
-		}
-		break;
-	}
-}
-
 /* perf's user_time / system_time: the workload's rusage (the mean over -r runs so far). */
 static double tool_value(const struct stat_run *r, int tool)
 {
@@ -341,7 +186,7 @@ static double tool_value(const struct stat_run *r, int tool)
 /* Reduce the readings (minus the previous ones with -I) into rows. */
 void stat_run__reduce(struct stat_run *r, bool delta)
 {
-	struct acc *acc = calloc((size_t)r->nr_ids + 1, sizeof(*acc));
+	struct tally_stat_sum *acc = calloc((size_t)r->nr_ids + 1, sizeof(*acc));
 	const struct tally_count **v = calloc((size_t)r->nr_ev + 1, sizeof(*v));
 	bool per_thread_all = r->opts->aggr == AGGR_THREAD && r->opts->system_wide;
 
@@ -363,7 +208,7 @@ void stat_run__reduce(struct stat_run *r, bool delta)
 		for (int x = e; !ev->tool && x < r->nr_ev; x++) {
 			if (x != e && r->ev[x].shown_with != e)
 				continue;
-			add_event(r, v[x], acc, x == e);
+			tally_stat_buckets__add(r->buckets, v[x], acc, x == e);
 			if (x == e && r->opts->aggr == AGGR_GLOBAL)
 				first_ran = acc[0].run != 0;	/* perf: the line's own scaling */
 		}

@@ -130,9 +130,8 @@ static void print_footer(struct stat_run *r)
 				r->ru.ru_stime.tv_usec / 1e6);
 		}
 	} else {
-		double avg = r->wall_mean / 1e9;
-		double sd = r->nr_runs_done > 1 ?
-			    sqrt(r->wall_m2 / (r->nr_runs_done - 1) / r->nr_runs_done) / 1e9 : 0;
+		double avg = r->wall.mean / 1e9;
+		double sd = tally_stat_mean__stddev(&r->wall) / 1e9;
 		int prec = sd > 0 ? get_precision(sd) + 2 : 9;
 		double pct = avg ? 100.0 * sd / avg : 0;
 
@@ -155,7 +154,7 @@ void stat_run__print_report(struct stat_run *r)
 	struct stat_out *out = &r->out;
 
 	out->interval = false;
-	out->walltime_ns = r->opts->repeat > 1 ? r->wall_mean : r->last_wall_ns;
+	out->walltime_ns = r->opts->repeat > 1 ? r->wall.mean : r->last_wall_ns;
 	if (out->fmt == FMT_STD)
 		print_header(r);
 	if (r->nr_ev)

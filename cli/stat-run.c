@@ -315,10 +315,10 @@ static int prepare_run(struct stat_run *r, struct workload *w)
 			cli_error("cannot set up the targets: %s", strerror(-err));
 		return err > 0 ? err : 1;
 	}
-	if (!r->pair_id || r->opts->aggr == AGGR_THREAD) {
-		free(r->pair_id);
+	if (!r->buckets || r->opts->aggr == AGGR_THREAD) {
+		tally_stat_buckets__delete(r->buckets);
 		free(r->ids);
-		r->pair_id = NULL;
+		r->buckets = NULL;
 		r->ids = NULL;
 		if (stat_run__build_buckets(r))
 			return 1;

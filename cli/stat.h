@@ -18,12 +18,18 @@
 #include <time.h>
 #include <linux/perf_event.h>
 
+#include <tally/stat.h>
+
 #include "workload.h"
 
 struct cli_command;
 
-enum stat_aggr { AGGR_GLOBAL, AGGR_NONE, AGGR_THREAD, AGGR_CORE, AGGR_DIE, AGGR_SOCKET,
-		 AGGR_NODE };
+/* The library's modes (tally/stat.h) by shorter names. */
+enum stat_aggr {
+	AGGR_GLOBAL = TALLY_AGGR_GLOBAL, AGGR_NONE = TALLY_AGGR_NONE,
+	AGGR_THREAD = TALLY_AGGR_THREAD, AGGR_CORE = TALLY_AGGR_CORE, AGGR_DIE = TALLY_AGGR_DIE,
+	AGGR_SOCKET = TALLY_AGGR_SOCKET, AGGR_NODE = TALLY_AGGR_NODE,
+};
 enum stat_fmt { FMT_STD, FMT_CSV, FMT_JSON, FMT_STRICT };
 
 /* What an event is, for the derived metrics perf prints next to it. */
@@ -191,6 +197,12 @@ struct stat_control {
 };
 
 /* State of one counting session. */
+/* -r: a row's values over the runs so far. */
+struct stat_acc {
+	struct tally_stat_mean val, ena, run;
+	int counted;		/* runs in which it counted */
+};
+
 struct stat_run {
 	struct stat_opts *opts;
 	struct stat_evsel *ev;
@@ -202,15 +214,14 @@ struct stat_run {
 	int *set_idx;		/* ev index → counters index */
 	struct stat_aggr_id *ids;
 	int nr_ids;
-	int *pair_id;		/* pair → bucket */
+	struct tally_stat_buckets *buckets;	/* pair → bucket (ids[] in the same order) */
 	struct stat_row *rows;	/* nr_ev x nr_ids */
 	struct tally_count *prev;	/* -I: last reading per (event, pair) */
 	struct tally_count *cur;	/* -I: this interval's readings per (event, pair) */
 	struct stat_out out;
 	/* -r accumulators per row */
-	double *acc_mean, *acc_m2, *acc_ena, *acc_run;
-	int *acc_counted;
-	double wall_mean, wall_m2;
+	struct stat_acc *acc;
+	struct tally_stat_mean wall;
 	double *wall_runs;	/* --table: each run's wall time (ns) */
 	int nr_runs_done;
 	struct timespec start;

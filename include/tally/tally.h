@@ -43,6 +43,7 @@ TALLY_API const char *tally_version(void);
 #include <tally/callchain.h>
 #include <tally/hist.h>
 #include <tally/sample-memo.h>
+#include <tally/stat.h>
 #include <tally/ring.h>
 #include <tally/sampler.h>
 #include <tally/writer.h>
