@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -165,24 +164,6 @@ static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool
 	return parse_time_span(arg, &o->time_start, &o->time_end);
 }
 
-/* A regex option (-p, --ignore-callees): perf's extended regex, checked here so a bad
- * one is a usage error. 0 or -1. */
-static int check_regex(const char *opt, const char *arg)
-{
-	regex_t re;
-	int e = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
-
-	if (e) {
-		char why[256];
-
-		regerror(e, &re, why, sizeof(why));
-		cli_error("%s: invalid regex '%s': %s", opt, arg, why);
-		return -1;
-	}
-	regfree(&re);
-	return 0;
-}
-
 /* --column-widths w[,w...]: perf's fixed widths of the columns, in order */
 static int opt_col_widths(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
@@ -210,14 +191,14 @@ static int opt_parent(void *opts, const struct cli_opt *opt, const char *arg, bo
 {
 	(void)opt, (void)unset;
 	((struct report_opts *)opts)->parent = arg;
-	return check_regex("-p/--parent", arg);
+	return cli_check_regex("-p/--parent", arg);
 }
 
 static int opt_ignore_callees(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	(void)opt, (void)unset;
 	((struct report_opts *)opts)->ignore_callees = arg;
-	return check_regex("--ignore-callees", arg);
+	return cli_check_regex("--ignore-callees", arg);
 }
 
 #define CLI_OPTS struct report_opts

@@ -191,6 +191,13 @@ static int opt_call_graph(void *opts, const struct cli_opt *opt, const char *arg
 	return 0;
 }
 
+static int opt_ignore_callees(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	((struct top_opts *)opts)->ignore_callees = arg;
+	return cli_check_regex("--ignore-callees", arg);
+}
+
 static int opt_mmap_pages(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	(void)opt, (void)unset;
@@ -254,6 +261,8 @@ static const struct cli_opt top_options[] = {
 		     "record_mode[,record_size],print_type,threshold[,print_limit],order,sort_key[,branch]",
 		     "setup and enables call-graph (stack chain/backtrace): fp (frame pointers) or "
 		     "dwarf[,SIZE] (user stacks unwound with the binaries' CFI)", opt_call_graph, .flags = CLI_NEG),
+	OPT_CALLBACK(0, "ignore-callees", "regex",
+		     "ignore callees of these functions in call graphs", opt_ignore_callees),
 	OPT_SET(0, "children", children, 1,
 		"Accumulate callchains of children and show total overhead as well"),
 	OPT_UINT(0, "max-stack", max_stack, "n",
@@ -265,6 +274,8 @@ static const struct cli_opt top_options[] = {
 		   "sort by key(s): pid, comm, dso, symbol, cpu (default dso,sym)"),
 	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
 	OPT_EVSWITCH(switch_on, switch_off, show_on_off),
+	OPT_BOOL(0, "raw-trace", raw_trace, "Show raw trace event output (do not use print fmt or "
+		 "plugins; tally top has no trace sort key: nothing to change)"),
 	OPT_BOOL('n', "show-nr-samples", show_nr_samples, "Show a column with the number of samples"),
 	OPT_BOOL(0, "show-total-period", show_total_period, "Show a column with the sum of periods"),
 	OPT_CALLBACK(0, "percentage", "relative|absolute",

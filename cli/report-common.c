@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -374,4 +375,20 @@ int32_t *report_cpu_sockets(struct tally_data *d, size_t *nr)
 		memcpy(&sock[i], (const uint8_t *)topo + off + 8 * i + 4, 4);
 	*nr = n[0];
 	return sock;
+}
+
+int cli_check_regex(const char *opt, const char *arg)
+{
+	regex_t re;
+	int e = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+
+	if (e) {
+		char why[256];
+
+		regerror(e, &re, why, sizeof(why));
+		cli_error("%s: invalid regex '%s': %s", opt, arg, why);
+		return -1;
+	}
+	regfree(&re);
+	return 0;
 }

@@ -80,6 +80,11 @@ int parse_time_span(const char *s, uint64_t *start, uint64_t *end);
  * available cpus): a malloc'd array, NULL when the file has no (readable) topology. */
 int32_t *report_cpu_sockets(struct tally_data *d, size_t *nr);
 
+/* A regex option (report -p, --ignore-callees of report and top): perf's extended
+ * regex, checked while parsing so a bad one is a usage error. 0, or -1 after saying
+ * what is wrong. */
+int cli_check_regex(const char *opt, const char *arg);
+
 /* --switch-on / --switch-off / --show-on-off-events (perf's evswitch): samples count
  * only after a sample of the on event (from the start without one) and until a sample
  * of the off event; the on and off samples themselves only with show. */

@@ -342,6 +342,8 @@ static int hists_new(struct top *t)
 		.decay = true,
 		.kernel_name = "[kernel]",
 		.filter = &t->filter,
+		/* as report: the chains are there with -g (children mode too) */
+		.ignore_callees = t->o->callgraph ? t->o->ignore_callees : NULL,
 	};
 
 	return tally_hists__new(&t->hists, t->session, t->nr_ev, &ho);

@@ -67,6 +67,8 @@ struct top_opts {
 	bool hierarchy;		/* --hierarchy: one level per sort key (--stdio) */
 	const char *switch_on, *switch_off;	/* --switch-on/--switch-off (evswitch) */
 	bool show_on_off;	/* --show-on-off-events */
+	const char *ignore_callees;	/* --ignore-callees: the regex */
+	bool raw_trace;		/* --raw-trace: accepted (top has no trace key) */
 };
 
 struct top_event {

@@ -15,8 +15,7 @@ declare -A NOT_YET=(
 [report]="
 time-quantum"
 [script]=""
-[top]="all-cgroups cgroup column-widths group group-sort-idx ignore-callees namespaces
-raw-trace"
+[top]="all-cgroups cgroup column-widths group group-sort-idx namespaces"
 [list]=""
 [evlist]=""
 )
