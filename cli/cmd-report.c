@@ -187,6 +187,32 @@ static int opt_col_widths(void *opts, const struct cli_opt *opt, const char *arg
 	return 0;
 }
 
+/* --time-quantum N[ns|us|ms|s] (no unit: ns), perf's words for what it refuses */
+static int opt_time_quantum(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	struct report_opts *o = opts;
+	char *end;
+	unsigned long long v;
+
+	(void)opt, (void)unset;
+	v = strtoull(arg, &end, 10);
+	for (size_t i = 0; end != arg && i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (!v) {
+			cli_error("time quantum cannot be 0");
+			return -1;
+		}
+		o->time_quantum = v * units[i].ns;
+		return 0;
+	}
+	cli_error("Cannot parse time quantum `%s'", arg);
+	return -1;
+}
+
 static int opt_parent(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	(void)opt, (void)unset;
@@ -317,6 +343,8 @@ static const struct cli_opt report_options[] = {
 	OPT_CALLBACK('p', "parent", "regex", "regex filter to identify parent, see: '--sort parent'",
 		     opt_parent),
 	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
+	OPT_CALLBACK(0, "time-quantum", "time (ms|us|ns|s)",
+		     "Set time quantum for time sort key (default 100ms)", opt_time_quantum),
 	OPT_CALLBACK(0, "column-widths", "width[,width...]",
 		     "Don't try to adjust column width, use these fixed values", opt_col_widths),
 	OPT_BOOL(0, "show-cpu-utilization", show_cpu_util, "Show sample percentage for different cpu modes"),
@@ -464,6 +492,7 @@ static int report_hists(struct report *r, const enum tally_hist_col *keys, size_
 		.filter = filter,
 		.parent_pattern = o->parent,
 		.exclude_other = o->exclude_other,
+		.time_quantum = o->time_quantum,
 		/* perf resolves no chain for -g none without children: nothing to ignore */
 		.ignore_callees = o->cc_mode != CC_NONE || r->children ? o->ignore_callees : NULL,
 		.trace_text = trace_text,

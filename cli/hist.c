@@ -72,6 +72,8 @@ static const char *col_header(enum tally_hist_col c, bool self)
 		return "Source File";
 	case TALLY_HIST_PARENT:
 		return "Parent symbol";
+	case TALLY_HIST_TIME:
+		return "Time";
 	default:
 		return "";
 	}
@@ -135,6 +137,17 @@ static void print_value_cell(FILE *fp, size_t nr_members, const struct tally_his
 	}
 }
 
+/* The time key's text: seconds and microseconds, or nanoseconds when the column is 16
+ * wide (--ns). */
+static void time_text(char *buf, size_t len, uint64_t t, int w)
+{
+	if (w >= 16)
+		snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, t / UINT64_C(1000000000), t % UINT64_C(1000000000));
+	else
+		snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, t / UINT64_C(1000000000),
+			 t % UINT64_C(1000000000) / 1000);
+}
+
 static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hist_col c, int w,
 		       uint64_t total, bool last)
 {
@@ -143,11 +156,13 @@ static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hi
 		return;
 	}
 	switch (c) {
-	case TALLY_HIST_OVERHEAD:
-		fmt_pct(fp, pct(e->period, total), w - 1);
+	case TALLY_HIST_OVERHEAD:	/* perf's " %*.2f%%": a space even past 999% */
+		fputc(' ', fp);
+		fmt_pct(fp, pct(e->period, total), w - 2);
 		break;
 	case TALLY_HIST_CHILDREN:
-		fmt_pct(fp, pct(e->period_acc, total), w - 1);
+		fputc(' ', fp);
+		fmt_pct(fp, pct(e->period_acc, total), w - 2);
 		break;
 	case TALLY_HIST_SAMPLES:
 		fmt_u64_pad(fp, e->nr_samples, w);
@@ -197,6 +212,13 @@ static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hi
 	case TALLY_HIST_PARENT:	/* padded also when last, as perf */
 		fmt_str_left(fp, e->parent ? e->parent : "[other]", (size_t)w, 0);
 		break;
+	case TALLY_HIST_TIME: {	/* seconds.microseconds (--ns: nanoseconds), not padded last */
+		char t[48];
+
+		time_text(t, sizeof(t), e->time, w);
+		fmt_str_left(fp, t, last ? 0 : (size_t)w, 0);
+		break;
+	}
 	default:
 		break;
 	}
@@ -223,6 +245,8 @@ static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
 		return e->srcfile ? strlen(e->srcfile) : 0;
 	case TALLY_HIST_PARENT:
 		return e->parent ? strlen(e->parent) : 7;
+	case TALLY_HIST_TIME:
+		return 0;	/* perf's column is 12 wide (16 with --ns): hist_fprintf */
 	default:
 		return 0;
 	}
@@ -619,6 +643,9 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 				widths[i] = l;
 		}
 	}
+	for (size_t i = 0; i < nr; i++)	/* perf's time column: 12 wide, 16 with --ns */
+		if (cols[i] == TALLY_HIST_TIME)
+			widths[i] = o->ns ? 16 : 12;
 	for (size_t i = 0; i < nr; i++) {	/* --column-widths: keys at that, values at least */
 		size_t u = user_width(o, i), hl = strlen(col_header(cols[i], o->overhead_is_self));
 

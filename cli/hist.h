@@ -40,6 +40,7 @@ struct hist_print_opts {
 	int32_t socket_filter;		/* on this socket */
 	const int32_t *cpu_socket;	/* the socket of each cpu (NULL: none known) */
 	size_t nr_cpu_socket;
+	bool ns;			/* --ns: the time key in nanoseconds */
 	bool exclude_other;		/* -x: rows without a parent hidden (as
 					 * --symbol-filter's) */
 	const char *sep;		/* -t/--field-separator: columns joined by it (NULL:

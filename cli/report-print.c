@@ -145,6 +145,23 @@ static void elide_filtered(const struct report *r, struct hist_print_opts *po)
 		memset(po->elide, 0, sizeof(po->elide));
 }
 
+/* "# Samples: 4K of event 'E'", the event count, the socket filtered on. */
+static void section_header(const struct report *r, uint64_t nr, size_t nm, const char *name,
+			   uint64_t period)
+{
+	char unit;
+	unsigned long n = convert_unit((unsigned long)nr, &unit);
+
+	printf("# Samples: %lu%c of event%s '%s'", n, unit, nm > 1 ? "s" : "", name);
+	if (r->o->time)	/* perf names the slice */
+		printf(" (time slices: %s)", r->o->time);
+	putchar('\n');
+	printf("# Event count (approx.): %" PRIu64 "\n", period);
+	if (r->o->socket_filter >= 0)
+		printf("# Processor Socket: %d\n", r->o->socket_filter);
+	printf("#\n");
+}
+
 int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_cols)
 {
 	struct hist_print_opts po = {
@@ -156,6 +173,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.percent_limit = r->o->percent_limit,
 		.symbol_filter = r->o->symbol_filter,
 		.exclude_other = r->o->exclude_other,
+		.ns = r->o->ns,
 		.socket_filter_on = r->o->socket_filter >= 0,
 		.socket_filter = r->o->socket_filter,
 		.cpu_socket = r->cpu_socket,
@@ -184,7 +202,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
 		uint64_t nr = 0, nr_all = 0, period = 0, totals[64];
 		size_t nm = 1;
-		char unit, name[1024];
+		char name[1024];
 
 		if (r->group_view && ev->leader != (int)i)
 			continue;	/* a group member: printed in its leader's section */
@@ -224,19 +242,8 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		    : r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)
 				  : tally_hist__sort(h, r->children_cols))
 			return -ENOMEM;
-		if (!r->o->quiet) {
-			unsigned long n = convert_unit((unsigned long)nr, &unit);
-
-			printf("# Samples: %lu%c of event%s '%s'", n, unit, nm > 1 ? "s" : "",
-			       name);
-			if (r->o->time)	/* perf names the slice */
-				printf(" (time slices: %s)", r->o->time);
-			putchar('\n');
-			printf("# Event count (approx.): %" PRIu64 "\n", period);
-			if (r->o->socket_filter >= 0)
-				printf("# Processor Socket: %d\n", r->o->socket_filter);
-			printf("#\n");
-		}
+		if (!r->o->quiet)
+			section_header(r, nr, nm, name, period);
 		err = hist_fprintf(h, stdout, &po);
 		if (err)
 			return err;

@@ -78,6 +78,7 @@ struct report_opts {
 	int group_sort_idx;	/* --group-sort-idx: sort groups by this member */
 	bool show_cpu_util;	/* --show-cpu-utilization: sys and usr columns */
 	int socket_filter;	/* --socket-filter: only rows of this socket (-1: all) */
+	uint64_t time_quantum;	/* --time-quantum: the time key's quantum, ns (0: 100 ms) */
 	unsigned col_widths[TALLY_HIST_NR_COLS * 2];	/* --column-widths (0: automatic) */
 	size_t nr_col_widths;
 	bool hierarchy;		/* --hierarchy: a level per sort key */

@@ -58,6 +58,8 @@ enum tally_hist_col {
 	TALLY_HIST_PARENT,	/* the first function of the sample's chain, in the chain's
 				 * order, whose name matches the parent pattern (perf's
 				 * parent, "[other]" when none) */
+	TALLY_HIST_TIME,	/* the sample's time, rounded down to the time quantum
+				 * (perf's time key) */
 	TALLY_HIST_NR_COLS
 };
 
@@ -68,7 +70,7 @@ static inline bool tally_hist_col__is_key(enum tally_hist_col c)
 
 /* perf's name of a sort key or -F field ("overhead", "overhead_children", "sample",
  * "period", "comm", "pid", "tid", "dso", "sym", "symbol", "cpu", "trace", "srcline",
- * "srcfile", "parent"); -1 if unknown. */
+ * "srcfile", "parent", "time"); -1 if unknown. */
 TALLY_API int tally_hist_col__parse(const char *name);
 
 /* Interned strings: equal strings, equal pointers. */
@@ -96,6 +98,8 @@ struct tally_hist_entry {
 	/* interned, with the parent key only: the parent function's name (NULL: none,
 	 * perf's "[other]") */
 	const char *parent;
+	uint64_t time;		/* with the time key only: the first sample's time rounded
+				 * down to the quantum (ns) */
 	char level;		/* perf's cpumode letter: '.', 'k', 'g', 'u', 'H' */
 	uint8_t depth;		/* hierarchy view (tally_hist__sort_hierarchy): the key this
 				 * row is of (0: the first); a row above the last key sums the
@@ -252,6 +256,7 @@ struct tally_hists_opts {
 	 * self row, and the frames before it in that order leave the chain. A pattern
 	 * regcomp refuses makes tally_hists__new fail with -EINVAL. */
 	const char *ignore_callees;
+	uint64_t time_quantum;	/* the time key's quantum in ns (0: perf's 100 ms) */
 	struct tally_strpool *pool;	/* shared by several hists (NULL: one of its own) */
 	/* The TALLY_HIST_TRACE key's text of a sample of event evidx (perf formats the
 	 * tracepoint's fields, which needs the file's formats: the caller's business), in

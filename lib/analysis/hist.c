@@ -20,7 +20,7 @@ static const struct {
 	{ "pid", TALLY_HIST_PID }, { "tid", TALLY_HIST_PID }, { "dso", TALLY_HIST_DSO }, { "sym", TALLY_HIST_SYM },
 	{ "symbol", TALLY_HIST_SYM }, { "cpu", TALLY_HIST_CPU }, { "trace", TALLY_HIST_TRACE },
 	{ "srcline", TALLY_HIST_SRCLINE }, { "srcfile", TALLY_HIST_SRCFILE },
-	{ "parent", TALLY_HIST_PARENT },
+	{ "parent", TALLY_HIST_PARENT }, { "time", TALLY_HIST_TIME },
 };
 
 int tally_hist_col__parse(const char *name)
@@ -64,6 +64,9 @@ static uint64_t entry_hash(const struct tally_hist *h, const struct tally_hist_e
 			break;
 		case TALLY_HIST_PARENT:	/* interned */
 			x = tly_hash_mix(x, (uintptr_t)e->parent);
+			break;
+		case TALLY_HIST_TIME:
+			x = tly_hash_mix(x, e->time);
 			break;
 		default:
 			break;
@@ -123,6 +126,10 @@ static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *
 			break;
 		case TALLY_HIST_PARENT:
 			if (a->parent != b->parent)
+				return false;
+			break;
+		case TALLY_HIST_TIME:
+			if (a->time != b->time)
 				return false;
 			break;
 		default:
@@ -315,6 +322,10 @@ static int key_cmp(const struct tally_hist *h, const struct tally_hist_entry *a,
 			if (a->parent != b->parent && (c = strcmp(a->parent, b->parent)))
 				return c;
 			break;
+		case TALLY_HIST_TIME:	/* perf: the earlier first */
+			if (a->time != b->time)
+				return a->time < b->time ? -1 : 1;
+			break;
 		default:
 			break;
 		}
@@ -400,6 +411,10 @@ static int64_t perf_in_cmp(const struct tally_hist *h, const struct tally_hist_e
 				return e->parent ? 1 : -1;
 			if (n->parent != e->parent && (c = strcmp(n->parent, e->parent)))
 				return c;
+			break;
+		case TALLY_HIST_TIME:	/* perf: the difference, new minus existing */
+			if (n->time != e->time)
+				return (int64_t)(n->time - e->time);
 			break;
 		default:
 			break;

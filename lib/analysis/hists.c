@@ -70,6 +70,7 @@ struct tally_hists {
 	struct tally_sample_memo *memo;	/* NULL: every sample resolved */
 	bool memo_cpu;		/* the cpu is a key: part of the memo's key */
 	bool trace_key;		/* TALLY_HIST_TRACE is a key */
+	bool time_key;		/* TALLY_HIST_TIME is a key */
 	bool src_keys;		/* TALLY_HIST_SRCLINE or _SRCFILE is a key */
 	bool parent_key;	/* TALLY_HIST_PARENT is a key: parent_re is compiled */
 	regex_t parent_re;
@@ -117,6 +118,7 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 	for (size_t i = 0; i < o->nr_keys; i++) {
 		hs->memo_cpu |= hs->keys[i] == TALLY_HIST_CPU;
 		hs->trace_key |= hs->keys[i] == TALLY_HIST_TRACE;
+		hs->time_key |= hs->keys[i] == TALLY_HIST_TIME;
 		hs->src_keys |= hs->keys[i] == TALLY_HIST_SRCLINE ||
 				hs->keys[i] == TALLY_HIST_SRCFILE;
 		if (hs->keys[i] == TALLY_HIST_PARENT && !hs->parent_key) {
@@ -136,7 +138,7 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 	/* with trees built per sample, every sample must reach them; rows by trace output
 	 * take each sample's own fields */
 	if (!o->decay && !(o->callchains && o->trees == TALLY_TREES_BUILD) &&
-	    !hs->trace_key && nr_events <= UINT16_MAX) {
+	    !hs->trace_key && !hs->time_key && nr_events <= UINT16_MAX) {
 		hs->memo = tally_sample_memo__new(0, 0);
 		if (!hs->memo)
 			return -ENOMEM;
@@ -777,7 +779,9 @@ static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
 		e = tly_hist__findnew(h, tmpl);
 		if (!e)
 			return -ENOMEM;
-		for (size_t k = 0; k < nseen; k++)
+		/* perf 6.1 with the time key: its check for a frame seen before compares the
+		 * unrounded time, so every frame adds again */
+		for (size_t k = 0; k < nseen && !hs->time_key; k++)
 			dup |= hs->seen[k] == e;
 		if (dup)
 			continue;
@@ -998,6 +1002,11 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 	tmpl.pid = (int32_t)smp->pid;
 	tmpl.tid = (int32_t)smp->tid;
 	tmpl.cpu = smp->type & PERF_SAMPLE_CPU ? (int32_t)smp->cpu : -1;
+	if (hs->time_key && (smp->type & PERF_SAMPLE_TIME)) {
+		uint64_t q = hs->o.time_quantum ? hs->o.time_quantum : 100000000ull;
+
+		tmpl.time = smp->time / q * q;
+	}
 	if (hs->trace_key && hs->o.trace_text) {
 		char *t = hs->o.trace_text(hs->o.trace_arg, (size_t)(h - hs->h), smp);
 

@@ -12,8 +12,7 @@ have_perf || { skip "perf CMD -h walked for every option (perf absent)"; exit 0;
 declare -A NOT_YET=(
 [stat]=""
 [record]="all-cgroups cgroup control switch-output-event"
-[report]="
-time-quantum"
+[report]=""
 [script]=""
 [top]="all-cgroups cgroup column-widths group group-sort-idx namespaces"
 [list]=""

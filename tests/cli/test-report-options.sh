@@ -156,6 +156,19 @@ for a in "--socket-filter 0" "--socket-filter 1" "--socket-filter 0 -q -s cpu,co
 	same "$a as perf's" forks.data --stdio $a
 done
 
+# the time key and --time-quantum (default 100 ms; ns, us, ms, s; --ns prints
+# nanoseconds), also perf 6.1's children totals with it (every frame adds again)
+for a in "-s time -g none --no-children" "-s time,comm --time-quantum 10ms --no-children" \
+	 "-s time --ns --time-quantum 1ms -g none --no-children" "-s comm,time --time-quantum 1000 --no-children" \
+	 "-s time" "-s time,sym -g none" "-s time --time-quantum 1s" "-s time --hierarchy"; do
+	# shellcheck disable=SC2086
+	same "$a as perf's" forks.data --stdio $a
+done
+for q in 0 1x; do
+	"$TALLY" report -i forks.data -s time --time-quantum $q >/dev/null 2>err; rc=$?
+	check "--time-quantum $q: perf's usage error (rc $rc)" eval '[ $rc -eq 129 ] && grep -q "time quantum" err'
+done
+
 # --switch-on / --switch-off / --show-on-off-events: only the samples between the on
 # and off events' samples count, as perf's report
 perf record -q -e cpu-clock -e task-clock -F 2000 -o two.data "$HOT" 0.1 >/dev/null 2>&1
