@@ -150,7 +150,7 @@ int stat_run__build_targets(struct stat_run *r, pid_t workload_pid)
 /* The readings of this report: the totals, or (-I) what changed since the last one. */
 static const struct tally_count *readings(struct stat_run *r, int e, bool delta)
 {
-	struct tally_counter *c = &r->set->ev[r->set_idx[e]];
+	struct tally_counter *c = tally_counters__event(r->set, r->set_idx[e]);
 	size_t np = tally_counters__nr_pairs(r->set);
 
 	struct tally_count *d = &r->cur[(size_t)e * np];

@@ -57,7 +57,7 @@ static int write_attrs(struct stat_run *r, struct tally_writer *w)
 	int err = 0;
 
 	for (int e = 0; e < r->nr_ev && !err; e++) {
-		struct tally_counter *c = &r->set->ev[r->set_idx[e]];
+		struct tally_counter *c = tally_counters__event(r->set, r->set_idx[e]);
 		uint64_t *ids = calloc(np + 1, sizeof(*ids));
 		size_t n = 0;
 		int idx;
@@ -73,7 +73,7 @@ static int write_attrs(struct stat_run *r, struct tally_writer *w)
 			err = idx;
 	}
 	for (int e = 0; e < r->nr_ev && !err; e++) {
-		int members = r->set->ev[r->set_idx[e]].nr_members;
+		int members = tally_counters__event(r->set, r->set_idx[e])->nr_members;
 
 		if (r->ev[e].leader == e && members > 1)
 			err = tally_writer__add_group(w, NULL, e, members);
@@ -110,7 +110,7 @@ static int write_event_updates(struct stat_run *r, struct tally_writer *w)
 	int err = 0;
 
 	for (int e = 0; e < r->nr_ev && !err; e++) {
-		struct tally_counter *c = &r->set->ev[r->set_idx[e]];
+		struct tally_counter *c = tally_counters__event(r->set, r->set_idx[e]);
 		uint64_t rec[6];
 		uint64_t id = 0;
 		double sc = r->ev[e].scale;
@@ -193,7 +193,7 @@ static int write_counts(struct stat_run *r, struct tally_writer *w)
 	int err = put_record(w, TALLY_RECORD_STAT_CONFIG, cfg, sizeof(cfg));
 
 	for (int e = 0; e < r->nr_ev && !err; e++) {
-		struct tally_counter *c = &r->set->ev[r->set_idx[e]];
+		struct tally_counter *c = tally_counters__event(r->set, r->set_idx[e]);
 
 		for (size_t ci = 0; ci < r->cpus->nr && !err; ci++) {
 			for (size_t ti = 0; ti < r->threads->nr && !err; ti++) {

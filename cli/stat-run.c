@@ -88,12 +88,12 @@ int stat_run__open_counters(struct stat_run *r)
 			return err;
 	}
 	/* like perf: a per-task count refused for the kernel part is retried as :u */
-	r->set->user_only_fallback = !r->opts->system_wide;
+	tally_counters__set_user_only_fallback(r->set, !r->opts->system_wide);
 	err = tally_counters__open(r->set, 0);
 	for (int i = 0; !err && i < r->nr_ev; i++) {
 		int fe;
 
-		if (!r->ev[i].filter || r->set->ev[r->set_idx[i]].open_err)
+		if (!r->ev[i].filter || tally_counters__event(r->set, r->set_idx[i])->open_err)
 			continue;
 		fe = tally_counters__set_filter(r->set, (size_t)r->set_idx[i], r->ev[i].filter);
 		if (fe) {
@@ -103,7 +103,7 @@ int stat_run__open_counters(struct stat_run *r)
 		}
 	}
 	for (int i = 0; i < r->nr_ev; i++) {
-		struct tally_counter *c = &r->set->ev[r->set_idx[i]];
+		struct tally_counter *c = tally_counters__event(r->set, r->set_idx[i]);
 
 		r->ev[i].supported = c->open_err == 0;
 		if (c->user_only && !strchr(r->ev[i].name, ':')) {
@@ -119,14 +119,15 @@ int stat_run__open_counters(struct stat_run *r)
 	if (err) {
 		struct cli_open_ctx ctx = { r->opts->system_wide, -1, -1, false };
 		bool other_task = r->opts->pid_list || r->opts->tid_list;
-		int fe = r->set->fail_event;
+		int fcpu, fthread;
+		int fe = tally_counters__failure(r->set, &fcpu, &fthread);
 
-		if (r->set->fail_cpu_idx >= 0)
-			ctx.cpu = r->cpus->cpu[r->set->fail_cpu_idx];
-		if (r->set->fail_thread_idx >= 0 && other_task)
-			ctx.pid = r->threads->tid[r->set->fail_thread_idx];
+		if (fcpu >= 0)
+			ctx.cpu = r->cpus->cpu[fcpu];
+		if (fthread >= 0 && other_task)
+			ctx.pid = r->threads->tid[fthread];
 		if (fe >= 0)
-			ctx.exclude_kernel = r->set->ev[fe].attr->exclude_kernel;
+			ctx.exclude_kernel = tally_counters__event(r->set, fe)->attr->exclude_kernel;
 		for (int i = 0; i < r->nr_ev; i++)
 			if (r->set_idx[i] == fe)
 				fe = i;
@@ -137,7 +138,7 @@ int stat_run__open_counters(struct stat_run *r)
 		for (int i = 0; i < r->nr_ev; i++)
 			if (!r->ev[i].supported)
 				fprintf(stderr, "tally: %s: not supported (%s)\n", r->ev[i].name,
-					strerror(-r->set->ev[r->set_idx[i]].open_err));
+					strerror(-tally_counters__event(r->set, r->set_idx[i])->open_err));
 	}
 	return 0;
 }

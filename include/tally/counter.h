@@ -38,7 +38,8 @@ TALLY_API uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run);
  * Every event is read with TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING so multiplexed
  * counts can be scaled.
  *
- * The fields below are read-only for callers; index per-pair arrays with
+ * A set is opaque; each event's struct tally_counter (tally_counters__event) is
+ * read-only for callers but for priv. Index its per-pair arrays with
  * tally_counters__idx(set, cpu_idx, thread_idx).
  */
 struct tally_cpumap;
@@ -57,20 +58,7 @@ struct tally_counter {
 	void *priv;		/* the caller's */
 };
 
-struct tally_counters {
-	const struct tally_cpumap *cpus;	/* borrowed: must outlive the set */
-	const struct tally_threadmap *threads;	/* borrowed */
-	size_t nr;			/* events */
-	struct tally_counter *ev;
-	/* Where open failed fatally (tally_counters__open returned an error). */
-	int fail_event, fail_cpu_idx, fail_thread_idx;
-	/* RLIMIT_NOFILE was raised to make room (once). */
-	bool raised_nofile;
-	/* Set by the caller before open: when EACCES/EPERM refuses an event that counts
-	 * the kernel, retry it user-space only (exclude_kernel|exclude_hv), as perf does
-	 * for unprivileged users at perf_event_paranoid 2; the event gets user_only. */
-	bool user_only_fallback;
-};
+struct tally_counters;		/* opaque: the accessors below */
 
 /* A new, empty set over cpus x threads (use a cpumap of {-1} for per-task counting,
  * a threadmap of {-1} for per-CPU counting). 0 or -ENOMEM/-EINVAL. */
@@ -82,6 +70,21 @@ TALLY_API int tally_counters__new(const struct tally_cpumap *cpus,
  * non-NULL. 0, -EINVAL (bad leader) or -ENOMEM. */
 TALLY_API int tally_counters__add(struct tally_counters *set, const struct perf_event_attr *attr,
 				  int leader, int *idx);
+
+/* Number of events added. */
+TALLY_API size_t tally_counters__nr(const struct tally_counters *set);
+/* Event i (0 <= i < nr), or NULL. */
+TALLY_API struct tally_counter *tally_counters__event(struct tally_counters *set, size_t i);
+/* Before open: when EACCES/EPERM refuses an event that counts the kernel, retry it
+ * user-space only (exclude_kernel|exclude_hv), as perf does for unprivileged users at
+ * perf_event_paranoid 2; the event gets user_only. Off by default. */
+TALLY_API void tally_counters__set_user_only_fallback(struct tally_counters *set, bool on);
+/* Where tally_counters__open failed fatally: the event's index (-1: it did not fail),
+ * and through non-NULL pointers the cpu and thread indexes (-1: any). */
+TALLY_API int tally_counters__failure(const struct tally_counters *set, int *cpu_idx,
+				      int *thread_idx);
+/* Whether open raised RLIMIT_NOFILE to make room. */
+TALLY_API bool tally_counters__raised_nofile(const struct tally_counters *set);
 
 /* Errnos that mean "this event is not supported here" (perf stat shows <not supported>
  * and carries on): ENOENT, EOPNOTSUPP, ENXIO, ENOSYS, EINVAL, ENODEV. */

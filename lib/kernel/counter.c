@@ -26,6 +26,51 @@ uint64_t tally_scale(uint64_t val, uint64_t ena, uint64_t run)
 #include "tally/sampler.h"
 #include "internal/sys.h"
 
+/* The set (opaque to callers: tally/counter.h). */
+struct tally_counters {
+	const struct tally_cpumap *cpus;	/* borrowed: must outlive the set */
+	const struct tally_threadmap *threads;	/* borrowed */
+	size_t nr;			/* events */
+	struct tally_counter *ev;
+	/* Where open failed fatally (tally_counters__open returned an error). */
+	int fail_event, fail_cpu_idx, fail_thread_idx;
+	/* RLIMIT_NOFILE was raised to make room (once). */
+	bool raised_nofile;
+	/* Set by the caller before open: when EACCES/EPERM refuses an event that counts
+	 * the kernel, retry it user-space only (exclude_kernel|exclude_hv), as perf does
+	 * for unprivileged users at perf_event_paranoid 2; the event gets user_only. */
+	bool user_only_fallback;
+};
+
+size_t tally_counters__nr(const struct tally_counters *set)
+{
+	return set->nr;
+}
+
+struct tally_counter *tally_counters__event(struct tally_counters *set, size_t i)
+{
+	return i < set->nr ? &set->ev[i] : NULL;
+}
+
+void tally_counters__set_user_only_fallback(struct tally_counters *set, bool on)
+{
+	set->user_only_fallback = on;
+}
+
+int tally_counters__failure(const struct tally_counters *set, int *cpu_idx, int *thread_idx)
+{
+	if (cpu_idx)
+		*cpu_idx = set->fail_cpu_idx;
+	if (thread_idx)
+		*thread_idx = set->fail_thread_idx;
+	return set->fail_event;
+}
+
+bool tally_counters__raised_nofile(const struct tally_counters *set)
+{
+	return set->raised_nofile;
+}
+
 int tally_counters__new(const struct tally_cpumap *cpus, const struct tally_threadmap *threads,
 			struct tally_counters **out)
 {

@@ -68,7 +68,7 @@ static void group_read_and_multiplexing(void **state)
 	assert_int_equal(tally_counters__add(set, &a, -1, &lead), 0);
 	assert_int_equal(tally_counters__add(set, &b, lead, &mem), 0);
 	assert_int_equal(tally_counters__add(set, &b, mem, NULL), -EINVAL);	/* not a leader */
-	assert_int_equal(set->ev[lead].nr_members, 2);
+	assert_int_equal(tally_counters__event(set, lead)->nr_members, 2);
 	assert_int_equal(tally_counters__open(set, 0), 0);
 	assert_int_equal(k->nr_opened, 4);
 
@@ -94,12 +94,12 @@ static void group_read_and_multiplexing(void **state)
 	assert_int_equal(tally_counters__enable(set), 0);
 	assert_true(sim_event_nth(0)->is_enabled);
 	assert_int_equal(tally_counters__read(set), 0);
-	assert_int_equal(set->ev[lead].count[0].val, 1000);
-	assert_int_equal(set->ev[mem].count[0].val, 2000);
-	assert_int_equal(set->ev[lead].count[1].val, 1002);
-	assert_int_equal(set->ev[mem].count[1].val, 2002);
-	assert_int_equal(set->ev[mem].count[1].ena, 300);
-	assert_int_equal(set->ev[mem].count[1].run, 200);
+	assert_int_equal(tally_counters__event(set, lead)->count[0].val, 1000);
+	assert_int_equal(tally_counters__event(set, mem)->count[0].val, 2000);
+	assert_int_equal(tally_counters__event(set, lead)->count[1].val, 1002);
+	assert_int_equal(tally_counters__event(set, mem)->count[1].val, 2002);
+	assert_int_equal(tally_counters__event(set, mem)->count[1].ena, 300);
+	assert_int_equal(tally_counters__event(set, mem)->count[1].run, 200);
 
 	struct tally_count s = tally_counters__sum(set, (size_t)mem);
 
@@ -136,10 +136,10 @@ static void not_counted_and_unsupported(void **state)
 	assert_int_equal(tally_counters__add(set, &c, -1, &ic), 0);
 	assert_int_equal(tally_counters__add(set, &d, ic, &id), 0);
 	assert_int_equal(tally_counters__open(set, 0), 0);
-	assert_int_equal(set->ev[ia].open_err, 0);
-	assert_int_equal(set->ev[ic].open_err, -ENOENT);
-	assert_int_equal(set->ev[id].open_err, -ENOENT);	/* leader unsupported */
-	assert_int_equal(set->ev[ic].fd[0], -1);
+	assert_int_equal(tally_counters__event(set, ia)->open_err, 0);
+	assert_int_equal(tally_counters__event(set, ic)->open_err, -ENOENT);
+	assert_int_equal(tally_counters__event(set, id)->open_err, -ENOENT);	/* leader unsupported */
+	assert_int_equal(tally_counters__event(set, ic)->fd[0], -1);
 	assert_int_equal(k->nr_opened, 1);
 	assert_int_equal(sim_event_nth(0)->pid, 1234);
 	assert_int_equal(sim_event_nth(0)->attr.read_format,
@@ -149,9 +149,9 @@ static void not_counted_and_unsupported(void **state)
 	sim_event_nth(0)->enabled = 500;
 	sim_event_nth(0)->running = 0;
 	assert_int_equal(tally_counters__read(set), 0);
-	assert_int_equal(set->ev[ia].count[0].run, 0);
-	assert_int_equal(set->ev[ia].count[0].ena, 500);
-	assert_int_equal(set->ev[ic].count[0].val, 0);
+	assert_int_equal(tally_counters__event(set, ia)->count[0].run, 0);
+	assert_int_equal(tally_counters__event(set, ia)->count[0].ena, 500);
+	assert_int_equal(tally_counters__event(set, ic)->count[0].val, 0);
 	assert_true(tally_counters__unsupported_err(-EOPNOTSUPP));
 	assert_false(tally_counters__unsupported_err(-EACCES));
 	tally_counters__delete(set);
@@ -181,20 +181,20 @@ static void tracepoint_filter_on_every_fd(void **state)
 	assert_int_equal(tally_counters__open(set, 0), 0);
 	assert_int_equal(tally_counters__set_filter(set, (size_t)ib, filter), 0);
 	for (size_t k = 0; k < 3; k++) {
-		assert_int_equal(sim_event_by_fd(set->ev[ib].fd[k])->last_ioctl_arg,
+		assert_int_equal(sim_event_by_fd(tally_counters__event(set, ib)->fd[k])->last_ioctl_arg,
 				 (unsigned long)filter);
-		assert_int_not_equal(sim_event_by_fd(set->ev[ia].fd[k])->last_ioctl_arg,
+		assert_int_not_equal(sim_event_by_fd(tally_counters__event(set, ia)->fd[k])->last_ioctl_arg,
 				     (unsigned long)filter);
 	}
 	/* one event alone: --control's 'enable NAME' */
 	assert_int_equal(tally_counters__disable(set), 0);
 	assert_int_equal(tally_counters__enable_event(set, (size_t)ib, true), 0);
 	for (size_t k = 0; k < 3; k++) {
-		assert_true(sim_event_by_fd(set->ev[ib].fd[k])->is_enabled);
-		assert_false(sim_event_by_fd(set->ev[ia].fd[k])->is_enabled);
+		assert_true(sim_event_by_fd(tally_counters__event(set, ib)->fd[k])->is_enabled);
+		assert_false(sim_event_by_fd(tally_counters__event(set, ia)->fd[k])->is_enabled);
 	}
 	assert_int_equal(tally_counters__enable_event(set, (size_t)ib, false), 0);
-	assert_false(sim_event_by_fd(set->ev[ib].fd[2])->is_enabled);
+	assert_false(sim_event_by_fd(tally_counters__event(set, ib)->fd[2])->is_enabled);
 	assert_int_equal(tally_counters__enable_event(set, 2, true), -EINVAL);
 	assert_int_equal(tally_counters__set_filter(set, 5, filter), -EINVAL);
 	assert_int_equal(tally_counters__set_filter(NULL, 0, filter), -EINVAL);
@@ -221,14 +221,14 @@ static void cgroup_event_opens_with_cgroup_fd(void **state)
 	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
 	assert_int_equal(tally_counters__add(set, &a, -1, &ia), 0);
 	assert_int_equal(tally_counters__add(set, &b, -1, &ib), 0);
-	assert_int_equal(set->ev[ib].cgroup_fd, -1);
+	assert_int_equal(tally_counters__event(set, ib)->cgroup_fd, -1);
 	assert_int_equal(tally_counters__set_cgroup(set, (size_t)ib, 77), 0);
 	assert_int_equal(tally_counters__set_cgroup(set, 2, 77), -EINVAL);
 	assert_int_equal(tally_counters__set_cgroup(NULL, 0, 77), -EINVAL);
 	assert_int_equal(tally_counters__open(set, 0), 0);
 	for (size_t k = 0; k < 2; k++) {
-		struct sim_event *ea = sim_event_by_fd(set->ev[ia].fd[k]);
-		struct sim_event *eb = sim_event_by_fd(set->ev[ib].fd[k]);
+		struct sim_event *ea = sim_event_by_fd(tally_counters__event(set, ia)->fd[k]);
+		struct sim_event *eb = sim_event_by_fd(tally_counters__event(set, ib)->fd[k]);
 
 		assert_int_equal(ea->pid, -1);
 		assert_false(ea->flags & PERF_FLAG_PID_CGROUP);
@@ -267,8 +267,12 @@ static void fatal_error_closes_everything(void **state)
 	assert_int_equal(tally_counters__add(set, &a, -1, NULL), 0);
 	assert_int_equal(tally_counters__add(set, &b, -1, NULL), 0);
 	assert_int_equal(tally_counters__open(set, 0), -EACCES);
-	assert_int_equal(set->fail_event, 1);
-	assert_int_equal(set->fail_cpu_idx, 0);
+	{
+		int fcpu;
+
+		assert_int_equal(tally_counters__failure(set, &fcpu, NULL), 1);
+		assert_int_equal(fcpu, 0);
+	}
 	assert_int_equal(k->nr_opened, 3);	/* task-clock on 3 CPUs, then the failure */
 	for (int n = 0; n < 3; n++)
 		assert_false(sim_event_nth(n)->used);
@@ -301,7 +305,7 @@ static void emfile_raises_limit_once(void **state)
 	assert_int_equal(tally_counters__new(cpus, thr, &set), 0);
 	assert_int_equal(tally_counters__add(set, &a, -1, NULL), 0);
 	assert_int_equal(tally_counters__open(set, 0), -EMFILE);
-	assert_true(set->raised_nofile);
+	assert_true(tally_counters__raised_nofile(set));
 	assert_int_equal(k->nr_open_calls, 2);	/* tried, raised the limit, retried */
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &low), 0);
 	assert_true(low.rlim_cur == low.rlim_max);
@@ -330,8 +334,8 @@ static void exclude_guest_fallback(void **state)
 	assert_int_equal(tally_counters__open(set, 0), 0);
 	/* tried with exclude_guest, then without; EINVAL then means unsupported */
 	assert_int_equal(k->nr_open_calls, 2);
-	assert_int_equal(set->ev[0].attr->exclude_guest, 0);
-	assert_int_equal(set->ev[0].open_err, -EINVAL);
+	assert_int_equal(tally_counters__event(set, 0)->attr->exclude_guest, 0);
+	assert_int_equal(tally_counters__event(set, 0)->open_err, -EINVAL);
 	tally_counters__delete(set);
 	tally_cpumap__delete(cpus);
 	tally_threadmap__delete(thr);
@@ -356,14 +360,14 @@ static void user_only_fallback(void **state)
 	/* off (the default): EACCES is fatal at once */
 	assert_int_equal(tally_counters__open(set, 0), -EACCES);
 	assert_int_equal(k->nr_open_calls, 1);
-	assert_false(set->ev[0].user_only);
+	assert_false(tally_counters__event(set, 0)->user_only);
 	/* on: retried once with exclude_kernel|exclude_hv, then fatal */
-	set->user_only_fallback = true;
+	tally_counters__set_user_only_fallback(set, true);
 	assert_int_equal(tally_counters__open(set, 0), -EACCES);
 	assert_int_equal(k->nr_open_calls, 3);
-	assert_true(set->ev[0].user_only);
-	assert_int_equal(set->ev[0].attr->exclude_kernel, 1);
-	assert_int_equal(set->ev[0].attr->exclude_hv, 1);
+	assert_true(tally_counters__event(set, 0)->user_only);
+	assert_int_equal(tally_counters__event(set, 0)->attr->exclude_kernel, 1);
+	assert_int_equal(tally_counters__event(set, 0)->attr->exclude_hv, 1);
 	tally_counters__delete(set);
 	tally_cpumap__delete(cpus);
 	tally_threadmap__delete(thr);
@@ -473,9 +477,9 @@ static void real_kernel_software_count(void **state)
 		;
 	assert_int_equal(tally_counters__disable(set), 0);
 	assert_int_equal(tally_counters__read(set), 0);
-	assert_true(set->ev[0].count[0].val > 0);
-	assert_true(set->ev[0].count[0].ena >= set->ev[0].count[0].run);
-	assert_int_equal(set->ev[1].count[0].ena, set->ev[0].count[0].ena);
+	assert_true(tally_counters__event(set, 0)->count[0].val > 0);
+	assert_true(tally_counters__event(set, 0)->count[0].ena >= tally_counters__event(set, 0)->count[0].run);
+	assert_int_equal(tally_counters__event(set, 1)->count[0].ena, tally_counters__event(set, 0)->count[0].ena);
 	tally_counters__delete(set);
 	tally_cpumap__delete(cpus);
 	tally_threadmap__delete(thr);
