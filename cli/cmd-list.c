@@ -165,8 +165,8 @@ static int collect(struct entries *es, const struct list_opts *o, const bool wan
 				}
 	}
 	if (want[K_PMU] && !err && !tally_pmus__new(o->sysfs, &pmus)) {
-		for (size_t i = 0; i < pmus->nr && !err; i++) {
-			const struct tally_pmu *p = &pmus->pmu[i];
+		for (size_t i = 0; i < tally_pmus__nr(pmus) && !err; i++) {
+			const struct tally_pmu *p = tally_pmus__get(pmus, i);
 
 			/* the core PMU's aliases are usable bare: perf lists them as
 			 * "cpu-cycles OR cpu/cpu-cycles/" */
@@ -291,8 +291,8 @@ static void print_pmu_info(const char *sysfs)
 	} else {
 		printf("Kernel PMUs (%s/bus/event_source/devices):\n", sysfs ? sysfs : "/sys");
 		printf("  %-20s %5s  %-8s %-7s %s\n", "name", "type", "cpumask", "events", "formats");
-		for (size_t i = 0; i < pmus->nr; i++) {
-			const struct tally_pmu *p = &pmus->pmu[i];
+		for (size_t i = 0; i < tally_pmus__nr(pmus); i++) {
+			const struct tally_pmu *p = tally_pmus__get(pmus, i);
 			char cpus[64] = "-";
 			size_t n = 0;
 			char fm[512] = "";

@@ -56,15 +56,15 @@ struct tally_pmu {
 	struct tally_cpumap *cpus;	/* cpumask file (else cpus: arm64, hybrid), NULL when absent */
 };
 
-struct tally_pmus {
-	size_t nr;
-	struct tally_pmu *pmu;		/* sorted by name */
-};
+struct tally_pmus;	/* opaque: tally_pmus__nr and tally_pmus__get walk it */
 
 /* Read every PMU under @sysfs_root/bus/event_source/devices (@sysfs_root NULL = "/sys").
  * -ENOENT when the directory does not exist; unreadable single PMUs are skipped. */
 TALLY_API int tally_pmus__new(const char *sysfs_root, struct tally_pmus **out);
 TALLY_API void tally_pmus__delete(struct tally_pmus *pmus);
+/* Number of PMUs, and PMU i of them (sorted by name; NULL past the end). */
+TALLY_API size_t tally_pmus__nr(const struct tally_pmus *pmus);
+TALLY_API const struct tally_pmu *tally_pmus__get(const struct tally_pmus *pmus, size_t i);
 /* The PMU called @name, or NULL. */
 TALLY_API const struct tally_pmu *tally_pmus__find(const struct tally_pmus *pmus, const char *name);
 /* The PMU with attr.type @type, or NULL. */

@@ -12,6 +12,12 @@
 
 #include <tally/event.h>
 
+/* The PMUs (opaque to callers: tally/pmu.h). */
+struct tally_pmus {
+	size_t nr;
+	struct tally_pmu *pmu;		/* sorted by name */
+};
+
 struct tly_symbol {
 	uint64_t config;
 	const char *name;	/* perf list's first name: "cpu-cycles" */

@@ -16,6 +16,8 @@
 #include <tally/cpumap.h>
 #include <tally/pmu.h>
 
+#include "internal/event.h"
+
 #include "internal/util.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -340,6 +342,16 @@ void tally_pmus__delete(struct tally_pmus *pmus)
 		pmu_exit(&pmus->pmu[i]);
 	free(pmus->pmu);
 	free(pmus);
+}
+
+size_t tally_pmus__nr(const struct tally_pmus *pmus)
+{
+	return pmus->nr;
+}
+
+const struct tally_pmu *tally_pmus__get(const struct tally_pmus *pmus, size_t i)
+{
+	return i < pmus->nr ? &pmus->pmu[i] : NULL;
 }
 
 const struct tally_pmu *tally_pmus__find(const struct tally_pmus *pmus, const char *name)

@@ -69,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct tally_pmus *pmus = NULL;
 	if (tally_pmus__new(root, &pmus) == 0) {
-		for (size_t i = 0; i < pmus->nr; i++) {
-			const struct tally_pmu *p = &pmus->pmu[i];
+		for (size_t i = 0; i < tally_pmus__nr(pmus); i++) {
+			const struct tally_pmu *p = tally_pmus__get(pmus, i);
 			sink += p->type + p->nr_formats + p->nr_events + p->nr_caps;
 			for (size_t j = 0; j < p->nr_events; j++) {
 				const struct tally_pmu_alias *a = &p->events[j];

@@ -102,7 +102,11 @@ static void fake_x86(void **state)
 	assert_int_equal(tally_pmus__new(root_x86, &pmus), 0);
 	/* "bad" has a non-numeric type and is skipped */
 	assert_null(tally_pmus__find(pmus, "bad"));
-	assert_int_equal(pmus->nr, 9);
+	assert_int_equal(tally_pmus__nr(pmus), 9);
+	for (size_t i = 1; i < 9; i++)	/* sorted by name */
+		assert_true(strcmp(tally_pmus__get(pmus, i - 1)->name,
+				   tally_pmus__get(pmus, i)->name) < 0);
+	assert_null(tally_pmus__get(pmus, 9));
 	p = tally_pmus__find(pmus, "cpu");
 	assert_non_null(p);
 	assert_int_equal(p->type, 4);
