@@ -603,6 +603,7 @@ static const struct cli_opt record_options[] = {
 		     "processed mmap buffer", opt_affinity, .flags = CLI_NEG),
 	OPT_BOOL(0, "switch-events", switch_events, "Record context switch events"),
 	OPT_BOOL(0, "namespaces", namespaces, "Record namespaces events"),
+	OPT_BOOL(0, "all-cgroups", all_cgroups, "Record cgroup events"),
 	OPT_BOOL('d', "data", sample_addr, "Record the sample addresses"),
 	OPT_BOOL('R', "raw-samples", raw, "collect raw sample records from all opened counters"),
 	OPT_BOOL(0, "sample-cpu", sample_cpu, "Record the sample cpu"),

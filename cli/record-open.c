@@ -263,6 +263,8 @@ static void config_sample_fields(const struct record_opts *o, struct perf_event_
 		a->sample_type |= PERF_SAMPLE_CODE_PAGE_SIZE;
 	if (o->weight)
 		a->sample_type |= PERF_SAMPLE_WEIGHT_STRUCT;
+	if (o->all_cgroups)
+		a->sample_type |= PERF_SAMPLE_CGROUP;
 	if (o->user_regs) {
 		/* with DWARF chains perf samples the given registers and the stack and
 		 * instruction pointers the unwinder needs (x86-64: SP, IP) */
@@ -359,6 +361,7 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 		a->context_switch = o->switch_events;
 		a->namespaces = o->namespaces;
 		a->build_id = o->buildid_mmap;
+		a->cgroup = o->all_cgroups;
 	} else {
 		a->mmap_data = 0;
 	}
@@ -389,7 +392,8 @@ static int add_tracking_dummy(struct record *r)
 	a = &r->ev[r->nr_ev - 1].attr;
 	a->size = first->size;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			 (first->sample_type & (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU));
+			 (first->sample_type & (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+						 PERF_SAMPLE_CGROUP));
 	a->sample_period = 1;
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 	/* perf: enabled at once for CPU-wide targets, else at exec (tally enables it at
@@ -401,11 +405,12 @@ static int add_tracking_dummy(struct record *r)
 	a->context_switch = first->context_switch;
 	a->namespaces = first->namespaces;
 	a->build_id = first->build_id;
+	a->cgroup = first->cgroup;
 	a->sample_id_all = 1;
 	a->use_clockid = first->use_clockid;
 	a->clockid = first->clockid;
 	first->mmap = first->comm = first->task = first->mmap2 = first->comm_exec = 0;
-	first->context_switch = first->namespaces = first->build_id = 0;
+	first->context_switch = first->namespaces = first->build_id = first->cgroup = 0;
 	return 0;
 }
 

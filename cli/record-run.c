@@ -101,6 +101,19 @@ static int put_user_record(struct record *r, uint32_t type)
 	return tally_writer__write(r->w, &h, sizeof(h));
 }
 
+/* --all-cgroups: a CGROUP record for each cgroup there is (perf's order: before the
+ * tasks). Without a perf_event cgroup hierarchy there is none to name. */
+static int synth_cgroups(struct record *r, const struct tally_synth_opts *so)
+{
+	char mnt[PATH_MAX];
+	int err;
+
+	if (cli_cgroup_mount(mnt, sizeof(mnt)))
+		return 0;
+	err = tally_synth__cgroups(mnt, so, emit, r);
+	return err == -ENOENT || err == -EACCES ? 0 : err;
+}
+
 /* Side-band for what already runs (or is about to exec); AGAIN: at the start of a
  * --switch-output file, when a command has long since exec'd. */
 static int synthesize(struct record *r, bool again)
@@ -118,6 +131,8 @@ static int synthesize(struct record *r, bool again)
 	}
 	if (!err)
 		err = tally_synth__modules(&so, emit, r);
+	if (!err && r->o->all_cgroups && (r->o->synth & RECORD_SYNTH_CGROUP))
+		err = synth_cgroups(r, &so);
 	if (err)
 		return err;
 	so.no_maps = !(r->o->synth & RECORD_SYNTH_MMAP);

@@ -74,6 +74,7 @@ struct record_opts {
 	unsigned synth;			/* --synth: RECORD_SYNTH_* of existing targets */
 	bool namespaces;		/* --namespaces: NAMESPACES records (kernel, synthesized) */
 	bool buildid_mmap;		/* --buildid-mmap: build-ids in MMAP2 records, no BUILD_ID */
+	bool all_cgroups;		/* --all-cgroups: CGROUP records and samples' cgroup ids */
 	/* accepted, with nothing for tally to change (docs/record.md) */
 	bool no_bpf_event, timestamp_boundary;
 	int nr_thread_synth;

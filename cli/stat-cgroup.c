@@ -26,51 +26,14 @@
 
 #include "cmd.h"
 #include "stat.h"
-
-/* The perf_event controller's mount point into buf. 0 or -ENOENT. */
-static int cgroup_mount(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/mounts", "re");
-	char line[4096], v2[PATH_MAX] = "";
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *save = NULL, *path, *type, *opts, *o;
-
-		if (!strtok_r(line, " ", &save) || !(path = strtok_r(NULL, " ", &save)) ||
-		    !(type = strtok_r(NULL, " ", &save)) || !(opts = strtok_r(NULL, " ", &save)))
-			continue;
-		if (!strcmp(type, "cgroup2") && !v2[0]) {
-			snprintf(v2, sizeof(v2), "%s", path);
-			continue;
-		}
-		if (strcmp(type, "cgroup"))
-			continue;
-		for (o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
-			if (!strcmp(o, "perf_event"))
-				break;
-		if (o) {
-			snprintf(buf, len, "%s", path);
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	if (ret && v2[0]) {
-		snprintf(buf, len, "%s", v2);
-		ret = 0;
-	}
-	return ret;
-}
+#include "target.h"
 
 /* Open cgroup `name` and add it to r->cgroups; its index, or -1 after saying why. */
 static int add_cgroup(struct stat_run *r, const char *name, const char *opt)
 {
 	char mnt[PATH_MAX], path[PATH_MAX * 2];
 	struct stat_cgroup *n;
-	int fd, err = cgroup_mount(mnt, sizeof(mnt));
+	int fd, err = cli_cgroup_mount(mnt, sizeof(mnt));
 
 	if (err) {
 		cli_error("%s: no perf_event cgroup hierarchy is mounted (see /proc/mounts)", opt);
@@ -203,7 +166,7 @@ static int match_cgroups(struct stat_run *r, const char *list)
 	bool *used;
 	int ret = 129;
 
-	if (cgroup_mount(mnt, sizeof(mnt))) {
+	if (cli_cgroup_mount(mnt, sizeof(mnt))) {
 		cli_error("--for-each-cgroup: no perf_event cgroup hierarchy is mounted "
 			  "(see /proc/mounts)");
 		return 129;

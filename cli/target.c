@@ -1,8 +1,10 @@
 /*
- * -u/--uid and -r/--realtime of record and top (target.h).
+ * -u/--uid and -r/--realtime of record and top, the cgroup mount of stat and record
+ * (target.h).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdint.h>
@@ -108,4 +110,41 @@ int cli_realtime(int prio, const char *cmd)
 		return 1;
 	}
 	return 0;
+}
+
+int cli_cgroup_mount(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/mounts", "re");
+	char line[4096], v2[PATH_MAX] = "";
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *path, *type, *opts, *o;
+
+		if (!strtok_r(line, " ", &save) || !(path = strtok_r(NULL, " ", &save)) ||
+		    !(type = strtok_r(NULL, " ", &save)) || !(opts = strtok_r(NULL, " ", &save)))
+			continue;
+		if (!strcmp(type, "cgroup2") && !v2[0]) {
+			snprintf(v2, sizeof(v2), "%s", path);
+			continue;
+		}
+		if (strcmp(type, "cgroup"))
+			continue;
+		for (o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+			if (!strcmp(o, "perf_event"))
+				break;
+		if (o) {
+			snprintf(buf, len, "%s", path);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (ret && v2[0]) {
+		snprintf(buf, len, "%s", v2);
+		ret = 0;
+	}
+	return ret;
 }

@@ -18,6 +18,9 @@ int cli_uid_pids(const char *user, char **list);
  * list was made is taken out of LIST (as perf's uid target leaves it out). 0 or -errno
  * (-ESRCH: *bad is the process that is gone). */
 int cli_pids_threads(char *list, bool drop_gone, struct tally_threadmap **out, pid_t *bad);
+/* The mount point of the perf_event cgroup controller into buf: a cgroup v1 mount with
+ * it, else the cgroup2 mount (as perf). 0 or -ENOENT. */
+int cli_cgroup_mount(char *buf, size_t len);
 /* -r PRIO: run with SCHED_FIFO priority PRIO. 0, or 1 after a message naming OPT. */
 int cli_realtime(int prio, const char *cmd);
 

@@ -72,6 +72,14 @@ TALLY_API int tally_synth__kernel_map(const struct tally_synth_opts *opts, tally
 TALLY_API int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn,
 				   void *arg);
 
+/* One CGROUP record {u64 id; char path[]} per cgroup under MOUNT (the perf_event
+ * controller's hierarchy), the root "/" first, then each directory before the ones in
+ * it, in directory order, as perf record --all-cgroups synthesizes them. The id is the
+ * kernel's (the directory's file handle, what PERF_SAMPLE_CGROUP carries). Directories
+ * that vanish meanwhile are skipped. 0, -errno (MOUNT unreadable) or the callback's. */
+TALLY_API int tally_synth__cgroups(const char *mount, const struct tally_synth_opts *opts,
+				   tally_synth_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

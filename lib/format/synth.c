@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <tally/buildid.h>
 #include <tally/synth.h>
@@ -520,4 +522,65 @@ int tally_synth__modules(const struct tally_synth_opts *opts, tally_synth_fn fn,
 	free(mods);
 	free(dep);
 	return err;
+}
+
+/* The cgroup id of directory PATH: its file handle, 8 bytes on cgroupfs (0: none). */
+static uint64_t cgroup_id(const char *path)
+{
+	union { struct file_handle fh; char room[sizeof(struct file_handle) + 8]; } h;
+	uint64_t id;
+	int mount_id;
+
+	h.fh.handle_bytes = sizeof(id);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) || h.fh.handle_bytes != 8)
+		return 0;
+	memcpy(&id, h.fh.f_handle, sizeof(id));
+	return id;
+}
+
+/* CGROUP for directory PATH (REL: its path under the mount, "" for the root), then for
+ * the directories in it. */
+static int cgroup_tree(struct synth *s, char *path, size_t len, size_t root_len)
+{
+	const char *rel = path + root_len;
+	uint64_t id = cgroup_id(path);
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	if (!id)
+		return 0;	/* gone meanwhile */
+	s->buf[1] = id;
+	err = emit(s, PERF_RECORD_CGROUP, 0, 16, *rel ? rel : "/");
+	d = err ? NULL : opendir(path);
+	while (d && !err && (de = readdir(d))) {
+		size_t n = strlen(path);
+
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n + 1 + strlen(de->d_name) >= len)
+			continue;
+		snprintf(path + n, len - n, "/%s", de->d_name);
+		err = cgroup_tree(s, path, len, root_len);
+		path[n] = '\0';
+	}
+	if (d)
+		closedir(d);
+	return err;
+}
+
+int tally_synth__cgroups(const char *mount, const struct tally_synth_opts *opts,
+			 tally_synth_fn fn, void *arg)
+{
+	char path[PATH_MAX];
+	struct synth s;
+	size_t n;
+
+	synth_init(&s, opts, fn, arg);
+	n = (size_t)snprintf(path, sizeof(path), "%s", mount);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	if (n >= sizeof(path) - 1 || access(path, R_OK))
+		return -ENOENT;
+	return cgroup_tree(&s, path, sizeof(path), n);
 }

@@ -133,3 +133,26 @@ for w in "--aio" "--aio=2" "--debuginfod" "--debuginfod=http://x"; do
 	"$TALLY" record $w -o x.data true >out 2>err; rc=$?
 	check "record $w: refused in one line, exit 1" test $rc = 1 -a "$(wc -l <err)" = 1
 done
+
+# --all-cgroups: CGROUP records of every cgroup (synthesized, perf's order) and the
+# cgroup id in each sample; a workload in a cgroup the test makes is charged to it
+cgmnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+[ -n "$cgmnt" ] || cgmnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+cg=tally-rec-$$
+if [ "$(id -u)" = 0 ] && [ -n "$cgmnt" ] && mkdir "$cgmnt/$cg" 2>/dev/null; then
+	inside=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$1" 0.3' "$cgmnt/$cg" "$HOT")
+	"$TALLY" record -q --all-cgroups -o cg.data -- "${inside[@]}" 2>/dev/null
+	perf record -q --all-cgroups -o pcg.data -- "${inside[@]}" 2>/dev/null
+	cgs() { perf script -i "$1" --show-cgroup-events 2>/dev/null | grep '0.000000: PERF_RECORD_CGROUP'; }
+	check "--all-cgroups: the cgroups synthesized as perf's ($(cgs cg.data | wc -l))" \
+		test -n "$(cgs cg.data)" -a "$(cgs cg.data)" = "$(cgs pcg.data)"
+	top_cg() { perf report -i "$1" -s cgroup --stdio 2>/dev/null | awk '/%/ { print $2; exit }'; }
+	check "--all-cgroups: the workload's samples in its cgroup ($(top_cg cg.data)), as perf's" \
+		test "$(top_cg cg.data)" = "/$cg" -a "$(top_cg pcg.data)" = "/$cg"
+	"$TALLY" record -q --all-cgroups --synth=task -o cgn.data true 2>/dev/null
+	check "--all-cgroups --synth=task: no CGROUP synthesized, as perf" test -z "$(cgs cgn.data)"
+	rmdir "$cgmnt/$cg"
+else
+	skip "--all-cgroups: no cgroup hierarchy to make a cgroup in (needs root)"
+fi
+

@@ -56,7 +56,8 @@ for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switc
 	    "--group -e cpu-clock,task-clock,page-faults" "-P -c 10000" "--mmap-flush=4096" \
 	    "--affinity=cpu" "--affinity=node" "-r 10" "--synth=no" "--synth=task" \
 	    "--timestamp-boundary" "--proc-map-timeout 100" "--num-thread-synthesize 2" \
-	    "--vmlinux /proc/self/exe" "--namespaces" "--namespaces -D 10" "--buildid-mmap"; do
+	    "--vmlinux /proc/self/exe" "--namespaces" "--namespaces -D 10" "--buildid-mmap" "--all-cgroups" \
+	    "--all-cgroups -D 10"; do
 	# shellcheck disable=SC2086
 	perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null &&
 		"$TALLY" record -q $opts -o ta.data true 2>/dev/null
