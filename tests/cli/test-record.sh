@@ -58,9 +58,14 @@ for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switc
 	    "--timestamp-boundary" "--proc-map-timeout 100" "--num-thread-synthesize 2" \
 	    "--vmlinux /proc/self/exe" "--namespaces" "--namespaces -D 10" "--buildid-mmap" "--all-cgroups" \
 	    "--all-cgroups -D 10"; do
+	rm -f pa.data ta.data	# a failed recording compares nothing stale
 	# shellcheck disable=SC2086
-	perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null &&
-		"$TALLY" record -q $opts -o ta.data true 2>/dev/null
+	if ! perf record -q --no-bpf-event $opts -o pa.data true 2>/dev/null; then
+		skip "attrs as perf record '$opts' (perf record itself failed)"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	"$TALLY" record -q $opts -o ta.data true 2>/dev/null
 	want=$(perf evlist -v -i pa.data 2>&1 | sed 's/, ksymbol: 1//; s/, bpf_event: 1//')
 	got=$(perf evlist -v -i ta.data 2>&1)
 	if [ -n "$want" ] && [ "$want" = "$got" ]; then ok "attrs as perf record '$opts'"
