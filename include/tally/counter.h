@@ -1,9 +1,7 @@
 /*
  * Counting: opening events on targets (a task, threads, CPUs) and reading their
- * counts, single or as groups, with multiplexing scaled by time enabled/running.
- *
- * (The counting API proper is declared below by the stat work; the scaling helper is
- * shared with the self-monitoring fast path.)
+ * counts, single or as groups, with multiplexing scaled by time enabled/running
+ * (tally_scale is shared with the self-monitoring fast path, tally/selfmon.h).
  */
 #ifndef TALLY_COUNTER_H
 #define TALLY_COUNTER_H

@@ -4,9 +4,9 @@
  * Include this umbrella header to get the whole public API. Conventions shared by
  * every module:
  *   - functions return 0 (or a count) on success and -errno on failure;
- *   - constructors return the object through an out-parameter or return NULL and
- *     report -errno through an `int *err` out-parameter;
- *   - every tally_X__delete(NULL) is a no-op;
+ *   - constructors return the object through an out-parameter;
+ *   - every tally_X__delete(NULL) is a no-op; __delete frees what __new made, __exit
+ *     empties what the caller holds in place (after __init or a fill);
  *   - the library never prints, exits or aborts; errors are for the caller to show.
  */
 #ifndef TALLY_TALLY_H
