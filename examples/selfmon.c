@@ -51,7 +51,7 @@ static int open_set(struct set *s)
 	struct tally_parse_error perr;
 	char msg[512];
 
-	s->err = tally_selfmon_open_events(s->events, 0, &s->c, &s->nr, &perr, NULL);
+	s->err = tally_selfmon__open_events(s->events, 0, &s->c, &s->nr, &perr, NULL);
 	if (s->err == -EINVAL && tally_parse_error__format(&perr, s->events, msg,
 							   sizeof(msg)) >= 0) {
 		fprintf(stderr, "%s\n", msg);
@@ -116,7 +116,7 @@ static bool print_set(const struct set *s, bool hardware)
 
 static void close_set(struct set *s)
 {
-	tally_selfmon_close_events(s->c, s->nr);
+	tally_selfmon__close_events(s->c, s->nr);
 	free(s->start);
 	free(s->end);
 	free(s->read_err);

@@ -77,17 +77,18 @@ TALLY_API int tally_data__event_of(const struct tally_data *d, const struct perf
 TALLY_API int tally_data__event_of_id(const struct tally_data *d, uint64_t id);
 
 /* Raw payload of header feature FEAT (enum tally_feature) if present. */
-TALLY_API bool tally_data__has_feature(const struct tally_data *d, int feat);
-TALLY_API int tally_data__feature(const struct tally_data *d, int feat, const void **buf,
-				  size_t *len);
+TALLY_API bool tally_data__has_feature(const struct tally_data *d, enum tally_feature feat);
+TALLY_API int tally_data__feature(const struct tally_data *d, enum tally_feature feat,
+				  const void **buf, size_t *len);
 /* A string feature (HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID) or NULL. */
-TALLY_API const char *tally_data__feature_string(const struct tally_data *d, int feat);
+TALLY_API const char *tally_data__feature_string(const struct tally_data *d,
+						 enum tally_feature feat);
 
 /* A string-list feature (CMDLINE: the recording's command line), decoded: *out is one
  * malloc'd block holding *nr pointers and the strings (free(*out) releases all), NULL
  * terminated. 0, -ENOENT (no such feature), -EINVAL (damaged), -ENOMEM. */
-TALLY_API int tally_data__feature_strings(const struct tally_data *d, int feat, char ***out,
-					  size_t *nr);
+TALLY_API int tally_data__feature_strings(const struct tally_data *d, enum tally_feature feat,
+					  char ***out, size_t *nr);
 
 /* The file header (file mode; zeroed in pipe mode) and file size. */
 TALLY_API const struct tally_file_header *tally_data__header(const struct tally_data *d);

@@ -45,7 +45,7 @@ enum {
 	TALLY_SELF_GROUP = 1u << 0,
 	/* Never map the user page: every read is a read() system call. */
 	TALLY_SELF_NO_MMAP = 1u << 1,
-	/* tally_selfmon_open_events: leave the events disabled (enable them, e.g.
+	/* tally_selfmon__open_events: leave the events disabled (enable them, e.g.
 	 * group-wise, when the region to count starts). */
 	TALLY_SELF_START_DISABLED = 1u << 2,
 };
@@ -95,18 +95,18 @@ TALLY_API void tally_selfmon__delete(struct tally_selfmon *c);
  * tally_selfmon__read_group). Everything is opened disabled, then enabled group by
  * group once all are open, unless @flags has TALLY_SELF_START_DISABLED.
  * On success *out is a malloc'd array of *nr counters (free it with
- * tally_selfmon_close_events). On a syntax error returns -EINVAL and fills @perr (if
+ * tally_selfmon__close_events). On a syntax error returns -EINVAL and fills @perr (if
  * not NULL; tally_parse_error__format makes perf's caret message of it); on an open
  * error returns that -errno, *failed (if not NULL) is the index of the event that
  * failed, and nothing stays open. Tool events (duration_time, ...) are not kernel
  * counters: -EOPNOTSUPP.
  */
-TALLY_API int tally_selfmon_open_events(const char *events, unsigned int flags,
+TALLY_API int tally_selfmon__open_events(const char *events, unsigned int flags,
 					struct tally_selfmon ***out, size_t *nr,
 					struct tally_parse_error *perr, size_t *failed);
-/* Close @nr counters from tally_selfmon_open_events (members first) and free the
+/* Close @nr counters from tally_selfmon__open_events (members first) and free the
  * array. NULL is a no-op. */
-TALLY_API void tally_selfmon_close_events(struct tally_selfmon **counters, size_t nr);
+TALLY_API void tally_selfmon__close_events(struct tally_selfmon **counters, size_t nr);
 /* The event's name as perf displays it ("cycles:u") when opened from a string,
  * else NULL. */
 TALLY_API const char *tally_selfmon__name(const struct tally_selfmon *c);
@@ -124,8 +124,8 @@ TALLY_API int tally_selfmon__reset(struct tally_selfmon *c, bool group);
 
 /* Enable / disable every event the calling process owns (counters opened on it by
  * itself), via prctl(PR_TASK_PERF_EVENTS_ENABLE/DISABLE). 0 or -errno. */
-TALLY_API int tally_selfmon_enable_all(void);
-TALLY_API int tally_selfmon_disable_all(void);
+TALLY_API int tally_selfmon__enable_all(void);
+TALLY_API int tally_selfmon__disable_all(void);
 
 /* Read the raw {val, ena, run}: the fast path when it is available, read() otherwise.
  * 0 or -errno. */

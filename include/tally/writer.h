@@ -89,16 +89,18 @@ TALLY_API int tally_writer__add_group(struct tally_writer *w, const char *name, 
 
 /* Set feature FEAT (enum tally_feature) to a raw payload (copied). A NULL/0 payload
  * sets a flag-only feature (e.g. TALLY_FEAT_STAT). Replaces an earlier value. */
-TALLY_API int tally_writer__set_feature(struct tally_writer *w, int feat, const void *payload,
-					size_t len);
-TALLY_API void tally_writer__clear_feature(struct tally_writer *w, int feat);
-TALLY_API bool tally_writer__has_feature(const struct tally_writer *w, int feat);
+TALLY_API int tally_writer__set_feature(struct tally_writer *w, enum tally_feature feat,
+					const void *payload, size_t len);
+TALLY_API void tally_writer__clear_feature(struct tally_writer *w, enum tally_feature feat);
+TALLY_API bool tally_writer__has_feature(const struct tally_writer *w, enum tally_feature feat);
 /* Get a feature's current payload (NULL/0 when unset). */
-TALLY_API const void *tally_writer__feature(const struct tally_writer *w, int feat, size_t *len);
+TALLY_API const void *tally_writer__feature(const struct tally_writer *w, enum tally_feature feat,
+					    size_t *len);
 /* A perf_header_string feature (HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID). */
-TALLY_API int tally_writer__set_feature_string(struct tally_writer *w, int feat, const char *s);
+TALLY_API int tally_writer__set_feature_string(struct tally_writer *w, enum tally_feature feat,
+					       const char *s);
 /* A string-list feature (CMDLINE). */
-TALLY_API int tally_writer__set_feature_strings(struct tally_writer *w, int feat,
+TALLY_API int tally_writer__set_feature_strings(struct tally_writer *w, enum tally_feature feat,
 						const char *const *strs, size_t nr);
 /* CMDLINE from a program path and its arguments (perf stores argv[0] as the binary). */
 TALLY_API int tally_writer__set_cmdline(struct tally_writer *w, int argc, char *const argv[]);

@@ -913,12 +913,13 @@ int tally_data__event_of(const struct tally_data *d, const struct perf_event_hea
 	return hdr->type == PERF_RECORD_SAMPLE ? -1 : 0;
 }
 
-bool tally_data__has_feature(const struct tally_data *d, int feat)
+bool tally_data__has_feature(const struct tally_data *d, enum tally_feature feat)
 {
 	return feat > 0 && feat < TALLY_FEAT_MAX && d->feats[feat].present;
 }
 
-int tally_data__feature(const struct tally_data *d, int feat, const void **buf, size_t *len)
+int tally_data__feature(const struct tally_data *d, enum tally_feature feat,
+			const void **buf, size_t *len)
 {
 	if (!tally_data__has_feature(d, feat))
 		return -ENOENT;
@@ -927,12 +928,13 @@ int tally_data__feature(const struct tally_data *d, int feat, const void **buf, 
 	return 0;
 }
 
-const char *tally_data__feature_string(const struct tally_data *d, int feat)
+const char *tally_data__feature_string(const struct tally_data *d, enum tally_feature feat)
 {
 	return feat > 0 && feat < TALLY_FEAT_MAX ? d->feat_str[feat] : NULL;
 }
 
-int tally_data__feature_strings(const struct tally_data *d, int feat, char ***out, size_t *nr)
+int tally_data__feature_strings(const struct tally_data *d, enum tally_feature feat,
+				char ***out, size_t *nr)
 {
 	const unsigned char *buf, *p, *end;
 	const void *raw;

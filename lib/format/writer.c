@@ -421,8 +421,8 @@ int tally_writer__add_group(struct tally_writer *w, const char *name, int leader
 
 /* ---- features ---------------------------------------------------------------- */
 
-int tally_writer__set_feature(struct tally_writer *w, int feat, const void *payload,
-			      size_t len)
+int tally_writer__set_feature(struct tally_writer *w, enum tally_feature feat,
+			      const void *payload, size_t len)
 {
 	void *copy = NULL;
 
@@ -441,7 +441,7 @@ int tally_writer__set_feature(struct tally_writer *w, int feat, const void *payl
 	return 0;
 }
 
-void tally_writer__clear_feature(struct tally_writer *w, int feat)
+void tally_writer__clear_feature(struct tally_writer *w, enum tally_feature feat)
 {
 	if (feat <= 0 || feat >= TALLY_FEAT_MAX)
 		return;
@@ -449,12 +449,13 @@ void tally_writer__clear_feature(struct tally_writer *w, int feat)
 	memset(&w->feat[feat], 0, sizeof(w->feat[feat]));
 }
 
-bool tally_writer__has_feature(const struct tally_writer *w, int feat)
+bool tally_writer__has_feature(const struct tally_writer *w, enum tally_feature feat)
 {
 	return feat > 0 && feat < TALLY_FEAT_MAX && w->feat[feat].set;
 }
 
-const void *tally_writer__feature(const struct tally_writer *w, int feat, size_t *len)
+const void *tally_writer__feature(const struct tally_writer *w, enum tally_feature feat,
+				  size_t *len)
 {
 	*len = 0;
 	if (!tally_writer__has_feature(w, feat))
@@ -490,7 +491,8 @@ int tly_feat__u64(struct tly_buf *b, uint64_t v)
 	return tly_buf__append(b, &v, sizeof(v));
 }
 
-int tally_writer__set_feature_string(struct tally_writer *w, int feat, const char *s)
+int tally_writer__set_feature_string(struct tally_writer *w, enum tally_feature feat,
+				     const char *s)
 {
 	struct tly_buf b = {0};
 	int err = tly_feat__string(&b, s ? s : "");
@@ -501,7 +503,7 @@ int tally_writer__set_feature_string(struct tally_writer *w, int feat, const cha
 	return err;
 }
 
-int tally_writer__set_feature_strings(struct tally_writer *w, int feat,
+int tally_writer__set_feature_strings(struct tally_writer *w, enum tally_feature feat,
 				      const char *const *strs, size_t nr)
 {
 	struct tly_buf b = {0};

@@ -45,7 +45,7 @@
 
 struct tally_selfmon {
 	int fd;
-	char *name;			/* from tally_selfmon_open_events, or NULL */
+	char *name;			/* from tally_selfmon__open_events, or NULL */
 	bool page_borrowed;		/* page belongs to a self-sampling ring */
 	unsigned int flags;
 	enum tly_arch arch;
@@ -542,12 +542,12 @@ int tally_selfmon__reset(struct tally_selfmon *c, bool group)
 	return ctl(c, PERF_EVENT_IOC_RESET, group);
 }
 
-int tally_selfmon_enable_all(void)
+int tally_selfmon__enable_all(void)
 {
 	return prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0) ? -errno : 0;
 }
 
-int tally_selfmon_disable_all(void)
+int tally_selfmon__disable_all(void)
 {
 	return prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0) ? -errno : 0;
 }
@@ -704,7 +704,7 @@ int tally_selfmon__time_conv(const struct tally_selfmon *c, struct tally_time_co
 
 /* ---- opening from an event string ----------------------------------------- */
 
-int tally_selfmon_open_events(const char *events, unsigned int flags,
+int tally_selfmon__open_events(const char *events, unsigned int flags,
 			      struct tally_selfmon ***out, size_t *nr,
 			      struct tally_parse_error *perr, size_t *failed)
 {
@@ -782,12 +782,12 @@ out:
 	if (err && failed)
 		*failed = i;
 	if (cs)
-		tally_selfmon_close_events(cs, list->nr);
+		tally_selfmon__close_events(cs, list->nr);
 	tally_evlist__delete(list);
 	return err;
 }
 
-void tally_selfmon_close_events(struct tally_selfmon **counters, size_t nr)
+void tally_selfmon__close_events(struct tally_selfmon **counters, size_t nr)
 {
 	if (!counters)
 		return;

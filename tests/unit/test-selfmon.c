@@ -638,7 +638,7 @@ static void open_events_string(void **state)
 	struct sim_event *e0, *e1, *e2;
 
 	(void)state;
-	assert_int_equal(tally_selfmon_open_events("{cycles,instructions}:u,page-faults", 0,
+	assert_int_equal(tally_selfmon__open_events("{cycles,instructions}:u,page-faults", 0,
 						   &cs, &nr, &perr, &failed), 0);
 	assert_int_equal(nr, 3);
 	e0 = sim_event_by_fd(tally_selfmon__fd(cs[0]));
@@ -669,31 +669,31 @@ static void open_events_string(void **state)
 	e1->count = 20;
 	assert_int_equal(tally_selfmon__read_group(cs[0], cnt, NULL, 2, false), 2);
 	assert_int_equal(cnt[1].val, 20);
-	tally_selfmon_close_events(cs, nr);
+	tally_selfmon__close_events(cs, nr);
 	assert_int_equal(sim_open_count(), 0);
-	tally_selfmon_close_events(NULL, 0);
+	tally_selfmon__close_events(NULL, 0);
 
-	assert_int_equal(tally_selfmon_open_events("page-faults", TALLY_SELF_START_DISABLED,
+	assert_int_equal(tally_selfmon__open_events("page-faults", TALLY_SELF_START_DISABLED,
 						   &cs, &nr, NULL, NULL), 0);
 	assert_int_equal(sim_event_by_fd(tally_selfmon__fd(cs[0]))->nr_enable, 0);
-	tally_selfmon_close_events(cs, nr);
+	tally_selfmon__close_events(cs, nr);
 
 	/* a syntax error comes back with its position */
-	assert_int_equal(tally_selfmon_open_events("cycles:zz", 0, &cs, &nr, &perr, NULL),
+	assert_int_equal(tally_selfmon__open_events("cycles:zz", 0, &cs, &nr, &perr, NULL),
 			 -EINVAL);
 	assert_null(cs);
 	assert_true(perr.pos >= 6 && perr.pos < 9);
 
 	/* an open error: its errno, which event, and nothing left open */
 	sim_fail_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, false, EACCES);
-	assert_int_equal(tally_selfmon_open_events("cycles,instructions,page-faults", 0, &cs,
+	assert_int_equal(tally_selfmon__open_events("cycles,instructions,page-faults", 0, &cs,
 						   &nr, NULL, &failed), -EACCES);
 	assert_int_equal(failed, 1);
 	assert_null(cs);
 	assert_int_equal(sim_open_count(), 0);
 
 	/* tool events are not kernel counters */
-	assert_int_equal(tally_selfmon_open_events("duration_time", 0, &cs, &nr, NULL, NULL),
+	assert_int_equal(tally_selfmon__open_events("duration_time", 0, &cs, &nr, NULL, NULL),
 			 -EOPNOTSUPP);
 }
 
@@ -923,12 +923,12 @@ static void real_prctl_enable_disable_all(void **state)
 	(void)state;
 	if (real_open(&c, PERF_COUNT_SW_PAGE_FAULTS, 0))
 		skip();
-	assert_int_equal(tally_selfmon_disable_all(), 0);
+	assert_int_equal(tally_selfmon__disable_all(), 0);
 	assert_int_equal(tally_selfmon__read(c, &a), 0);
 	touch_pages(32);
 	assert_int_equal(tally_selfmon__read(c, &b), 0);
 	assert_int_equal(a.val, b.val);
-	assert_int_equal(tally_selfmon_enable_all(), 0);
+	assert_int_equal(tally_selfmon__enable_all(), 0);
 	touch_pages(32);
 	assert_int_equal(tally_selfmon__read(c, &b), 0);
 	assert_true(b.val >= a.val + 32);
@@ -979,7 +979,7 @@ static void real_open_events(void **state)
 	int err;
 
 	(void)state;
-	err = tally_selfmon_open_events("{task-clock:u,page-faults}", 0, &cs, &nr, NULL, NULL);
+	err = tally_selfmon__open_events("{task-clock:u,page-faults}", 0, &cs, &nr, NULL, NULL);
 	if (err == -EACCES || err == -EPERM)
 		skip();
 	assert_int_equal(err, 0);
@@ -990,7 +990,7 @@ static void real_open_events(void **state)
 	assert_true(cnt[1].val >= 16);
 	assert_int_equal(tally_selfmon__read(cs[1], &cnt[0]), 0);
 	assert_true(cnt[0].val >= 16);
-	tally_selfmon_close_events(cs, nr);
+	tally_selfmon__close_events(cs, nr);
 }
 
 /* Attached to another process and bound to a CPU: read() only, and agreeing with it. */
