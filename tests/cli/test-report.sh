@@ -10,6 +10,19 @@ HOT=$TALLY_BUILD/workloads/hot
 
 # rows FILE: "pct[ pct] | key words" for every data line of a -q report
 rows() { sed -n 's/^ *\([0-9.]*\)% *\(\([0-9.]*\)%\)\{0,1\} \{1,\}\(.*[^ ]\) *$/\1 \3|\4/p' "$1" | sed 's/ *$//; s/  */ /g'; }
+# same_sys PERF TALLY: a system-wide report, line for line as perf's, but for one
+# documented difference (docs/report.md, Differences): a sample in a PIE's PLT that
+# perf 6.1 names _init, tally names by its entry (name@plt). Any program running on the
+# machine during the recording (other tests: workloads/unwind's sin@plt) may have one.
+same_sys() {
+	awk 'FNR == NR { p[FNR] = $0; np = FNR; next }
+	     { nt = FNR; t = $0
+	       if (t != p[FNR]) {
+		       sub(/\[\.\] [^ ]+@plt$/, "[.] _init", t)
+		       if (t != p[FNR]) { if (++bad <= 3) print "# line " FNR ": " p[FNR] " / " $0 }
+	       } }
+	     END { exit bad || np != nt || !np }' "$1" "$2"
+}
 # same_rows A B MIN: every row at or above MIN percent in either file is in the other,
 # with every percentage within 0.02. Prints the differences.
 same_rows() {
@@ -204,7 +217,11 @@ for f in g ag; do
 		perf report --stdio --no-inline $o -i $f.data 2>/dev/null | grep -v '^# (Tip' >p.out
 		# shellcheck disable=SC2086
 		"$TALLY" report --stdio $o -i $f.data 2>/dev/null | grep -v '^# (Tip' >t.out
-		check "$f.data $o: report identical to perf ($(wc -l <p.out) lines)" diff -q p.out t.out
+		if [ $f = ag ]; then
+			check "$f.data $o: report identical to perf ($(wc -l <p.out) lines)" same_sys p.out t.out
+		else
+			check "$f.data $o: report identical to perf ($(wc -l <p.out) lines)" diff -q p.out t.out
+		fi
 	done
 done
 # --time: only the samples in the span count (perf names the slice in the header)
@@ -214,7 +231,8 @@ for f in g ag; do
 	for tm in "$a,$b" "$a," ",$b"; do
 		perf report --stdio --no-inline --time "$tm" -i $f.data 2>/dev/null | grep -v '^# (Tip' >p.out
 		"$TALLY" report --stdio --time "$tm" -i $f.data 2>/dev/null | grep -v '^# (Tip' >t.out
-		check "$f.data --time $tm: report identical to perf" eval 'grep -q "time slices" p.out && diff -q p.out t.out'
+		cmp=(diff -q); [ $f = ag ] && cmp=(same_sys)
+		check "$f.data --time $tm: report identical to perf" eval 'grep -q "time slices" p.out && "${cmp[@]}" p.out t.out'
 	done
 done
 "$TALLY" report -I --header-only -i g.data >/dev/null 2>err; rc=$?
@@ -225,7 +243,7 @@ check "report -I with --header: refused, naming what it lacks" eval 'test $rc -e
 # addresses of frame-pointer-less code compared as perf compares them)
 perf report --stdio --no-inline -g none -i ag.data 2>/dev/null | grep -v '^# (Tip' >p.out
 "$TALLY" report --stdio -g none -i ag.data 2>/dev/null | grep -v '^# (Tip' >t.out
-check "ag.data: every row of the children view in perf's order ($(wc -l <p.out) lines)" diff p.out t.out
+check "ag.data: every row of the children view in perf's order ($(wc -l <p.out) lines)" same_sys p.out t.out
 # a file of tracepoints only: perf's default is --sort trace
 perf record -q -N -g -e sched:sched_switch -e sched:sched_wakeup -o tponly.data -- sh -c "$HOT --sleeps 20; ls / >/dev/null" >/dev/null 2>&1
 for tv in "" "--no-children" "--sort trace,comm" "-g none"; do
