@@ -30,6 +30,10 @@ record_by() {
 		"$TALLY" record -q -o "$out" "$@" >/dev/null 2>&1
 	fi && [ -s "$out" ] || return 1
 }
+# have_tracepoint SYS:NAME: the kernel has the tracepoint. Asked of tally list, which
+# mounts tracefs on demand as perf does, so a test does not skip its tracepoints on a
+# fresh boot just because nothing mounted tracefs before it.
+have_tracepoint() { "$TALLY" list "$1" 2>/dev/null | grep -q "^  $1  *\[Tracepoint event\]$"; }
 # Under ASan builds, tests that time things or run perf-heavy comparisons may skip.
 asan_build() { [ -f "$TALLY_BUILD/.asan" ]; }
 # pub_copy FILE...: copies of FILEs that any user can run, in $TMP/pub (echoes the

@@ -96,8 +96,7 @@ for opt in -b --buildid-all ""; do
 done
 
 # --- -s: sched_stat merged into sched_switch ---------------------------------------
-if [ -r /sys/kernel/tracing/events/sched/sched_stat_runtime/format ] ||
-   [ -r /sys/kernel/debug/tracing/events/sched/sched_stat_runtime/format ]; then
+if have_tracepoint sched:sched_stat_runtime; then
 	fresh_home
 	perf record -q -e sched:sched_switch -e sched:sched_stat_runtime -e sched:sched_process_exit \
 		-o ss.data -- sh -c './hot 0.05; sleep 0.01; ./hot 0.05' >/dev/null 2>&1

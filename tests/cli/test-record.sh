@@ -98,7 +98,7 @@ check "samples of both events" test "$(grep -c "^# Samples: .* of event '\(cpu\|
 check "group: perf evlist -g shows it" grep -q '^{cpu-clock,task-clock}$' <(perf evlist -g -i grp.data 2>&1)
 
 # Tracepoints: TRACING_DATA lets perf decode the raw fields.
-if [ -r /sys/kernel/tracing/events/sched/sched_process_exec/format ]; then
+if have_tracepoint sched:sched_process_exec; then
 	"$TALLY" record -q -e sched:sched_process_exec -o tp.data -- sh -c '/bin/true; /bin/true'
 	perf script -i tp.data >tps 2>&1
 	check "tracepoint: perf script decodes fields" grep -q 'sched:sched_process_exec: filename=/bin/true pid=' tps
