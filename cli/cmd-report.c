@@ -164,29 +164,6 @@ static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool
 	return parse_time_span(arg, &o->time_start, &o->time_end);
 }
 
-/* --column-widths w[,w...]: perf's fixed widths of the columns, in order */
-static int opt_col_widths(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
-{
-	struct report_opts *o = opts;
-	const char *p = arg;
-
-	(void)opt, (void)unset;
-	o->nr_col_widths = 0;
-	while (*p) {
-		char *end;
-		unsigned long w = strtoul(p, &end, 10);
-
-		if (end == p || (*end && *end != ',') || w > 4096 ||
-		    o->nr_col_widths == sizeof(o->col_widths) / sizeof(o->col_widths[0])) {
-			cli_error("--column-widths: '%s' is not a list of widths (e.g. 10,20,30)", arg);
-			return -1;
-		}
-		o->col_widths[o->nr_col_widths++] = (unsigned)w;
-		p = *end ? end + 1 : end;
-	}
-	return 0;
-}
-
 /* --time-quantum N[ns|us|ms|s] (no unit: ns), perf's words for what it refuses */
 static int opt_time_quantum(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
@@ -345,8 +322,8 @@ static const struct cli_opt report_options[] = {
 	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
 	OPT_CALLBACK(0, "time-quantum", "time (ms|us|ns|s)",
 		     "Set time quantum for time sort key (default 100ms)", opt_time_quantum),
-	OPT_CALLBACK(0, "column-widths", "width[,width...]",
-		     "Don't try to adjust column width, use these fixed values", opt_col_widths),
+	OPT_WIDTHS(0, "column-widths", col_widths,
+		   "Don't try to adjust column width, use these fixed values"),
 	OPT_BOOL(0, "show-cpu-utilization", show_cpu_util, "Show sample percentage for different cpu modes"),
 	OPT_INT(0, "socket-filter", socket_filter, "n",
 		"only show processor socket that match with this filter"),
@@ -588,7 +565,7 @@ static int report_exec(void *opts, const struct cli_args *args)
 		cli_error("--hierarchy and --fields options cannot be used together");	/* perf's words */
 		return 129;
 	}
-	if ((o->hierarchy || o->field_sep) && o->nr_col_widths) {
+	if ((o->hierarchy || o->field_sep) && o->col_widths.nr) {
 		cli_error("--column-widths with %s is not implemented in tally (drop one of them)",
 			  o->hierarchy ? "--hierarchy" : "-t/--field-separator");
 		return 1;
@@ -627,7 +604,7 @@ static int report_exec(void *opts, const struct cli_args *args)
 	report_modes(&r);
 	if (o->socket_filter >= 0)
 		r.cpu_socket = report_cpu_sockets(r.data, &r.nr_cpu_socket);
-	if (r.group_view && o->nr_col_widths) {
+	if (r.group_view && o->col_widths.nr) {
 		cli_error("--column-widths on event groups is not implemented in tally (use "
 			  "--no-group, or drop --column-widths)");
 		goto out;

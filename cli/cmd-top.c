@@ -273,6 +273,8 @@ static const struct cli_opt top_options[] = {
 	OPT_STRING('s', "sort", sort, "key[,key2...]",
 		   "sort by key(s): pid, comm, dso, symbol, cpu (default dso,sym)"),
 	OPT_BOOL(0, "hierarchy", hierarchy, "Show entries in a hierarchy"),
+	OPT_WIDTHS('w', "column-widths", col_widths,
+		   "don't try to adjust column width, use these fixed values"),
 	OPT_EVSWITCH(switch_on, switch_off, show_on_off),
 	OPT_BOOL(0, "raw-trace", raw_trace, "Show raw trace event output (do not use print fmt or "
 		 "plugins; tally top has no trace sort key: nothing to change)"),
@@ -361,9 +363,12 @@ static int top_check(const struct top_opts *o)
 	if (o->hierarchy && o->fields)
 		return cli_usage_error(&cmd_top, "--hierarchy and --fields options cannot be used "
 				       "together (the levels are the -s keys)");
-	if (o->hierarchy && (o->hide_kernel || o->hide_user))
-		return cli_usage_error(&cmd_top, "--hierarchy with -K/-U is not implemented: "
-				       "filter with --dsos or --comms");
+	if ((o->hierarchy || o->col_widths.nr) && (o->hide_kernel || o->hide_user))
+		return cli_usage_error(&cmd_top, "%s with -K/-U is not implemented: filter with "
+				       "--dsos or --comms", o->hierarchy ? "--hierarchy" : "-w");
+	if (o->hierarchy && o->col_widths.nr)
+		return cli_usage_error(&cmd_top, "--column-widths with --hierarchy is not "
+				       "implemented in tally (drop one of them)");
 	if (o->uid && (o->pid || o->tid || o->all_cpus))
 		return cli_usage_error(&cmd_top, "-u/--uid and -p/-t/-a exclude each other");
 	return 0;
@@ -537,9 +542,9 @@ static int top_exec(void *opts, const struct cli_args *args)
 		return ret;
 	tui = o->ui == TOP_UI_TUI ||
 	      (o->ui == TOP_UI_AUTO && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
-	if (tui && o->hierarchy) {
-		cli_error("--hierarchy is printed by --stdio; tally top's terminal view is flat "
-			  "(use --stdio)");
+	if (tui && (o->hierarchy || o->col_widths.nr)) {
+		cli_error("%s is printed by --stdio; tally top's terminal view sizes its own "
+			  "columns (use --stdio)", o->hierarchy ? "--hierarchy" : "--column-widths");
 		return 1;
 	}
 	if (tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {

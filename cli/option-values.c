@@ -46,3 +46,27 @@ int cli_opt_cpumap(void *opts, const struct cli_opt *opt, const char *arg, bool 
 	}
 	return 0;
 }
+
+int cli_opt_widths(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct cli_widths *w = CLI_FIELD_PTR(opts, opt, struct cli_widths);
+	const char *p = arg;
+	char name[64];
+
+	w->nr = 0;
+	while (!unset && *p) {
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p || (*end && *end != ',') || v > 4096 ||
+		    w->nr == sizeof(w->w) / sizeof(w->w[0])) {
+			cli_error("%s: '%s' is not a list of widths (e.g. 10,20,30)",
+				  cli_opt_name(opt, name, sizeof(name)), arg);
+			return -1;
+		}
+		w->w[w->nr++] = (unsigned)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+

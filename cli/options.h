@@ -178,6 +178,18 @@ int cli_opt_cpumap(void *opts, const struct cli_opt *opt, const char *arg, bool 
 	  .help = (h), .off = CLI_FIELD(struct tally_cpumap *, f), .cb = cli_opt_cpumap, \
 	  .arg = CLI_ARG_REQUIRED, .flags = CLI_NEG, __VA_ARGS__ }
 
+/* --column-widths w[,w...] (report, top): perf's fixed widths of the columns, in order
+ * (0: the column's own). --no-NAME empties the list. */
+struct cli_widths {
+	unsigned w[64];
+	size_t nr;
+};
+int cli_opt_widths(void *opts, const struct cli_opt *opt, const char *arg, bool unset);
+#define OPT_WIDTHS(s, l, f, h, ...) \
+	{ .type = CLI_OPT_CALLBACK, .short_name = (s), .long_name = (l), \
+	  .argh = "width[,width...]", .help = (h), .off = CLI_FIELD(struct cli_widths, f), \
+	  .cb = cli_opt_widths, .arg = CLI_ARG_REQUIRED, .flags = CLI_NEG, __VA_ARGS__ }
+
 /* The non-option arguments, and the whole command line (for headers that record it). */
 struct cli_args {
 	int argc;

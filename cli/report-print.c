@@ -179,8 +179,8 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.cpu_socket = r->cpu_socket,
 		.nr_cpu_socket = r->nr_cpu_socket,
 		.hierarchy = r->o->hierarchy,
-		.user_widths = r->o->col_widths,
-		.nr_user_widths = r->o->nr_col_widths,
+		.user_widths = r->o->col_widths.w,
+		.nr_user_widths = r->o->col_widths.nr,
 		.sep = r->o->field_sep,
 		.relative = r->o->relative,
 		.cc = {

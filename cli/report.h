@@ -19,6 +19,7 @@
 
 #include "callchain.h"
 #include "hist.h"
+#include "options.h"
 #include "report-common.h"
 
 struct report_opts {
@@ -79,8 +80,7 @@ struct report_opts {
 	bool show_cpu_util;	/* --show-cpu-utilization: sys and usr columns */
 	int socket_filter;	/* --socket-filter: only rows of this socket (-1: all) */
 	uint64_t time_quantum;	/* --time-quantum: the time key's quantum, ns (0: 100 ms) */
-	unsigned col_widths[TALLY_HIST_NR_COLS * 2];	/* --column-widths (0: automatic) */
-	size_t nr_col_widths;
+	struct cli_widths col_widths;	/* --column-widths (0: automatic) */
 	bool hierarchy;		/* --hierarchy: a level per sort key */
 	const char *switch_on, *switch_off;	/* --switch-on/--switch-off (evswitch) */
 	bool show_on_off;	/* --show-on-off-events */

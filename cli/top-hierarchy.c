@@ -1,9 +1,10 @@
 /*
- * tally top --hierarchy --stdio: the table as perf top prints it with --hierarchy, one
- * level per sort key, each sorted by overhead and indented 3 columns deeper. The levels
- * are the library's (tally_hist__sort_hierarchy, called by top__sort) and the lines are
- * report's (hist_fprintf, as perf top and perf report share one printer); top cuts them
- * to the rows it shows.
+ * tally top --stdio with --hierarchy or --column-widths: the table as perf top prints it
+ * then. --hierarchy: one level per sort key, each sorted by overhead and indented 3
+ * columns deeper; the levels are the library's (tally_hist__sort_hierarchy, called by
+ * top__sort). --column-widths: each column at its given width, keys cut to it. The lines
+ * are report's (hist_fprintf, as perf top and perf report share one printer); top cuts
+ * them to the rows it shows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "hist.h"
 #include "top.h"
 
-int top_print_hierarchy(const struct top *t, FILE *fp, size_t rows)
+int top_print_report_table(const struct top *t, FILE *fp, size_t rows)
 {
 	enum tally_hist_col cols[TOP_MAX_COLS];
 	struct hist_print_opts ho = {
@@ -20,7 +21,9 @@ int top_print_hierarchy(const struct top *t, FILE *fp, size_t rows)
 		.children = t->children,
 		.percent_limit = t->o->percent_limit,
 		.relative = t->o->relative,
-		.hierarchy = true,
+		.hierarchy = t->o->hierarchy,
+		.user_widths = t->o->col_widths.w,
+		.nr_user_widths = t->o->col_widths.nr,
 		.cc = { .mode = t->o->callgraph ? CC_GRAPH : CC_NONE, .min_percent = 0.5 },
 	};
 	char *text = NULL, *p;

@@ -230,8 +230,8 @@ int top_stdio_refresh(struct top *t, FILE *fp, bool clear)
 	fprintf(fp, "%s\n", line);
 	fputs("-------------------------------------------------------------------------------\n\n",
 	      fp);
-	if (t->o->hierarchy)
-		return top_print_hierarchy(t, fp, rows) || fflush(fp) ? -1 : 0;
+	if (t->o->hierarchy || t->o->col_widths.nr)
+		return top_print_report_table(t, fp, rows) || fflush(fp) ? -1 : 0;
 	top_widths(t, rows, &w);
 	for (size_t k = 0; k < nr && shown < rows; k++) {
 		struct tally_hist_entry *e = sorted[k];

@@ -23,6 +23,7 @@
 #include <tally/hist.h>
 
 #include "callchain.h"
+#include "options.h"
 #include "report-common.h"
 
 enum top_ui { TOP_UI_AUTO, TOP_UI_STDIO, TOP_UI_TUI };
@@ -69,6 +70,7 @@ struct top_opts {
 	bool show_on_off;	/* --show-on-off-events */
 	const char *ignore_callees;	/* --ignore-callees: the regex */
 	bool raw_trace;		/* --raw-trace: accepted (top has no trace key) */
+	struct cli_widths col_widths;	/* -w/--column-widths (--stdio) */
 };
 
 struct top_event {
@@ -162,8 +164,9 @@ int top_print_callers(const struct top *t, struct tally_hist_entry *e, FILE *fp)
 int top_stdio_refresh(struct top *t, FILE *fp, bool clear);
 
 /* top-hierarchy.c */
-/* The table as levels of the sort keys (--hierarchy), at most ROWS lines. 0 or -1. */
-int top_print_hierarchy(const struct top *t, FILE *fp, size_t rows);
+/* The table by report's printer (--hierarchy, --column-widths), at most ROWS lines.
+ * 0 or -1. */
+int top_print_report_table(const struct top *t, FILE *fp, size_t rows);
 
 /* top-tui.c */
 struct top_tui;

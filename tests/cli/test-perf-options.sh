@@ -14,7 +14,7 @@ declare -A NOT_YET=(
 [record]="cgroup control switch-output-event"
 [report]=""
 [script]=""
-[top]="all-cgroups cgroup column-widths group group-sort-idx namespaces"
+[top]="all-cgroups cgroup group group-sort-idx namespaces"
 [list]=""
 [evlist]=""
 )

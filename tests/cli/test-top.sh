@@ -254,3 +254,10 @@ check "top --ignore-callees 'hot_[ab]': hot_a and hot_b are the two first rows" 
 bad "top --ignore-callees with a bad regex" "invalid regex" --stdio --ignore-callees '('
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP --raw-trace >rtr 2>err
 check "top --raw-trace accepted (no trace key to print raw)" eval 'last_table rtr | grep -q spin'
+# -w/--column-widths: each column at its width, keys cut to it (report's printer, as
+# perf top and perf report share theirs)
+"$TALLY" top --stdio -d 0.4 --iterations 1 -p $HP -w 9,2,6 >cw 2>err
+check "top -w 9,2,6: hot's spin as '  ho  [.] sp' after a 9-wide percent" \
+	eval 'last_table cw | head -1 | grep -Eq "^  [ 0-9.]{8}%  ho  \[\.\] sp$"'
+bad "top -w with --hierarchy: not implemented, said" "not implemented" --stdio -w 5 --hierarchy
+bad "top -w of no widths" "not a list of widths" --stdio -w x
