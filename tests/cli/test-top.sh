@@ -250,7 +250,7 @@ bad "top --switch-on of an event top does not sample" "no event 'nope'" --stdio 
 # hot_b's own (their callees leave the chain), as perf's
 "$TALLY" top --stdio -d 0.5 --iterations 1 -p $HP -g --no-children --ignore-callees 'hot_[ab]' >ic 2>err
 check "top --ignore-callees 'hot_[ab]': hot_a and hot_b are the two first rows" \
-	eval 'test "$(last_table ic | grep "%" | head -2 | grep -oE "hot_[ab]$" | sort | tr "\n" " ")" = "hot_a hot_b "'
+	eval 'test "$(last_table ic | grep -E "^ +[0-9.]+%  " | head -2 | grep -oE "hot_[ab]$" | sort | tr "\n" " ")" = "hot_a hot_b "'
 bad "top --ignore-callees with a bad regex" "invalid regex" --stdio --ignore-callees '('
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP --raw-trace >rtr 2>err
 check "top --raw-trace accepted (no trace key to print raw)" eval 'last_table rtr | grep -q spin'
