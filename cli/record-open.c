@@ -215,12 +215,12 @@ static void per_event_call_graph(struct record *r, size_t i, const struct tally_
  * last, as perf. */
 static void config_modes(const struct record_opts *o, struct perf_event_attr *a)
 {
-	/* both: perf applies neither */
-	if (o->all_user && !o->all_kernel) {
+	/* (the options exclude each other, as perf's) */
+	if (o->all_user) {
 		a->exclude_kernel = 1;
 		a->exclude_user = 0;
 	}
-	if (o->all_kernel && !o->all_user) {
+	if (o->all_kernel) {
 		a->exclude_kernel = 0;
 		a->exclude_user = 1;
 	}

@@ -45,7 +45,7 @@ for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switc
 	    "-e cpu-clock/call-graph=dwarf,stack-size=4096/" "-e mem:0x1000:w" "-e bpf-output" \
 	    "-e bpf-output,cpu-clock" "-e mem:0x1000 -F 100" "-e bpf-output -c 5" \
 	    "--all-user" "--all-kernel" "--all-kernel -e cpu-clock,task-clock:u" \
-	    "--all-user --all-kernel" "--period" "--period -c 10000" "--sample-identifier" \
+	    "--period" "--period -c 10000" "--sample-identifier" \
 	    "--sample-identifier -e cpu-clock,task-clock" "--running-time" \
 	    "--kernel-callchains -g" "--user-callchains -g" "--user-callchains --kernel-callchains -g" \
 	    "--transaction" "--phys-data" "--data-page-size" "--code-page-size" "-W" \
@@ -77,6 +77,12 @@ for opts in "" "-g" "-d" "-R" "--sample-cpu" "-T" "-c 100000" "-F 1000" "--switc
 		[ -s ta.err ] && head -3 ta.err | sed 's/^/  tally record said: /'
 	fi
 done
+
+# --all-user with --all-kernel: perf refuses the pair (and so compared no attrs above)
+perf record --all-user --all-kernel -o pex.data true >/dev/null 2>pex.err; p=$?
+"$TALLY" record --all-user --all-kernel -o tex.data true >/dev/null 2>tex.err; t=$?
+check "--all-user with --all-kernel: perf's error and status ($p), no file" \
+	eval 'test $p -ne 0 && test $t -eq $p && test "$(head -1 tex.err)" = "$(head -1 pex.err)" && test ! -e tex.data'
 
 # Pipe mode straight into perf.
 "$TALLY" record -q -o - "$HOT" 0.3 2>err | perf report -i - --stdio >prep 2>&1
