@@ -29,8 +29,10 @@ static const struct stat_row *row_of(const struct stat_row *rows, int nr_ids, in
 	return &rows[(size_t)e * (size_t)nr_ids + (size_t)a];
 }
 
-/* Sum of the counted rows of kind k in bucket a; *n = how many there were. Clocks
- * average (perf's runtime stats keep a mean when several clocks update them). */
+/* Sum of the rows of kind k in bucket a; *n = how many there were. A <not counted>
+ * row is there with 0, as in perf, whose runtime stats take every reading: a miss ratio
+ * over a <not counted> denominator prints 0.00%. Clocks average (perf's runtime stats
+ * keep a mean when several clocks update them). */
 static double kind_total(const struct stat_evsel *ev, int nr_ev, int nr_ids,
 			 const struct stat_row *rows, enum stat_kind k, int a, int cg, int *n)
 {
@@ -41,10 +43,9 @@ static double kind_total(const struct stat_evsel *ev, int nr_ev, int nr_ids,
 		const struct stat_row *r = row_of(rows, nr_ids, e, a);
 
 		/* perf keeps these per cgroup too */
-		if (ev[e].kind != k || ev[e].cgroup != cg || !ev[e].supported || !r->present ||
-		    !r->counted)
+		if (ev[e].kind != k || ev[e].cgroup != cg || !ev[e].supported || !r->present)
 			continue;
-		sum += r->val;
+		sum += r->counted ? r->val : 0;
 		(*n)++;
 	}
 	return *n ? sum / (k == K_CLOCK ? *n : 1) : 0;

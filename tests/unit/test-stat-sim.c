@@ -425,17 +425,20 @@ static void give_uneven(struct sim_kernel *k, struct sim_event *e)
 		e->running = e->count = 0;	/* never scheduled on CPU 1 */
 }
 
-/* The lines of @text that start with @prefix, for comparing count lines. */
-static void lines_with_prefix(const char *text, const char *prefix, char *out, size_t len)
+/* The lines of @text that @keep accepts, for comparing count lines. */
+static void pick_lines(const char *text, bool (*keep)(const char *line, const char *arg),
+		       const char *arg, char *out, size_t len)
 {
-	size_t n = 0, pl = strlen(prefix);
+	size_t n = 0;
 
 	out[0] = 0;
 	for (const char *l = text; *l && n < len; ) {
 		const char *e = strchr(l, '\n');
 		size_t ll = e ? (size_t)(e - l) : strlen(l);
+		char line[512];
 
-		if (!strncmp(l, prefix, pl) && n + ll + 2 < len) {
+		snprintf(line, sizeof(line), "%.*s", (int)ll, l);
+		if (keep(line, arg) && n + ll + 2 < len) {
 			memcpy(out + n, l, ll);
 			n += ll;
 			out[n++] = '\n';
@@ -443,6 +446,24 @@ static void lines_with_prefix(const char *text, const char *prefix, char *out, s
 		}
 		l += ll + (e ? 1 : 0);
 	}
+}
+
+static bool starts_with(const char *line, const char *prefix)
+{
+	return !strncmp(line, prefix, strlen(prefix));
+}
+
+/* a count line of cycles, branches or branch-misses */
+static bool names_event(const char *line, const char *unused)
+{
+	(void)unused;
+	return strstr(line, " cycles ") || strstr(line, " branches ") ||
+	       strstr(line, " branch-misses ");
+}
+
+static void lines_with_prefix(const char *text, const char *prefix, char *out, size_t len)
+{
+	pick_lines(text, starts_with, prefix, out, len);
 }
 
 static void per_socket_scaling_not_counted(void **state)
@@ -521,6 +542,55 @@ static void per_socket_scaling_not_counted(void **state)
 	assert_string_equal(ours, theirs);
 	unlink(data);
 	unlink(path);
+}
+
+/* The same uneven readings per core and per CPU (-A): every count line as perf 6.1's
+ * stat report prints it from a stat record of the same readings. */
+static void per_core_and_cpu_scaling_as_perf(void **state)
+{
+	const char *aggrs[] = { "--per-core", "-A" };
+
+	(void)state;
+	if (system("perf --version >/dev/null 2>&1") != 0) {
+		print_message("perf absent: per-core and -A lines not compared with perf\n");
+		skip();
+	}
+	for (size_t i = 0; i < sizeof(aggrs) / sizeof(aggrs[0]); i++) {
+		char path[] = "/tmp/tally-stat-sim-XXXXXX", data[] = "/tmp/tally-stat-sim-data-XXXXXX";
+		char ours[4096], theirs[4096], cmd[512];
+		const char *std[] = { "-a", "-C", "0,1", aggrs[i], "--timeout", "10", "-e",
+				      "cycles,branches,branch-misses" };
+		char *argv[] = { "stat", "record", "-o", data, "-a", "-C", "0,1", (char *)aggrs[i],
+				 "-o", path, "--timeout", "10", "-e",
+				 "cycles,branches,branch-misses", NULL };
+		struct sim_kernel *k;
+		char *text;
+		int fd;
+
+		fd = mkstemp(path);
+		assert_true(fd >= 0);
+		close(fd);
+		fd = mkstemp(data);
+		assert_true(fd >= 0);
+		close(fd);
+		text = stat_over_sim(path, give_uneven, std, 8);
+		pick_lines(text, names_event, NULL, ours, sizeof(ours));
+		free(text);
+		k = sim_install();
+		k->on_open = give_uneven;
+		exiting = 0;
+		assert_int_equal(cli_run(&cmd_stat, 14, argv), 0);
+		sim_uninstall();
+		snprintf(cmd, sizeof(cmd), "perf stat report %s -i %s >%s 2>&1", aggrs[i], data, path);
+		assert_int_equal(system(cmd), 0);
+		text = slurp(path);
+		pick_lines(text, names_event, NULL, theirs, sizeof(theirs));
+		free(text);
+		assert_non_null(strstr(ours, "<not counted>"));
+		assert_string_equal(ours, theirs);
+		unlink(data);
+		unlink(path);
+	}
 }
 
 /* uncore_imc/cas_count_read/ is one event per memory controller (uncore_imc_0, _1):
@@ -624,6 +694,7 @@ int main(void)
 		cmocka_unit_test(metric_only_values),
 		cmocka_unit_test(ratio_metrics_per_cpu),
 		cmocka_unit_test(per_socket_scaling_not_counted),
+		cmocka_unit_test(per_core_and_cpu_scaling_as_perf),
 		cmocka_unit_test(merged_pmu_events),
 		cmocka_unit_test(open_error_messages),
 		cmocka_unit_test(permission_error_exits_nonzero),
