@@ -25,6 +25,8 @@
 struct scope {
 	uint64_t lo, hi;
 	unsigned depth;
+	bool named;		/* name, full and mangled are set (see scope_named: a function's
+				 * inlined instances are many, the ones an address asks about few) */
 	char *name;
 	bool full;
 	const char *mangled;	/* full: the linkage name name is the demangled text of */
@@ -635,13 +637,23 @@ static void call_site(struct tally_lines *l, Dwarf_Die *die, const char **file,
 		*file = full_path(l, dwarf_filesrc(files, w, NULL, NULL));
 }
 
+/* Whether scope_name takes die's name as final: a linkage name, or a language without
+ * mangling. */
+static bool scope_linkage(struct tally_lines *l, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) && dwarf_formstring(&attr))
+		return true;
+	return plain_names(l);
+}
+
 static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
-	bool full, linkage;
-	const char *mangled;
-	char *name = scope_name(l, die, &full, &linkage, &mangled);
+	bool linkage = scope_linkage(l, die);
 	uint64_t first_lo = linkage ? 0 : bfd_first_low(die), dieoff = dwarf_dieoffset(die);
 	const char *call_file;
 	unsigned call_line;
@@ -653,21 +665,32 @@ static int add_scope(struct tally_lines *l, Dwarf_Die *die, unsigned depth)
 			size_t cap = l->cap_scopes ? l->cap_scopes * 2 : 16;
 			struct scope *v = realloc(l->scopes, cap * sizeof(*v));
 
-			if (!v) {
-				free(name);
+			if (!v)
 				return -ENOMEM;
-			}
 			l->scopes = v;
 			l->cap_scopes = cap;
 		}
 		l->scopes[l->nr_scopes++] = (struct scope){
-			.lo = lo, .hi = hi, .depth = depth, .name = name ? strdup(name) : NULL,
-			.full = full, .mangled = mangled, .linkage = linkage, .first_lo = first_lo, .off = dieoff,
+			.lo = lo, .hi = hi, .depth = depth, .linkage = linkage,
+			.first_lo = first_lo, .off = dieoff,
 			.call_file = call_file, .call_line = call_line,
 		};
 	}
-	free(name);
 	return 0;
+}
+
+/* s with its name (demangled the first time it is asked for). */
+static const struct scope *scope_named(struct tally_lines *l, struct scope *s)
+{
+	Dwarf_Die die;
+	bool linkage;
+
+	if (!s->named) {
+		s->named = true;
+		if (dwarf_offdie(l->dw, s->off, &die))
+			s->name = scope_name(l, &die, &s->full, &linkage, &s->mangled);
+	}
+	return s;
 }
 
 /* Inlined instances anywhere below die (lexical blocks included). */
@@ -914,7 +937,7 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 	size_t ri = 0;
 	int line = 0;
 	unsigned disc = 0;
-	const struct scope *best = NULL;
+	struct scope *best = NULL;
 
 	memset(out, 0, sizeof(*out));
 	if (find_cu(l, addr))
@@ -931,13 +954,14 @@ int tally_lines__find(struct tally_lines *l, uint64_t addr, struct tally_line *o
 	/* binutils' choice: the function whose range around addr is the smallest, of
 	 * equal ones the later in the DWARF (scopes are in DIE order) */
 	for (size_t i = 0; i < l->nr_scopes; i++) {
-		const struct scope *s = &l->scopes[i];
+		struct scope *s = &l->scopes[i];
 
 		if (addr >= s->lo && addr < s->hi &&
 		    (!best || s->hi - s->lo <= best->hi - best->lo))
 			best = s;
 	}
 	if (best) {
+		scope_named(l, best);
 		out->function = best->name;
 		out->function_is_full = best->full;
 		out->mangled = best->full ? best->mangled : NULL;
@@ -968,10 +992,10 @@ int tally_lines__find_inline(struct tally_lines *l, uint64_t addr, struct tally_
 		const struct scope *found = NULL;
 
 		for (size_t i = 0; i < l->nr_scopes && !found; i++) {
-			const struct scope *s = &l->scopes[i];
+			struct scope *s = &l->scopes[i];
 
 			if (s->depth == depth && addr >= s->lo && addr < s->hi)
-				found = s;
+				found = scope_named(l, s);
 		}
 		if (!found)
 			break;
