@@ -573,6 +573,7 @@ static int top_exec(void *opts, const struct cli_args *args)
 
 const struct cli_command cmd_top = {
 	.name = "top",
+	.flags = CLI_LOCALE,
 	.summary = "System profiling tool, live",
 	.usage = top_usage,
 	.footer = " Keys in the full-screen view: q quit, arrows/PgUp/PgDn/Home/End move,\n"

@@ -3,7 +3,6 @@
  * runs it. The table is the only list of commands; help and usage come from it.
  */
 #include <errno.h>
-#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,10 +96,6 @@ int main(int argc, char **argv)
 {
 	const struct cli_command *c;
 	int i;
-
-	/* Numbers follow the user's locale like perf (thousands grouping in stat);
-	 * machine-readable modes switch to the C locale themselves. */
-	setlocale(LC_ALL, "");
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];

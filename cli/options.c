@@ -14,6 +14,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -631,6 +632,10 @@ static int run(const struct cli_command *c, int argc, char **argv, int full_argc
 		if (sub && !strcmp(sub + 1, argv[1]))
 			return run(c->subcommands[i], argc - 1, argv + 1, full_argc, full);
 	}
+	/* other commands keep the C locale, as perf's do: its numbers, dates and messages
+	 * (and no locale files to load) */
+	if (c->flags & CLI_LOCALE)
+		setlocale(LC_ALL, "");
 	opts = calloc(1, c->size ? c->size : 1);
 	if (!opts) {
 		cli_error("out of memory");

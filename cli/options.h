@@ -199,6 +199,8 @@ struct cli_args {
 };
 
 #define CLI_STOP_AT_ARG	0x1	/* the first non-option word ends the options (a workload) */
+#define CLI_LOCALE	0x2	/* numbers follow the user's locale (stat's thousands grouping,
+			 * top's terminal): setlocale before parsing, as perf stat does */
 #define CLI_ANY_ARGS	-1
 
 struct cli_command {

@@ -420,6 +420,7 @@ static int stat_report_init(void *opts)
 
 const struct cli_command cmd_stat_report = {
 	.name = "stat report",
+	.flags = CLI_LOCALE,
 	.summary = "Print the counts of a perf.data written by stat record",
 	.usage = stat_report_usage,
 	.opts = stat_report_options,
