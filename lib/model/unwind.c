@@ -225,6 +225,26 @@ static int load_segments(struct module *m)
 	return m->nr_segs ? 0 : -EINVAL;
 }
 
+/* Whether e has a .debug_frame section (libdw also reads a compressed .zdebug_frame). */
+static bool has_debug_frame(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".debug_frame") || !strcmp(name, ".zdebug_frame")))
+			return true;
+	}
+	return false;
+}
+
 static void module_open(struct tally_unwinder *u, struct module *m)
 {
 	char *path = malloc(2 * PATH_LEN);
@@ -239,10 +259,14 @@ static void module_open(struct tally_unwinder *u, struct module *m)
 	    open_elf(path, &m->fd, &m->elf) || load_segments(m))
 		goto out;
 	m->eh = dwarf_getcfi_elf(m->elf);
-	if (debug[0] && !open_elf(debug, &m->dfd, &m->delf))
-		m->dw = dwarf_begin_elf(m->delf, DWARF_C_READ, NULL);
-	else
+	/* .debug_frame through libdw, which decompresses every debug section of the file
+	 * when it opens it (10 MB for glibc's debuginfo): only for a file that has one */
+	if (debug[0] && !open_elf(debug, &m->dfd, &m->delf)) {
+		if (has_debug_frame(m->delf))
+			m->dw = dwarf_begin_elf(m->delf, DWARF_C_READ, NULL);
+	} else if (has_debug_frame(m->elf)) {
 		m->dw = dwarf_begin_elf(m->elf, DWARF_C_READ, NULL);
+	}
 	if (m->dw)
 		m->dbg = dwarf_getcfi(m->dw);
 	m->bad = !m->eh && !m->dbg;
