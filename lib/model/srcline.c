@@ -58,6 +58,13 @@ struct tally_lines {
 	/* per row of lines: binutils names it after file entry 0 (see row_file); NULL
 	 * when no row of the unit is one */
 	bool *file0;
+	/* file0 of every unit looked into (the frames of a call chain go from unit to
+	 * unit, and finding file0 walks the unit's line program) */
+	struct unit_rows {
+		Dwarf_Off unit;
+		bool *file0;
+	} *unit_rows;
+	size_t nr_unit_rows;
 	/* the function of the last lookup: its ranges and inlined instances */
 	struct scope *scopes;
 	size_t nr_scopes, cap_scopes;
@@ -175,7 +182,9 @@ void tally_lines__delete(struct tally_lines *l)
 	free(l->paths);
 	free(l->funcs);
 	free(l->secs);
-	free(l->file0);
+	for (size_t i = 0; i < l->nr_unit_rows; i++)
+		free(l->unit_rows[i].file0);
+	free(l->unit_rows);
 	forget_names(l);
 	free(l->named);
 	free(l->fr);
@@ -258,6 +267,25 @@ static bool *file0_rows(struct tally_lines *l)
 	return v;
 }
 
+/* file0_rows of the unit l->cu, worked out once per unit. */
+static bool *unit_file0(struct tally_lines *l)
+{
+	Dwarf_Off unit = dwarf_dieoffset(&l->cu);
+	struct unit_rows *v;
+
+	for (size_t i = 0; i < l->nr_unit_rows; i++)
+		if (l->unit_rows[i].unit == unit)
+			return l->unit_rows[i].file0;
+	if (l->nr_unit_rows % 64 == 0) {
+		v = realloc(l->unit_rows, (l->nr_unit_rows + 64) * sizeof(*v));
+		if (!v)
+			return NULL;	/* no memory: every row keeps its file */
+		l->unit_rows = v;
+	}
+	l->unit_rows[l->nr_unit_rows] = (struct unit_rows){ .unit = unit, .file0 = file0_rows(l) };
+	return l->unit_rows[l->nr_unit_rows++].file0;
+}
+
 /* The unit holding addr, with its line table. */
 static int find_cu(struct tally_lines *l, uint64_t addr)
 {
@@ -271,8 +299,7 @@ static int find_cu(struct tally_lines *l, uint64_t addr)
 		return -ENOENT;
 	l->cu = cu;
 	l->have_cu = true;
-	free(l->file0);
-	l->file0 = file0_rows(l);
+	l->file0 = unit_file0(l);
 	/* the unit's range around addr, so the next lookups skip dwarf_addrdie */
 	l->cu_lo = l->cu_hi = addr;
 	{
