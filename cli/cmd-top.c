@@ -457,9 +457,12 @@ static int run(struct top *t, const struct top_opts *o, bool tui)
 		l.pfd[l.npfd++] = (struct pollfd){
 			.fd = tally_ring__fd(tally_sampler__ring(t->sampler, i)), .events = POLLIN };
 	if (tui) {
-		if (top_tui__new(&l.ui)) {
+		int uierr = top_tui__new(&l.ui);
+
+		if (uierr == -1)	/* -2: it said why */
 			cli_error("cannot start the terminal view (TERM=%s); use --stdio",
 				  getenv("TERM") ? getenv("TERM") : "unset");
+		if (uierr) {
 			free(l.pfd);
 			return 1;
 		}

@@ -8,11 +8,78 @@
  * refresh, so the callers view remembers the entry by its key, not by pointer.
  */
 #include <curses.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "top.h"
+
+/* ncurses is loaded when the full-screen view starts, not linked: no other command
+ * maps it (half a megabyte of every command's peak RSS, and start-up relocations).
+ * The names below are its functions and variables through the loaded library. */
+#define NCURSES_SONAME "libncursesw.so.6"
+#define NC_FUNCS(X) X(newterm) X(set_term) X(cbreak) X(noecho) X(nonl) X(keypad) \
+	X(nodelay) X(curs_set) X(set_escdelay) X(endwin) X(delscreen) X(waddnstr) \
+	X(wattr_on) X(wattr_off) X(werase) X(wgetch) X(whline) X(wmove) X(wrefresh)
+#define NC_VARS(X) X(stdscr) X(COLS) X(LINES)
+#define NC_FIELD(name) __typeof__(&name) name;
+static struct {
+	NC_FUNCS(NC_FIELD)
+	NC_VARS(NC_FIELD)
+} nc;
+
+static bool nc_load(void)
+{
+	void *h;
+
+	if (nc.newterm)
+		return true;
+	h = dlopen(NCURSES_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		cli_error("cannot load %s for the terminal view (%s); use --stdio",
+			  NCURSES_SONAME, dlerror());
+		return false;
+	}
+#define NC_SYM(name) *(void **)&nc.name = dlsym(h, #name);
+	NC_FUNCS(NC_SYM)
+	NC_VARS(NC_SYM)
+#define NC_MISSING(name) !nc.name ||
+	if (NC_FUNCS(NC_MISSING) NC_VARS(NC_MISSING) false) {
+		memset(&nc, 0, sizeof(nc));
+		dlclose(h);
+		cli_error("%s lacks a function the terminal view needs; use --stdio",
+			  NCURSES_SONAME);
+		return false;
+	}
+	return true;	/* kept open: its code runs until exit */
+}
+
+#define newterm nc.newterm
+#define set_term nc.set_term
+#define cbreak nc.cbreak
+#define noecho nc.noecho
+#define nonl nc.nonl
+#define keypad nc.keypad
+#define nodelay nc.nodelay
+#define curs_set nc.curs_set
+#define set_escdelay nc.set_escdelay
+#define endwin nc.endwin
+#define delscreen nc.delscreen
+#define waddnstr nc.waddnstr
+#define wattr_on nc.wattr_on
+#define wattr_off nc.wattr_off
+#define werase nc.werase
+#define wgetch nc.wgetch
+#define whline nc.whline
+#define wmove nc.wmove
+#define wrefresh nc.wrefresh
+#undef stdscr
+#undef COLS
+#undef LINES
+#define stdscr (*nc.stdscr)
+#define COLS (*nc.COLS)
+#define LINES (*nc.LINES)
 
 struct top_tui {
 	SCREEN *screen;
@@ -26,12 +93,17 @@ struct top_tui {
 	bool zero;
 };
 
+/* 0; -1: the terminal cannot be used; -2: ncurses cannot be loaded (said on stderr) */
 int top_tui__new(struct top_tui **out)
 {
 	struct top_tui *ui = calloc(1, sizeof(*ui));
 
 	if (!ui)
 		return -1;
+	if (!nc_load()) {
+		free(ui);
+		return -2;
+	}
 	/* newterm, not initscr: initscr exits the process when TERM is unusable */
 	ui->screen = newterm(NULL, stdout, stdin);
 	if (!ui->screen) {
