@@ -13,10 +13,75 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include "cmd.h"
 #include "script-trace.h"
+
+/* libtraceevent is loaded when a file's tracepoint formats are first read, not linked:
+ * the commands and files without tracepoints do not map it. The names below are its
+ * functions through the loaded library. */
+#define TEP_SONAME "libtraceevent.so.1"
+#define TEP_FUNCS(X) X(tep_alloc) X(tep_free) X(tep_find_event) X(tep_find_event_by_record) \
+	X(tep_find_field) X(tep_parse_event) X(tep_parse_header_page) X(tep_parse_kallsyms) \
+	X(tep_parse_printk_formats) X(tep_parse_saved_cmdlines) X(tep_print_event) \
+	X(tep_read_number) X(tep_read_number_field) X(tep_set_file_bigendian) \
+	X(tep_set_local_bigendian) X(tep_set_long_size) X(tep_set_page_size) \
+	X(trace_seq_init) X(trace_seq_destroy) X(trace_seq_printf) X(trace_seq_putc) \
+	X(trace_seq_puts) X(trace_seq_terminate)
+#define TEP_FIELD(name) __typeof__(&name) name;
+static struct {
+	TEP_FUNCS(TEP_FIELD)
+} tp;
+
+static bool tep_load(void)
+{
+	void *h;
+
+	if (tp.tep_alloc)
+		return true;
+	h = dlopen(TEP_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		cli_error("cannot load %s for tracepoint fields (%s)", TEP_SONAME, dlerror());
+		return false;
+	}
+#define TEP_SYM(name) *(void **)&tp.name = dlsym(h, #name);
+	TEP_FUNCS(TEP_SYM)
+#define TEP_MISSING(name) !tp.name ||
+	if (TEP_FUNCS(TEP_MISSING) false) {
+		memset(&tp, 0, sizeof(tp));
+		dlclose(h);
+		cli_error("%s lacks a function tally needs for tracepoint fields", TEP_SONAME);
+		return false;
+	}
+	return true;	/* kept open: its code runs until exit */
+}
+
+#define tep_alloc tp.tep_alloc
+#define tep_free tp.tep_free
+#define tep_find_event tp.tep_find_event
+#define tep_find_event_by_record tp.tep_find_event_by_record
+#define tep_find_field tp.tep_find_field
+#define tep_parse_event tp.tep_parse_event
+#define tep_parse_header_page tp.tep_parse_header_page
+#define tep_parse_kallsyms tp.tep_parse_kallsyms
+#define tep_parse_printk_formats tp.tep_parse_printk_formats
+#define tep_parse_saved_cmdlines tp.tep_parse_saved_cmdlines
+#define tep_print_event tp.tep_print_event
+#define tep_read_number tp.tep_read_number
+#define tep_read_number_field tp.tep_read_number_field
+#define tep_set_file_bigendian tp.tep_set_file_bigendian
+#define tep_set_local_bigendian tp.tep_set_local_bigendian
+#define tep_set_long_size tp.tep_set_long_size
+#define tep_set_page_size tp.tep_set_page_size
+#define trace_seq_init tp.trace_seq_init
+#define trace_seq_destroy tp.trace_seq_destroy
+#define trace_seq_printf tp.trace_seq_printf
+#define trace_seq_putc tp.trace_seq_putc
+#define trace_seq_puts tp.trace_seq_puts
+#define trace_seq_terminate tp.trace_seq_terminate
 
 struct script_trace {
 	struct tep_handle *tep;
@@ -136,6 +201,8 @@ int script_trace__parse(struct script_trace **out, const void *buf, size_t len)
 	*out = NULL;
 	if (len < sizeof(magic) || memcmp(buf, magic, sizeof(magic)))
 		return -EINVAL;
+	if (!tep_load())
+		return -ELIBACC;
 	c.p += sizeof(magic);
 	version = getstr(&c);
 	take(&c, &big, 1);
