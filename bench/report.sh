@@ -76,6 +76,17 @@ if [ -s "$C/empty.data" ]; then
 	echo "Start-up: \`report --stdio\` of a file without samples (bench/corpus.sh's empty.data): tally"
 	echo "$(awk -v t="$tt" 'BEGIN { printf "%.1f", t * 1000 }') ms and $tm KiB, perf $(awk -v t="$pt" 'BEGIN { printf "%.1f", t * 1000 }') ms and $pm KiB (wall, peak RSS; median of $RUNS)."
 fi
+if [ -s "$C/dwarf.data" ]; then
+	# perf report resolves inlined frames through addr2line processes it starts; the
+	# CPU column (rusage) misses the ones it does not wait for: perf stat counts them
+	cpu_tree() { perf stat -x, -e task-clock -o "$W/stat" -- "$@" >/dev/null 2>&1; awk -F, '/task-clock/ { printf "%.2f", $1 / 1000 }' "$W/stat"; }
+	echo
+	echo "On the dwarf file perf report and script start addr2line processes for inlined frames;"
+	echo "the CPU columns miss those perf does not wait for. CPU of the whole process tree"
+	echo "(perf stat's task-clock, one run each): perf report --stdio $(cpu_tree perf report --stdio -i "$C/dwarf.data") s,"
+	echo "tally $(cpu_tree "$TALLY" report --stdio -i "$C/dwarf.data") s; perf script $(cpu_tree perf script -i "$C/dwarf.data") s,"
+	echo "tally $(cpu_tree "$TALLY" script -i "$C/dwarf.data") s."
+fi
 echo
 # the worst file of each measure, for the README
 sort -t'|' -k3 -g "$W/summary" | head -1 |
