@@ -491,6 +491,12 @@ static int opt_no_buildid(void *opts, const struct cli_opt *opt, const char *arg
 	return 0;
 }
 
+static int opt_cgroup(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	return record_opts__add_cgroups(opts, arg);
+}
+
 static int opt_exclude_perf(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	(void)opt, (void)arg, (void)unset;
@@ -604,6 +610,7 @@ static const struct cli_opt record_options[] = {
 	OPT_BOOL(0, "switch-events", switch_events, "Record context switch events"),
 	OPT_BOOL(0, "namespaces", namespaces, "Record namespaces events"),
 	OPT_BOOL(0, "all-cgroups", all_cgroups, "Record cgroup events"),
+	OPT_CALLBACK('G', "cgroup", "name", "monitor event in cgroup name only", opt_cgroup),
 	OPT_BOOL('d', "data", sample_addr, "Record the sample addresses"),
 	OPT_BOOL('R', "raw-samples", raw, "collect raw sample records from all opened counters"),
 	OPT_BOOL(0, "sample-cpu", sample_cpu, "Record the sample cpu"),
@@ -744,6 +751,9 @@ static int record_check(struct record_opts *o, bool have_cmd)
 				       "period or a frequency");
 	if ((o->pid_list || o->tid_list) && o->system_wide)
 		return cli_usage_error(&cmd_record, "-p/-t and -a cannot be used together");
+	if (o->nr_cgroups && !o->system_wide && !o->cpu_list)
+		return cli_usage_error(&cmd_record, "-G/--cgroup: cgroup monitoring is only "
+				       "available in system-wide mode (-a)");
 	if (o->uid && (o->pid_list || o->tid_list || o->system_wide))
 		return cli_usage_error(&cmd_record, "-u/--uid and -p/-t/-a cannot be used together");
 	if (o->cpu_list && !o->system_wide && !o->pid_list && !o->tid_list && !have_cmd)

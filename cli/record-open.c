@@ -55,6 +55,10 @@ void record_opts__exit(struct record_opts *o)
 	free(o->filters);
 	free(o->uid_pids);
 	o->uid_pids = NULL;
+	for (size_t i = 0; o->cgroups && i < o->evlist_cap_cgroups; i++)
+		free((char *)o->cgroups[i]);
+	free(o->cgroups);
+	o->cgroups = NULL;
 	o->filters = NULL;
 	o->nr_filters = 0;
 	free(o->ranges);
@@ -134,6 +138,50 @@ int record_opts__add_filter(struct record_opts *o, const char *filter)
 	return set_filters(o, filter, false, "--filter");
 }
 
+int record_opts__add_cgroups(struct record_opts *o, const char *names)
+{
+	size_t nr = o->evlist ? o->evlist->nr : 0, n0 = o->nr_cgroups;
+	const char *p = names;
+
+	if (!nr) {
+		cli_error("-G/--cgroup: must define events before cgroups (-e before -G)");
+		return -1;
+	}
+	if (!o->cgroups && !(o->cgroups = calloc(nr, sizeof(*o->cgroups))))
+		goto nomem;
+	if (o->evlist_cap_cgroups < nr) {
+		const char **c = realloc(o->cgroups, nr * sizeof(*c));
+
+		if (!c)
+			goto nomem;
+		for (size_t i = o->evlist_cap_cgroups; i < nr; i++)
+			c[i] = NULL;
+		o->cgroups = c;
+	}
+	o->evlist_cap_cgroups = nr;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+
+		if (n && o->nr_cgroups < nr) {
+			free((char *)o->cgroups[o->nr_cgroups]);
+			if (!(o->cgroups[o->nr_cgroups] = strndup(p, n)))
+				goto nomem;
+		}
+		o->nr_cgroups++;	/* empty names count too, as perf's */
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	/* one name: every event (perf) */
+	for (size_t i = 1; o->nr_cgroups == 1 && n0 == 0 && i < nr; i++)
+		if (o->cgroups[0] && !(o->cgroups[i] = strdup(o->cgroups[0])))
+			goto nomem;
+	return 0;
+nomem:
+	cli_error("out of memory");
+	return -1;
+}
+
 int record_opts__exclude_perf(struct record_opts *o)
 {
 	char filter[64];
@@ -167,6 +215,7 @@ static int add_event(struct record *r, const struct perf_event_attr *attr, const
 	e->leader = leader;
 	e->nr_members = nr_members;
 	e->tracepoint = attr->type == PERF_TYPE_TRACEPOINT;
+	e->cgroup_fd = -1;
 	r->nr_ev++;
 	return e->name ? 0 : -1;
 }
@@ -466,6 +515,9 @@ int record__setup_events(struct record *r)
 				      ev->group_name))
 				goto nomem;
 			r->ev[r->nr_ev - 1].filter = i < o->nr_filters ? o->filters[i] : NULL;
+			if (i < o->evlist_cap_cgroups && o->cgroups[i] &&
+			    (r->ev[r->nr_ev - 1].cgroup_fd = cli_cgroup_open(o->cgroups[i], "-G")) < 0)
+				return -1;
 		}
 	}
 	if (o->group && r->nr_ev > 1) {
@@ -664,6 +716,8 @@ static int open_events(struct record *r)
 
 		err = tally_sampler__add(r->sampler, &e->attr, e->leader == (int)i ? -1 : e->leader,
 					 e->filter, NULL);
+		if (!err && e->cgroup_fd >= 0)
+			err = tally_sampler__set_cgroup(r->sampler, i, e->cgroup_fd);
 	}
 	if (err) {
 		cli_error("out of memory");
@@ -756,6 +810,8 @@ void record__close(struct record *r)
 	for (i = 0; i < r->nr_ev; i++) {
 		free(r->ev[i].name);
 		free(r->ev[i].group_name);
+		if (r->ev[i].cgroup_fd >= 0)
+			close(r->ev[i].cgroup_fd);
 	}
 	free(r->ev);
 	r->ev = NULL;

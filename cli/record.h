@@ -75,6 +75,11 @@ struct record_opts {
 	bool namespaces;		/* --namespaces: NAMESPACES records (kernel, synthesized) */
 	bool buildid_mmap;		/* --buildid-mmap: build-ids in MMAP2 records, no BUILD_ID */
 	bool all_cgroups;		/* --all-cgroups: CGROUP records and samples' cgroup ids */
+	/* -G: the cgroup of each evlist event (NULL: none), as perf's parse_cgroups: the
+	 * n-th name given (over all -G) goes to the n-th event; one name alone, to all */
+	const char **cgroups;
+	size_t nr_cgroups;		/* names given so far (empty ones count) */
+	size_t evlist_cap_cgroups;	/* room in .cgroups */
 	/* accepted, with nothing for tally to change (docs/record.md) */
 	bool no_bpf_event, timestamp_boundary;
 	int nr_thread_synth;
@@ -96,6 +101,8 @@ void record_opts__exit(struct record_opts *o);
 int record_opts__add_event(struct record_opts *o, const char *str);
 /* --filter: for the events of the last -e (tracepoints). 0, or -1 after the error. */
 int record_opts__add_filter(struct record_opts *o, const char *filter);
+/* -G NAME[,NAME...]: for the events defined so far. 0 or -1 (message printed). */
+int record_opts__add_cgroups(struct record_opts *o, const char *names);
 /* --exclude-perf: "common_pid != <tally's pid>" joins the filters of the last -e's
  * tracepoints (perf's words when they are not tracepoints). 0 or -1. */
 int record_opts__exclude_perf(struct record_opts *o);
@@ -108,6 +115,7 @@ struct record_event {
 	bool tracepoint;
 	const char *filter;	/* --filter: the tracepoint filter set on its fds */
 	bool tracking;		/* -D: the dummy event that records the side-band */
+	int cgroup_fd;		/* -G: the cgroup it counts in (-1: none) */
 };
 
 struct buildid_tracker;

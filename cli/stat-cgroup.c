@@ -31,20 +31,11 @@
 /* Open cgroup `name` and add it to r->cgroups; its index, or -1 after saying why. */
 static int add_cgroup(struct stat_run *r, const char *name, const char *opt)
 {
-	char mnt[PATH_MAX], path[PATH_MAX * 2];
 	struct stat_cgroup *n;
-	int fd, err = cli_cgroup_mount(mnt, sizeof(mnt));
+	int fd = cli_cgroup_open(name, opt);
 
-	if (err) {
-		cli_error("%s: no perf_event cgroup hierarchy is mounted (see /proc/mounts)", opt);
+	if (fd < 0)
 		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s", mnt, name);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		cli_error("%s: no access to cgroup %s: %s", opt, path, strerror(errno));
-		return -1;
-	}
 	n = realloc(r->cgroups, (size_t)(r->nr_cgroups + 1) * sizeof(*n));
 	if (n)
 		r->cgroups = n;

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <sched.h>
@@ -148,3 +149,20 @@ int cli_cgroup_mount(char *buf, size_t len)
 	}
 	return ret;
 }
+
+int cli_cgroup_open(const char *name, const char *opt)
+{
+	char mnt[PATH_MAX], path[PATH_MAX * 2];
+	int fd;
+
+	if (cli_cgroup_mount(mnt, sizeof(mnt))) {
+		cli_error("%s: no perf_event cgroup hierarchy is mounted (see /proc/mounts)", opt);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", mnt, name);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		cli_error("%s: no access to cgroup %s: %s", opt, path, strerror(errno));
+	return fd;
+}
+

@@ -21,6 +21,9 @@ int cli_pids_threads(char *list, bool drop_gone, struct tally_threadmap **out, p
 /* The mount point of the perf_event cgroup controller into buf: a cgroup v1 mount with
  * it, else the cgroup2 mount (as perf). 0 or -ENOENT. */
 int cli_cgroup_mount(char *buf, size_t len);
+/* Open cgroup NAME (a path under that mount; "" is the root) for perf_event_open's
+ * PERF_FLAG_PID_CGROUP. The fd, or -1 after a message naming OPT. */
+int cli_cgroup_open(const char *name, const char *opt);
 /* -r PRIO: run with SCHED_FIFO priority PRIO. 0, or 1 after a message naming OPT. */
 int cli_realtime(int prio, const char *cmd);
 

@@ -107,6 +107,11 @@ TALLY_API void tally_sampler__delete(struct tally_sampler *s);
  * The new index goes to *idx if non-NULL. 0, -EINVAL or -ENOMEM. */
 TALLY_API int tally_sampler__add(struct tally_sampler *s, const struct perf_event_attr *attr,
 				 int leader, const char *filter, int *idx);
+/* Event @ev counts only while tasks of a cgroup run: @cgroup_fd is an open directory of
+ * the perf_event cgroup hierarchy (kept open by the caller until the sampler is
+ * opened), -1 for none. The kernel does it per CPU: only on pairs of thread -1 (system
+ * wide). 0 or -EINVAL. */
+TALLY_API int tally_sampler__set_cgroup(struct tally_sampler *s, size_t ev, int cgroup_fd);
 TALLY_API size_t tally_sampler__nr_events(const struct tally_sampler *s);
 /* Event @ev's attr: what is opened, fallbacks included. The caller may change it
  * before tally_sampler__open. NULL past the end. */

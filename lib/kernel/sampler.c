@@ -113,6 +113,7 @@ struct sampler_event {
 	int leader;
 	const char *filter;
 	unsigned fell_back;
+	int cgroup_fd;		/* -1: none */
 };
 
 struct sampler_ring {
@@ -172,9 +173,18 @@ int tally_sampler__add(struct tally_sampler *s, const struct perf_event_attr *at
 	n->attr = *attr;
 	n->leader = leader < 0 ? (int)s->nr_ev : leader;
 	n->filter = filter;
+	n->cgroup_fd = -1;
 	if (idx)
 		*idx = (int)s->nr_ev;
 	s->nr_ev++;
+	return 0;
+}
+
+int tally_sampler__set_cgroup(struct tally_sampler *s, size_t ev, int cgroup_fd)
+{
+	if (!s || ev >= s->nr_ev)
+		return -EINVAL;
+	s->ev[ev].cgroup_fd = cgroup_fd < 0 ? -1 : cgroup_fd;
 	return 0;
 }
 
@@ -222,8 +232,10 @@ static bool fall_back(struct tally_sampler *s, size_t ev, int err)
 static int open_one(struct tally_sampler *s, size_t ev, pid_t tid, int cpu, int group_fd)
 {
 	for (;;) {
-		int fd = tly_sys__perf_event_open(&s->ev[ev].attr, tid, cpu, group_fd,
-						  PERF_FLAG_FD_CLOEXEC);
+		bool cg = s->ev[ev].cgroup_fd >= 0 && tid == -1;
+		int fd = tly_sys__perf_event_open(&s->ev[ev].attr, cg ? s->ev[ev].cgroup_fd : tid,
+						  cpu, group_fd, PERF_FLAG_FD_CLOEXEC |
+						  (cg ? PERF_FLAG_PID_CGROUP : 0));
 
 		if (fd >= 0 || !fall_back(s, ev, fd))
 			return fd;

@@ -11,7 +11,7 @@ have_perf || { skip "perf CMD -h walked for every option (perf absent)"; exit 0;
 
 declare -A NOT_YET=(
 [stat]=""
-[record]="cgroup control switch-output-event"
+[record]="control switch-output-event"
 [report]=""
 [script]=""
 [top]="all-cgroups cgroup group group-sort-idx namespaces"

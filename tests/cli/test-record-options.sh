@@ -151,6 +151,24 @@ if [ "$(id -u)" = 0 ] && [ -n "$cgmnt" ] && mkdir "$cgmnt/$cg" 2>/dev/null; then
 		test "$(top_cg cg.data)" = "/$cg" -a "$(top_cg pcg.data)" = "/$cg"
 	"$TALLY" record -q --all-cgroups --synth=task -o cgn.data true 2>/dev/null
 	check "--all-cgroups --synth=task: no CGROUP synthesized, as perf" test -z "$(cgs cgn.data)"
+	# -G: only what runs in the cgroup is sampled (-a), as perf
+	inside=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$1" 3' "$cgmnt/$cg" "$HOT")
+	"${inside[@]}" & inpid=$!
+	while ! grep -qx "$inpid" "$cgmnt/$cg/cgroup.procs" 2>/dev/null && kill -0 $inpid 2>/dev/null; do
+		sleep 0.05
+	done
+	"$TALLY" record -q -a -e cpu-clock -G "$cg" -o G.data -- sleep 0.3 2>err; rc=$?
+	perf record -q -a -e cpu-clock -G "$cg" -o pG.data -- sleep 0.3 2>/dev/null
+	kill $inpid; wait $inpid 2>/dev/null
+	pids() { perf script -i "$1" -F pid 2>/dev/null | tr -d ' ' | sort -u | tr '\n' ' '; }
+	check "-G $cg: only the cgroup's process sampled ($(pids G.data)), as perf ($(pids pG.data))" \
+		test $rc = 0 -a "$(pids G.data)" = "$inpid " -a "$(pids pG.data)" = "$inpid "
+	"$TALLY" record -q -e cpu-clock -G "$cg" -o x.data -- true 2>err; rc=$?
+	check "-G without -a: usage error, as perf" test $rc = 129
+	"$TALLY" record -q -a -G "$cg" -o x.data -- true 2>err; rc=$?
+	check "-G before any -e: usage error, as perf" test $rc = 129
+	"$TALLY" record -q -a -e cpu-clock -G no-such-cg-x -o x.data -- true 2>err; rc=$?
+	check "-G of a missing cgroup: one line, exit 1" test $rc = 1 -a "$(wc -l <err)" = 1
 	rmdir "$cgmnt/$cg"
 else
 	skip "--all-cgroups: no cgroup hierarchy to make a cgroup in (needs root)"
