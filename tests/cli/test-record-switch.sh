@@ -60,7 +60,9 @@ n=0
 for f in $(stamped sig-tally); do
 	n=$((n + 1))
 	perf report -i sig-tally/$f --stdio -q --sort comm,dso >rep$n 2>rerr$n; rc=$?
-	check "--switch-output: perf report reads file $n" test $rc -eq 0 -a ! -s rerr$n
+	if [ $rc -eq 0 ] && [ ! -s rerr$n ]; then ok "--switch-output: perf report reads file $n"
+	else fail "--switch-output: perf report reads file $n (rc $rc)"
+		{ ls -l sig-tally/$f; head -5 rerr$n; } | sed 's/^/# /'; fi
 	# each file has its own side-band: the shell's executable map (the last file's
 	# may come after the command exited: not checked)
 	perf script -i sig-tally/$f --show-mmap-events 2>/dev/null | grep ' r-xp ' >maps$n
