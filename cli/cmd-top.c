@@ -253,6 +253,7 @@ static const struct cli_opt top_options[] = {
 	OPT_U64('c', "count", count, "n", "event period to sample", CLI_RANGED(1, 1.8e19)),
 	OPT_UINT('F', "freq", freq, "n", "profile at this frequency", CLI_RANGED(1, 1000000)),
 	OPT_BOOL('a', "all-cpus", all_cpus, "system-wide collection from all CPUs"),
+	OPT_STRLIST('G', "cgroup", cgroups, "name", "monitor event in cgroup name only"),
 	OPT_STRING('C', "cpu", cpu_list, "cpu", "list of cpus to monitor"),
 	OPT_STRING('p', "pid", pid, "pid", "profile events on existing process id"),
 	OPT_STRING('t', "tid", tid, "tid", "profile events on existing thread id"),
@@ -529,6 +530,7 @@ static void top_release(void *opts)
 
 	free(o->events);
 	free(o->uid_pids);
+	strlist_free(o->cgroups);
 	sample_filter_opts_release(&o->filter);
 }
 

@@ -256,6 +256,8 @@ static int open_events(struct top *t)
 
 		apply_policy(t, &a, e == 0);
 		err = tally_sampler__add(t->sampler, &a, -1, NULL, NULL);
+		if (!err && t->cgroup_fds)
+			err = tally_sampler__set_cgroup(t->sampler, e, t->cgroup_fds[e]);
 	}
 	if (err) {
 		cli_error("out of memory");
@@ -423,6 +425,36 @@ static int top_cpus(struct top *t, const struct top_opts *o)
 	return 0;
 }
 
+/* -G: the n-th cgroup name for the n-th event (empty: none), one name for all, as
+ * perf's; only system-wide. 0 or -errno (message printed). */
+static int top_cgroups(struct top *t, const struct top_opts *o)
+{
+	size_t nr = 0;
+
+	while (o->cgroups && o->cgroups[nr])
+		nr++;
+	if (!nr)
+		return 0;
+	if (!t->system_wide) {
+		cli_error("-G/--cgroup: cgroup monitoring is only available in system-wide mode");
+		return -EINVAL;
+	}
+	t->cgroup_fds = malloc(t->nr_ev * sizeof(*t->cgroup_fds));
+	if (!t->cgroup_fds) {
+		cli_error("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t e = 0; e < t->nr_ev; e++)
+		t->cgroup_fds[e] = -1;
+	for (size_t e = 0; e < t->nr_ev; e++) {
+		const char *name = o->cgroups[nr == 1 ? 0 : e < nr ? e : nr];
+
+		if (name && *name && (t->cgroup_fds[e] = cli_cgroup_open(name, "-G")) < 0)
+			return -ENOENT;
+	}
+	return 0;
+}
+
 /* --switch-on/--switch-off: events of -e, by the name top shows (perf's evswitch) */
 static int top_evswitch(struct top *t, const struct top_opts *o)
 {
@@ -467,6 +499,8 @@ int top__open(struct top *t, const struct top_opts *o)
 	err = top_threads(t, o);
 	if (!err)
 		err = top_cpus(t, o);
+	if (!err)
+		err = top_cgroups(t, o);
 	if (err)
 		return err;
 
@@ -504,8 +538,12 @@ int top__open(struct top *t, const struct top_opts *o)
 void top__close(struct top *t)
 {
 	tally_sampler__delete(t->sampler);
-	for (size_t e = 0; e < t->nr_ev; e++)
+	for (size_t e = 0; e < t->nr_ev; e++) {
 		free(t->ev[e].name);
+		if (t->cgroup_fds && t->cgroup_fds[e] >= 0)
+			close(t->cgroup_fds[e]);
+	}
+	free(t->cgroup_fds);
 	free(t->ev);
 	tally_hists__delete(t->hists);
 	sample_filter_free(&t->filter);

@@ -71,6 +71,7 @@ struct top_opts {
 	const char *ignore_callees;	/* --ignore-callees: the regex */
 	bool raw_trace;		/* --raw-trace: accepted (top has no trace key) */
 	struct cli_widths col_widths;	/* -w/--column-widths (--stdio) */
+	char **cgroups;		/* -G: the n-th name for the n-th event; one for all */
 };
 
 struct top_event {
@@ -101,6 +102,7 @@ struct top {
 	struct tally_hists *hists;	/* one per event, decayed between refreshes */
 	struct tally_hist_filter filter;
 	struct evswitch sw;		/* --switch-on, --switch-off */
+	int *cgroup_fds;		/* -G: each event's cgroup (-1: none) */
 	/* one drain's worth of records, copied out of the rings and sorted by time */
 	char *batch;
 	size_t batch_len, batch_cap;

@@ -14,7 +14,7 @@ declare -A NOT_YET=(
 [record]="control switch-output-event"
 [report]=""
 [script]=""
-[top]="all-cgroups cgroup group group-sort-idx namespaces"
+[top]="all-cgroups group group-sort-idx namespaces"
 [list]=""
 [evlist]=""
 )

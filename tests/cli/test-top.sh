@@ -261,3 +261,21 @@ check "top -w 9,2,6: hot's spin as '  ho  [.] sp' after a 9-wide percent" \
 	eval 'last_table cw | head -1 | grep -Eq "^  [ 0-9.]{8}%  ho  \[\.\] sp$"'
 bad "top -w with --hierarchy: not implemented, said" "not implemented" --stdio -w 5 --hierarchy
 bad "top -w of no widths" "not a list of widths" --stdio -w x
+# -G/--cgroup: system-wide, only what runs in the cgroup (one the test makes)
+cgmnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+[ -n "$cgmnt" ] || cgmnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+cg=tally-top-$$
+if [ "$(id -u)" = 0 ] && [ -n "$cgmnt" ] && mkdir "$cgmnt/$cg" 2>/dev/null; then
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$1" 30' "$cgmnt/$cg" "$HOT" & inpid=$!
+	while ! grep -qx "$inpid" "$cgmnt/$cg/cgroup.procs" 2>/dev/null && kill -0 $inpid 2>/dev/null; do
+		sleep 0.05
+	done
+	"$TALLY" top --stdio -d 0.4 --iterations 1 -G "$cg" -n --sort pid >tcg 2>err; rc=$?
+	kill $inpid; wait $inpid 2>/dev/null
+	check "top -G $cg: only the cgroup's process (rc $rc)" \
+		eval '[ $rc -eq 0 ] && [ -n "$(last_table tcg)" ] && ! last_table tcg | grep -v " $inpid:hot"'
+	rmdir "$cgmnt/$cg"
+else
+	skip "top -G: no cgroup hierarchy to make a cgroup in (needs root)"
+fi
+bad "top -G with -p: system-wide only" "only available in system-wide mode" --stdio -G x -p $HP
