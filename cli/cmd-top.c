@@ -312,6 +312,19 @@ static const struct cli_opt top_options[] = {
 		    CLI_NO_ANNOTATE_TUI("top", "--prefix-strip")),
 	OPT_REFUSED(0, "sym-annotate", "symbol name", CLI_ARG_REQUIRED, "symbol to annotate",
 		    CLI_NO_ANNOTATE_TUI("top", "--sym-annotate")),
+	OPT_REFUSED(0, "all-cgroups", NULL, CLI_ARG_NONE, "Record cgroup events",
+		    "--all-cgroups: tally top has no cgroup sort key to show them by: watch one "
+		    "cgroup with -G NAME, or use 'tally record --all-cgroups'"),
+	OPT_REFUSED(0, "namespaces", NULL, CLI_ARG_NONE, "Record namespaces events",
+		    "--namespaces: tally top shows no namespace events: use 'tally record "
+		    "--namespaces' and 'tally script --show-namespace-events'"),
+	OPT_REFUSED(0, "group", NULL, CLI_ARG_NONE, "put the counters into a counter group",
+		    "--group (a column per member event) is not implemented in tally top: use "
+		    "'tally record --group' and 'tally report --group'"),
+	OPT_REFUSED(0, "group-sort-idx", "n", CLI_ARG_REQUIRED,
+		    "Sort the output by the event at the index n in group",
+		    "--group-sort-idx needs --group, which tally top does not have: use 'tally "
+		    "report --group --group-sort-idx N'"),
 	OPT_REFUSED(0, "overwrite", NULL, CLI_ARG_NONE, "Use a backward ring buffer, default: no",
 		    "--overwrite (backward rings) is not implemented in tally top"),
 	OPT_BOOL('i', "no-inherit", no_inherit, "child tasks do not inherit counters"),

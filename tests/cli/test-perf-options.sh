@@ -11,10 +11,10 @@ have_perf || { skip "perf CMD -h walked for every option (perf absent)"; exit 0;
 
 declare -A NOT_YET=(
 [stat]=""
-[record]="control switch-output-event"
+[record]=""
 [report]=""
 [script]=""
-[top]="all-cgroups group group-sort-idx namespaces"
+[top]=""
 [list]=""
 [evlist]=""
 )
@@ -48,7 +48,9 @@ echo "# $known_total of $total long options of perf's seven commands recognized"
 # --itrace and friends never run, and never print "unknown option"
 bad=""
 for w in "report --itrace" "report --asm-raw" "report -b" "top --objdump x" "top -b" \
-	 "record --off-cpu" "record --kcore" "script --itrace" "script -s x.py" "stat --no-such"; do
+	 "record --off-cpu" "record --kcore" "script --itrace" "script -s x.py" "stat --no-such" \
+	 "record --control fifo:x" "record --switch-output-event sched:sched_switch" \
+	 "top --all-cgroups" "top --namespaces" "top --group" "top --group-sort-idx 1"; do
 	# shellcheck disable=SC2086
 	"$TALLY" $w </dev/null >out 2>err; rc=$?
 	case $w in
