@@ -163,13 +163,19 @@ static uint64_t min_hit_for(const struct printer *p, uint64_t total)
 	return (uint64_t)((double)total * (p->o->min_percent / 100.0));
 }
 
+/* The smallest branch shown in the graph, flat and folded views (not fractal's). */
+static uint64_t min_hit_all(const struct printer *p)
+{
+	return min_hit_for(p, p->o->hit_total ? p->o->hit_total : p->o->total);
+}
+
 /* Print the branches below end; returns how many were printed at this level. */
 static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t total, int depth,
 			  unsigned long depth_mask, int left)
 {
 	bool rel = p->o->mode == CC_FRACTAL;
 	uint64_t min_hit = rel ? min_hit_for(p, end->cumul - end->hits)
-			       : min_hit_for(p, p->o->total);
+			       : min_hit_all(p);
 	unsigned long new_mask = depth_mask;
 	uint64_t remaining = total;
 	size_t nr;
@@ -215,7 +221,7 @@ static void print_graph(struct printer *p, struct tally_cc_node *root)
 	const struct cc_print_opts *o = p->o;
 	uint64_t total = o->mode == CC_FRACTAL ? o->parent : o->total;
 	uint64_t min_hit = o->mode == CC_FRACTAL ? min_hit_for(p, root->cumul - root->hits)
-						 : min_hit_for(p, o->total);
+						 : min_hit_all(p);
 	struct tally_cc_node *start = root;
 	bool printed_any = false;
 	int left = 0;
@@ -336,7 +342,7 @@ static void collect(struct leaves *l, struct tally_cc_node *n, size_t depth)
 
 static void print_flat(struct printer *p, struct tally_cc_node *root)
 {
-	struct leaves l = { .min_hit = min_hit_for(p, p->o->total), .o = p->o };
+	struct leaves l = { .min_hit = min_hit_all(p), .o = p->o };
 	char buf[64];
 
 	collect(&l, root, 0);

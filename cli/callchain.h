@@ -17,6 +17,8 @@ struct cc_print_opts {
 	enum cc_mode mode;
 	double min_percent;	/* hide branches below this percent (default 0.5) */
 	uint64_t total;		/* total period of the report (graph percentages) */
+	uint64_t hit_total;	/* what min_percent is a share of (0: total); perf's
+				 * --percentage relative: the samples the filters kept */
 	uint64_t parent;	/* the entry's period (self, or children with --children) */
 	bool skip_first;	/* --sort sym: the first frame repeats the entry's symbol */
 	unsigned print_limit;	/* at most this many chains (0 = all) */

@@ -692,6 +692,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 			struct cc_print_opts cc = o->cc;
 
 			cc.total = t->period;	/* perf: of all samples, also with --percentage relative */
+			cc.hit_total = o->relative ? t->filtered_period : 0;	/* its threshold not */
 			cc.parent = v;
 			err = cc_print(fp, &e->chain, &cc);
 			if (err)

@@ -80,6 +80,13 @@ for a in "-p ^main\$|^hot_" "-p ^main\$|^hot_ -x --no-children" "-p ^main\$ -x -
 	# shellcheck disable=SC2086
 	same "$a as perf's" forks.data --stdio $a
 done
+# the branches under a -x entry with --percentage relative are shares of all samples,
+# but the 0.5% threshold is of the kept ones (perf's callchain_non_filtered_period):
+# a file with many samples in execve's kernel path shows graphs of 0.03% branches
+perf record -q -g -F 20000 -o execs.data -- \
+	sh -c "for i in 1 2 3 4 5 6; do $HOT 0.02; done" >/dev/null 2>&1
+same "-x -p sys_ -g caller --percentage relative on an exec-heavy file as perf's" \
+	execs.data --stdio -x -p sys_ -g caller --percentage relative
 "$TALLY" report -i plain.data -p main >/dev/null 2>err; rc=$?
 check "-p on a file without call chains: perf's error, one line, exit 1" \
 	eval '[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] && grep -q "without -g" err'
