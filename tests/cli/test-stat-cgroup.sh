@@ -17,7 +17,8 @@ if [ -z "$MNT" ] || ! mkdir "$MNT/$CG" 2>/dev/null; then
 fi
 mkdir "$MNT/$CG/idle" "$MNT/$CG/busy" "$MNT/$CG/busy/sub"
 # pinned: -A shows it counted on CPU 0 only, in perf and tally alike
-taskset -c 0 "$HOT" 60 & hp=$!
+# (600 s, ended by the cleanup: the test may take minutes on a loaded machine)
+taskset -c 0 "$HOT" 600 & hp=$!
 echo $hp >"$MNT/$CG/busy/cgroup.procs"
 cleanup() {
 	kill $hp 2>/dev/null; wait $hp 2>/dev/null
