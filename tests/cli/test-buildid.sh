@@ -198,7 +198,9 @@ for f in pall.data tall.data t.data pipe.data nb.data ./hot; do
 		same "buildid-list $o -i $f: perf's output" pb.out tb.out
 	done
 done
-check "buildid-list on a pipe: perf's" cmp -s <(cat pipe.data | perf buildid-list 2>/dev/null) <(cat pipe.data | "$TALLY" buildid-list)
+check "buildid-list on a pipe: perf's" cmp -s \
+	<(perf buildid-list <pipe.data 2>/dev/null | sed 's,/tmp/perf-vdso\.so-[A-Za-z0-9]*$,[vdso],') \
+	<("$TALLY" buildid-list <pipe.data)
 check "buildid-list -k: perf's" cmp -s <(perf buildid-list -k 2>/dev/null) <("$TALLY" buildid-list -k)
 check "buildid-list -m: perf's" cmp -s <(perf buildid-list -m 2>/dev/null) <("$TALLY" buildid-list -m)
 
