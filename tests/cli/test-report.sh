@@ -307,11 +307,11 @@ if command -v cc >/dev/null 2>&1; then
 			'[ "$(nm two/a/spin | grep " T main")" = "$(nm two/b/spin | grep " T main")" ]'
 		for o in "--sort comm,dso,sym" "--sort sym" "--children --sort dso,sym"; do
 			# shellcheck disable=SC2086
-			perf report -i two.data --stdio -g none $o 2>/dev/null | grep -v '^#' >p.out
+			perf report -i two.data --stdio -g none $o 2>/dev/null | grep '\] main$' >p.out
 			# shellcheck disable=SC2086
-			"$TALLY" report -i two.data --stdio -g none $o 2>&1 | grep -v '^#' >t.out
+			"$TALLY" report -i two.data --stdio -g none $o 2>t.err | grep '\] main$' >t.out
 			check "two builds, report $o: a row per build, as perf" eval \
-				'[ "$(grep -c "\] main$" p.out)" = 2 ] && diff -q p.out t.out'
+				'[ "$(wc -l <p.out)" = 2 ] && diff p.out t.out'
 		done
 	else
 		fail "two builds of one program recorded"

@@ -158,18 +158,24 @@ check "page-faults within 2% of perf ($tp vs $pp)" awk -v a="$tp" -v b="$pp" 'BE
 # seconds), so one run of each can land in different phases. perf and tally alternate, five
 # runs each, and the fastest of each is compared: noise only adds time, so the minima agree
 # when tally counts right. Up to 3 rounds.
-work='i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'
-minof() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
-for try in 1 2 3; do
-	: >pall; : >tall
-	for run in 1 2 3 4 5; do
-		perf stat -x, -e task-clock sh -c "$work" 2>p.csv && val p.csv task-clock >>pall
-		"$TALLY" stat -x, -e task-clock sh -c "$work" 2>t.csv && val t.csv task-clock >>tall
+# Under ASan the comparison says nothing about counting (the same kernel counts) and the
+# sanitized tally's own CPU use moves the VM's phases: it runs in the plain build.
+if asan_build; then
+	skip "task-clock within 10% of perf (run in the plain build)"
+else
+	work='i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'
+	minof() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
+	for try in 1 2 3; do
+		: >pall; : >tall
+		for run in 1 2 3 4 5; do
+			perf stat -x, -e task-clock sh -c "$work" 2>p.csv && val p.csv task-clock >>pall
+			"$TALLY" stat -x, -e task-clock sh -c "$work" 2>t.csv && val t.csv task-clock >>tall
+		done
+		pt=$(minof <pall); tt=$(minof <tall)
+		awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }' && break
 	done
-	pt=$(minof <pall); tt=$(minof <tall)
-	awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }' && break
-done
-check "task-clock within 10% of perf (fastest of 5: $tt vs $pt msec)" awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }'
+	check "task-clock within 10% of perf (fastest of 5: $tt vs $pt msec)" awk -v a="$tt" -v b="$pt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }'
+fi
 perf stat -x, -e context-switches "$HOT" --sleeps 20 2>p.csv
 "$TALLY" stat -x, -e context-switches "$HOT" --sleeps 20 2>t.csv
 pc=$(val p.csv context-switches); tc=$(val t.csv context-switches)
