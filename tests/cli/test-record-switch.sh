@@ -41,8 +41,17 @@ for who in perf tally; do
 	# tally: two cuts; the second is handled after the first file's successor got its
 	# side-band, so file 2 was synthesized while the command ran. perf: one (perf 6.1
 	# may miss a SIGUSR2 that comes while it switches)
-	kill -USR2 $pid
-	wait_for $pid $d/err 'Dump' 1
+	# perf 6.1 ignores a SIGUSR2 that comes before its trigger is armed (after the
+	# command started): send it again until a cut is reported (every 5 s, 10 times)
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		kill -USR2 $pid
+		i=0
+		while ! grep -q 'Dump' $d/err 2>/dev/null && [ $i -lt 50 ] && kill -0 $pid 2>/dev/null; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		grep -q 'Dump' $d/err 2>/dev/null && break
+	done
 	if [ $who = tally ]; then
 		kill -USR2 $pid
 		wait_for $pid $d/err 'Dump' 2
