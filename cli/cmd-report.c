@@ -296,7 +296,7 @@ static const struct cli_opt report_options[] = {
 		"Number of samples to save per histogram entry for individual browsing"),
 	OPT_STRING('k', "vmlinux", vmlinux, "file", "vmlinux pathname (read as a kallsyms file)"),
 	OPT_BOOL(0, "ignore-vmlinux", ignore_vmlinux, "don't load vmlinux even if found"),
-	OPT_BOOL(0, "modules", modules, "load module symbols - WARNING: use only with -k and LIVE "
+	OPT_BOOL('m', "modules", modules, "load module symbols - WARNING: use only with -k and LIVE "
 		 "kernel (tally takes them from kallsyms either way)"),
 	OPT_STRING(0, "kallsyms", kallsyms, "file", "kallsyms pathname"),
 	OPT_STRING(0, "symfs", symfs, "directory", "Look for files with symbols relative to this directory"),
@@ -322,7 +322,7 @@ static const struct cli_opt report_options[] = {
 	OPT_BOOL('x', "exclude-other", exclude_other, "Only display entries with parent-match"),
 	OPT_CALLBACK(0, "time-quantum", "time (ms|us|ns|s)",
 		     "Set time quantum for time sort key (default 100ms)", opt_time_quantum),
-	OPT_WIDTHS(0, "column-widths", col_widths,
+	OPT_WIDTHS('w', "column-widths", col_widths,
 		   "Don't try to adjust column width, use these fixed values"),
 	OPT_BOOL(0, "show-cpu-utilization", show_cpu_util, "Show sample percentage for different cpu modes"),
 	OPT_INT(0, "socket-filter", socket_filter, "n",

@@ -600,6 +600,46 @@ static int print_user_cell(FILE *fp, const struct tally_hist_entry *e, enum tall
 	return 0;
 }
 
+/* The columns' widths over the entries that will be shown (widths[] holding the headers'
+ * and minimum widths); the number of sorted entries up to the last shown. */
+static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sorted,
+			   const enum tally_hist_col *cols, size_t nr, size_t *widths,
+			   const struct hist_print_opts *o, uint64_t total, int sym_depth)
+{
+	size_t nshow = 0;
+	bool unresolved = false;
+
+	for (size_t k = 0; k < nr_sorted; k++) {
+		const struct tally_hist_entry *e = sorted[k];
+		uint64_t v = o->children ? e->period_acc : e->period;
+
+		if (o->hierarchy ? hier_filtered(e, o, sym_depth) : filtered_out(e, o))
+			continue;
+		/* perf sizes columns over every entry, shown or under --percent-limit */
+		if (!(o->percent_limit > 0 && pct(v, total) < o->percent_limit))
+			nshow = k + 1;
+		for (size_t i = 0; i < nr; i++) {
+			size_t l = cell_len(e, cols[i]);
+
+			if (cols[i] == TALLY_HIST_PID && l < 8 + 7)
+				l = 8 + 7;
+			if (l > widths[i])
+				widths[i] = l;
+		}
+		if (!sym_name(e))
+			unresolved = true;
+	}
+	/* perf: a row without a symbol widens the dso column to an address's 16 digits,
+	 * unless a separator, --column-widths or --dsos is given */
+	for (size_t i = 0; i < nr && unresolved && !o->sep && !o->nr_user_widths && !o->dso_list; i++)
+		if (cols[i] == TALLY_HIST_DSO && widths[i] < 16)
+			widths[i] = 16;
+	for (size_t i = 0; i < nr; i++)	/* perf's time column: 12 wide, 16 with --ns */
+		if (cols[i] == TALLY_HIST_TIME)
+			widths[i] = o->ns ? 16 : 12;
+	return nshow;
+}
+
 int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o)
 {
 	const struct tally_hist_totals *t = tally_hist__totals(h);
@@ -624,28 +664,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		widths[i] = strlen(col_header(cols[i], o->overhead_is_self)) > minw
 				    ? strlen(col_header(cols[i], o->overhead_is_self)) : minw;
 	}
-	/* widths over the entries that will be shown */
-	for (size_t k = 0; k < nr_sorted; k++) {
-		const struct tally_hist_entry *e = sorted[k];
-		uint64_t v = o->children ? e->period_acc : e->period;
-
-		if (o->hierarchy ? hier_filtered(e, o, sym_depth) : filtered_out(e, o))
-			continue;
-		/* perf sizes columns over every entry, shown or under --percent-limit */
-		if (!(o->percent_limit > 0 && pct(v, total) < o->percent_limit))
-			nshow = k + 1;
-		for (size_t i = 0; i < nr; i++) {
-			size_t l = cell_len(e, cols[i]);
-
-			if (cols[i] == TALLY_HIST_PID && l < 8 + 7)
-				l = 8 + 7;
-			if (l > widths[i])
-				widths[i] = l;
-		}
-	}
-	for (size_t i = 0; i < nr; i++)	/* perf's time column: 12 wide, 16 with --ns */
-		if (cols[i] == TALLY_HIST_TIME)
-			widths[i] = o->ns ? 16 : 12;
+	nshow = entry_widths(sorted, nr_sorted, cols, nr, widths, o, total, sym_depth);
 	for (size_t i = 0; i < nr; i++) {	/* --column-widths: keys at that, values at least */
 		size_t u = user_width(o, i), hl = strlen(col_header(cols[i], o->overhead_is_self));
 

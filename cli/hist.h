@@ -45,6 +45,8 @@ struct hist_print_opts {
 					 * --symbol-filter's) */
 	const char *sep;		/* -t/--field-separator: columns joined by it (NULL:
 					 * aligned with two spaces) */
+	bool dso_list;			/* -d/--dsos given: no 16-wide dso column for rows
+					 * without a symbol (perf's rule, see hist_fprintf) */
 };
 
 /* The sorted entries of h (tally_hist__sort first) as perf's table. 0 or -ENOMEM. */

@@ -182,6 +182,7 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		.user_widths = r->o->col_widths.w,
 		.nr_user_widths = r->o->col_widths.nr,
 		.sep = r->o->field_sep,
+		.dso_list = r->o->filter.dsos != NULL,
 		.relative = r->o->relative,
 		.cc = {
 			.mode = r->use_chains ? r->o->cc_mode : CC_NONE,

@@ -24,6 +24,7 @@ int top_print_report_table(const struct top *t, FILE *fp, size_t rows)
 		.hierarchy = t->o->hierarchy,
 		.user_widths = t->o->col_widths.w,
 		.nr_user_widths = t->o->col_widths.nr,
+		.dso_list = t->o->filter.dsos != NULL,
 		.cc = { .mode = t->o->callgraph ? CC_GRAPH : CC_NONE, .min_percent = 0.5 },
 	};
 	char *text = NULL, *p;

@@ -60,3 +60,15 @@ for w in "report --itrace" "report --asm-raw" "report -b" "top --objdump x" "top
 	esac
 done
 check "refused options: one line saying what is missing, exit 1${bad:+:$bad}" test -z "$bad"
+
+# and every short form perf lists ("-w, --column-widths") is tally's short form of the
+# same long option: a perf user's -w, -m, -f or -D means what it means in perf
+for c in stat record report script top list evlist; do
+	perf $c -h 2>&1 | grep -oE -- '^ +-[a-zA-Z0-9], --[a-z0-9][a-z0-9_-]*' | sed 's/^ *//' |
+		sort -u >p.short
+	"$TALLY" $c -h 2>&1 | grep -oE -- '^ +-[a-zA-Z0-9], --[a-z0-9][a-z0-9_-]*' |
+		sed 's/^ *//' | sort -u >t.short
+	missing=$(comm -23 p.short t.short | tr '\n' ' ')
+	check "$c: perf's $(wc -l <p.short) short options are tally's too${missing:+; not:$missing}" \
+		eval '[ -s p.short ] && [ -z "$missing" ]'
+done

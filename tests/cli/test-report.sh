@@ -316,4 +316,20 @@ if command -v cc >/dev/null 2>&1; then
 	else
 		fail "two builds of one program recorded"
 	fi
+	# a row without a symbol (a stripped build, not in the build-id cache: -N) widens
+	# perf's dso column to an address's 16 digits, but not with -t, -w or --dsos
+	if cc -O2 -s -o two/stripped two/a/spin.c &&
+		perf record -q -N -F 1000 -e cpu-clock:u -o st.data -- ./two/stripped >/dev/null 2>&1; then
+		for o in "--sort dso,sym" "--sort dso" "--sort comm,dso" "--sort dso,sym -w 5,5,5" \
+			 "--sort dso,sym --dsos stripped" "--sort dso,sym -t ,"; do
+			# shellcheck disable=SC2086
+			perf report -i st.data --stdio -g none $o 2>/dev/null | grep -v '^#' | grep . >p.out
+			# shellcheck disable=SC2086
+			"$TALLY" report -i st.data --stdio -g none $o 2>&1 | grep -v '^#' | grep . >t.out
+			check "stripped build, report $o: the dso column as wide as perf's" eval \
+				'[ -s p.out ] && diff p.out t.out'
+		done
+	else
+		fail "a stripped build recorded"
+	fi
 fi

@@ -196,12 +196,12 @@ check "top -u $me: the header names the user, hot's spin is sampled" \
 bad "top -u of a user that does not exist" "no user 'nosuchuser'" --stdio -u nosuchuser
 bad "top -u of a user without processes" "runs no process" --stdio -u 4242
 bad "top -u and -p exclude each other" "exclude each other" --stdio -u "$me" -p $HP
-# accepted: -f, -k with --ignore-vmlinux, --demangle-kernel, --no-bpf-event,
+# accepted: --force, -k with --ignore-vmlinux, --demangle-kernel, --no-bpf-event,
 # --num-thread-synthesize, --proc-map-timeout (tally synthesizes on one thread, reads
 # every map, and never asks for BPF events)
-"$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -f -k /nonexistent --ignore-vmlinux \
+"$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP --force -k /nonexistent --ignore-vmlinux \
 	--demangle-kernel --no-bpf-event --num-thread-synthesize 2 --proc-map-timeout 100 >acc 2>err
-check "top: -f, --ignore-vmlinux, --demangle-kernel, --no-bpf-event, --num-thread-synthesize, --proc-map-timeout accepted" \
+check "top: --force, --ignore-vmlinux, --demangle-kernel, --no-bpf-event, --num-thread-synthesize, --proc-map-timeout accepted" \
 	eval 'last_table acc | grep -q spin && ! grep -q nonexistent err'
 # --realtime: SCHED_FIFO, or one line saying why it could not be had
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -r 5 >rt 2>err; rc=$?
