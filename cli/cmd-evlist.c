@@ -60,72 +60,6 @@ static void lprintf(struct line *l, const char *fmt, ...)
 	l->first = false;
 }
 
-/* One " name: value" item of the -v line. */
-static void item(struct line *l, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void item(struct line *l, const char *name, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	lprintf(l, " %s: %s", name, buf);
-}
-
-static void bits(struct line *l, const char *name, uint64_t v, enum attr_bits_field field)
-{
-	char buf[512];
-
-	if (v)
-		item(l, name, "%s", attr_bits_text(field, v, buf, sizeof(buf)));
-}
-
-#define U(field) do { if (a->field) item(&l, #field, "%" PRIu64, (uint64_t)a->field); } while (0)
-#define X(name, field) do { if (a->field) item(&l, name, "%#" PRIx64, (uint64_t)a->field); } while (0)
-
-/* perf's attr dump: only non-zero fields, in struct order. */
-static void print_attr(struct line *lp, const struct tally_data_event *ev)
-{
-	const struct perf_event_attr *a = &ev->attr;
-	struct line l = *lp;
-
-	item(&l, "type", "%u", a->type);
-	item(&l, "size", "%u", ev->disk_attr_size);
-	X("config", config);
-	if (a->sample_period)
-		item(&l, "{ sample_period, sample_freq }", "%" PRIu64, (uint64_t)a->sample_period);
-	bits(&l, "sample_type", a->sample_type, ATTR_SAMPLE_TYPE);
-	bits(&l, "read_format", a->read_format, ATTR_READ_FORMAT);
-	U(disabled); U(inherit); U(pinned); U(exclusive); U(exclude_user); U(exclude_kernel);
-	U(exclude_hv); U(exclude_idle); U(mmap); U(comm); U(freq); U(inherit_stat);
-	U(enable_on_exec); U(task); U(watermark); U(precise_ip); U(mmap_data);
-	U(sample_id_all); U(exclude_host); U(exclude_guest); U(exclude_callchain_kernel);
-	U(exclude_callchain_user); U(mmap2); U(comm_exec); U(use_clockid); U(context_switch);
-	U(write_backward); U(namespaces); U(ksymbol); U(bpf_event); U(aux_output); U(cgroup);
-	U(text_poke); U(build_id); U(inherit_thread); U(remove_on_exec); U(sigtrap);
-	if (a->wakeup_events)
-		item(&l, "{ wakeup_events, wakeup_watermark }", "%u", a->wakeup_events);
-	U(bp_type);
-	X("{ bp_addr, config1 }", bp_addr);
-	X("{ bp_len, config2 }", bp_len);
-	if (ev->config3)
-		item(&l, "config3", "%#" PRIx64, ev->config3);
-	bits(&l, "branch_sample_type", a->branch_sample_type, ATTR_BRANCH_SAMPLE_TYPE);
-	X("sample_regs_user", sample_regs_user);
-	U(sample_stack_user);
-	if (a->clockid)
-		item(&l, "clockid", "%d", a->clockid);
-	X("sample_regs_intr", sample_regs_intr);
-	U(aux_watermark);
-	U(sample_max_stack);
-	U(aux_sample_size);
-	U(sig_data);
-	*lp = l;
-}
-
 /* --trace-fields: a tracepoint's field names from the file's formats. */
 static void print_trace_fields(struct line *l, const struct tally_data_event *ev,
 			       struct script_trace *trace)
@@ -162,7 +96,7 @@ static void print_event(FILE *f, const struct tally_data *d, size_t i,
 	}
 	fputs(ev->name, f);
 	if (o->verbose)
-		print_attr(&l, ev);
+		attr_fprintf(f, &ev->attr, ev->disk_attr_size, ev->config3, &l.first);
 	else if (o->freq)
 		lprintf(&l, " sample_%s=%" PRIu64, ev->attr.freq ? "freq" : "period",
 			(uint64_t)ev->attr.sample_period);

@@ -654,10 +654,9 @@ static const struct cli_opt record_options[] = {
 	OPT_ACCEPTED_SYNTH("record"),
 	OPT_STRING(0, "vmlinux", vmlinux, "file", "vmlinux pathname (checked; the kernel's "
 		   "build-id comes from /sys/kernel/notes)"),
-	OPT_REFUSED(0, "control", "fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]", CLI_ARG_REQUIRED,
-		    "Listen on ctl-fd descriptor for command to control measurement",
-		    "--control (enable/disable commands while recording) is not implemented in "
-		    "tally record (tally stat has it): time the events with -D MS or -D RANGES"),
+	OPT_STRING(0, "control", control, "fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]",
+		   "Listen on ctl-fd descriptor for command to control measurement ('enable', "
+		   "'disable', 'snapshot', 'stop', 'ping', 'evlist [-v|-g|-F]')"),
 	OPT_REFUSED(0, "switch-output-event", "switch output event", CLI_ARG_REQUIRED,
 		    "switch output event selector. use 'tally list' to list available events",
 		    "--switch-output-event (a side-band event that cuts the file) is not "

@@ -336,7 +336,7 @@ static void free_run(struct stat_run *r)
 	free(r->cur);
 	free(r->acc);
 	stat_run__free_cgroups(r);
-	stat_control__close(&r->ctl);
+	cli_control__close(&r->ctl);
 }
 
 /* ---- the flow ------------------------------------------------------------------------ */
@@ -507,7 +507,7 @@ static int stat_exec_common(const struct cli_command *c, struct stat_opts *o,
 		return ret;
 	memset(&r, 0, sizeof(r));
 	r.opts = o;
-	if (stat_control__open(&r.ctl, o->control))
+	if (cli_control__open(&r.ctl, o->control))
 		return 129;
 	ret = stat_run__build_events(&r);
 	if (!ret)

@@ -645,13 +645,38 @@ static int switch_due(struct record *r, uint64_t t, uint64_t *next_switch)
 	return 0;
 }
 
+/* After ppoll found PR descriptors ready: --control's commands (true after 'stop'),
+ * a wakeup, the rings whose events are gone (no longer polled). */
+static bool polled(struct record *r, struct pollfd *pfd, size_t nr_rings, int pr, size_t *nr_hup)
+{
+	if (pfd[nr_rings].revents) {
+		int c = record__control(r);
+
+		if (c > 0)
+			return true;
+		if (c < 0)
+			pfd[nr_rings].fd = -1;
+		pr--;
+	}
+	if (pr <= 0)
+		return false;
+	r->wakeups++;
+	for (size_t i = 0; i < nr_rings; i++)
+		if (pfd[i].revents & (POLLHUP | POLLERR)) {
+			pfd[i].fd = -1;	/* stop polling a ring whose events are gone */
+			(*nr_hup)++;
+		}
+	return false;
+}
+
 /* Poll and drain until the end. Returns 0 or -1 (write error reported). */
 static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_status,
 		bool *wl_done)
 {
 	const struct record_opts *o = r->o;
 	size_t nr_rings = tally_sampler__nr_rings(r->sampler), nr_hup = 0;
-	struct pollfd *pfd = calloc(nr_rings, sizeof(*pfd));
+	/* the rings, then --control's descriptor (-1: not polled) */
+	struct pollfd *pfd = calloc(nr_rings + 1, sizeof(*pfd));
 	uint64_t start = r->t0_ms;
 	uint64_t deadline = o->timeout_ms ? start + o->timeout_ms : 0;
 	uint64_t next_switch = o->switch_time ? start + o->switch_time * 1000 : 0;
@@ -667,6 +692,8 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 		pfd[i].fd = tally_ring__fd(tally_sampler__ring(r->sampler, i));
 		pfd[i].events = POLLIN;
 	}
+	pfd[nr_rings].fd = r->ctl.ctl_fd;
+	pfd[nr_rings].events = POLLIN;
 	sigemptyset(&block);
 	sigaddset(&block, SIGCHLD);
 	sigaddset(&block, SIGINT);
@@ -725,15 +752,11 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			continue;
 		}
-		pr = ppoll(pfd, nr_rings, tsp, &old);
+		pr = ppoll(pfd, nr_rings + 1, tsp, &old);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (pr > 0) {
-			r->wakeups++;
-			for (i = 0; i < nr_rings; i++)
-				if (pfd[i].revents & (POLLHUP | POLLERR)) {
-					pfd[i].fd = -1;	/* stop polling a ring whose events are gone */
-					nr_hup++;
-				}
+		if (pr > 0 && polled(r, pfd, nr_rings, pr, &nr_hup)) {
+			r->stop_wl = true;	/* --control's 'stop' */
+			break;
 		}
 		if (!r->have_wl && !o->system_wide && nr_hup == nr_rings)
 			break;	/* every target thread exited; the caller drains */
@@ -931,6 +954,8 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 			  "they cannot write to a pipe (use -o FILE)");
 		return 1;
 	}
+	if (cli_control__open(&r->ctl, o->control))
+		return 129;
 	if (record_prepare(r, pipe) || affinity_setup(r))
 		goto out;
 	/* perf's cap: a quarter of the ring */
@@ -964,6 +989,7 @@ out:
 		else
 			waitpid(r->wl.pid, &wl_status, 0);
 	}
+	cli_control__close(&r->ctl);
 	buildid_tracker__delete(r->bt);
 	tally_writer__delete(r->w);
 	for (size_t i = 0; i < r->nr_segments; i++)

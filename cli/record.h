@@ -17,6 +17,7 @@
 #include <tally/sampler.h>
 #include <tally/writer.h>
 
+#include "control.h"
 #include "workload.h"
 
 struct record_opts {
@@ -60,6 +61,7 @@ struct record_opts {
 	/* -D/--delay: ms before enabling (-1: enabled only by --control), or ranges of ms
 	 * after the start in which events are enabled */
 	long delay_ms;
+	const char *control;		/* --control fd:CTL[,ACK] | fifo:CTL[,ACK] */
 	struct record_range { uint64_t start, end; } *ranges;
 	size_t nr_ranges;
 	bool no_buildid_set, no_buildid_cache_set;	/* given on the command line */
@@ -151,6 +153,7 @@ struct record {
 	size_t flush;			/* --mmap-flush: a ring is written from this many bytes */
 	cpu_set_t *ring_cpus;		/* --affinity: the reader's CPUs for each ring */
 	int affine_ring;		/* the ring whose CPUs the reader runs on (-1: none) */
+	struct cli_control ctl;		/* --control */
 };
 
 /* Build the events' attrs from the options (record-open.c). 0 or -1 (message printed). */
@@ -161,6 +164,10 @@ void record__close(struct record *r);
 
 /* Everything: returns the exit status (record-run.c). */
 int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *child_exited);
+
+/* --control: run the commands waiting on the control descriptor (record-control.c).
+ * 1 after 'stop' (the recording ends), 0, or -1 when the descriptor is closed. */
+int record__control(struct record *r);
 
 /* Build-ids of DSOs hit by samples (record-buildid.c). */
 int buildid_tracker__new(struct buildid_tracker **out, const struct record *r);

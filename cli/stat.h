@@ -20,6 +20,7 @@
 
 #include <tally/stat.h>
 
+#include "control.h"
 #include "workload.h"
 
 struct cli_command;
@@ -188,13 +189,6 @@ struct stat_opts {
 	int cmdline_argc;
 };
 
-/* --control (stat-control.c): where commands come from and acks go, the line so far. */
-struct stat_control {
-	int ctl_fd, ack_fd;	/* -1: none */
-	bool owned;		/* fifo: opened by tally, closed at the end */
-	char buf[256];
-	size_t len;
-};
 
 /* State of one counting session. */
 /* -r: a row's values over the runs so far. */
@@ -237,7 +231,7 @@ struct stat_run {
 	struct stat_cgroup *cgroups;	/* -G/--for-each-cgroup, opened */
 	int nr_cgroups;
 	int nr_cgroup_slots;	/* -G names so far, empty ones too (perf's nr_cgroups) */
-	struct stat_control ctl;	/* --control */
+	struct cli_control ctl;	/* --control */
 };
 
 /* Events (stat-events.c): -e specs, or the defaults with -d levels, with perf stat's attr
@@ -250,12 +244,9 @@ int stat_run__plan_merges(struct stat_run *r);
 int stat_run__cgroups_after_spec(struct stat_run *r, int nr_specs);
 int stat_run__expand_cgroups(struct stat_run *r);
 void stat_run__free_cgroups(struct stat_run *r);
-/* --control (stat-control.c): open the descriptors or FIFOs of spec (NULL: none; -1
- * after saying why); run the commands waiting on the control descriptor (false: it
- * is closed, stop polling it); close what was opened. */
-int stat_control__open(struct stat_control *c, const char *spec);
+/* --control (stat-control.c; the descriptors: control.h): run the commands waiting on
+ * the control descriptor (false: it is closed, stop polling it). */
 bool stat_run__control(struct stat_run *r);
-void stat_control__close(struct stat_control *c);
 /* Options tally refuses (stat-refused.c): the callback notes which; stat_refuse says
  * what is missing in one line and returns 1. */
 struct cli_opt;
