@@ -42,6 +42,8 @@ uint64_t tly_symtab__offset_to_addr(const struct tly_symtab *t, uint64_t off);
 
 /* Loaders: 0, or -errno (nothing loaded). */
 int tly_symtab__load_elf(struct tly_symtab *t, const char *path, const char *debug_path);
+/* Whether the ELF file at PATH (may be NULL: false) has a .symtab section. */
+bool tly_elf__has_symtab(const char *path);
 int tly_symtab__load_elf_mem(struct tly_symtab *t, const void *buf, size_t len);
 /* kallsyms: -EPERM when every address is 0 (kptr_restrict), -ENODATA with no symbol
  * lines at all. */

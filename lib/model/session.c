@@ -561,6 +561,30 @@ static void load_elf_cached(struct tally_session *s, struct tally_dso *d, const 
 	free(key);
 }
 
+/*
+ * perf reads a dso's symbols from the first file with a .symtab among the build-id
+ * cache's copy of its build, the cache's debug copy, the distribution's debug file and
+ * the file itself. So when neither DEBUG nor PATH has one (a stripped file), an
+ * unstripped copy of the same build in the cache gives the symbols: DEBUG becomes it.
+ */
+static void symtab_source(struct tally_session *s, struct tally_dso *d, const char *path,
+			  char *debug, size_t dlen)
+{
+	static const enum tally_buildid_kind kinds[] = { TALLY_BUILDID_ELF, TALLY_BUILDID_DEBUG };
+	char c[4096];
+
+	if (!d->bid.size || s->symfs || tly_elf__has_symtab(debug[0] ? debug : NULL) ||
+	    tly_elf__has_symtab(path))
+		return;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!tally_buildid_cache__find(s->cache, &d->bid, d->name, kinds[i], c, sizeof(c),
+					       NULL, 0) &&
+		    strcmp(c, path) && tly_elf__has_symtab(c)) {
+			snprintf(debug, dlen, "%s", c);
+			return;
+		}
+}
+
 static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 {
 	char path[4096], debug[4096];
@@ -579,8 +603,10 @@ static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 		tly_symtab__load_perfmap(&d->syms, d->name);
 		return;
 	}
-	if (find_binary(s, d, pid, path, sizeof(path), debug, sizeof(debug)))
+	if (find_binary(s, d, pid, path, sizeof(path), debug, sizeof(debug))) {
+		symtab_source(s, d, path, debug, sizeof(debug));
 		load_elf_cached(s, d, path, debug[0] ? debug : NULL);
+	}
 }
 
 /* ---- maps ------------------------------------------------------------------ */

@@ -564,6 +564,24 @@ static Elf *elf_open(const char *path, int *fd)
 	return e;
 }
 
+bool tly_elf__has_symtab(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+	int fd;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	if (!path || !(e = elf_open(path, &fd)))
+		return false;
+	while (!found && (scn = elf_nextscn(e, scn)))
+		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
 int tly_symtab__load_elf(struct tly_symtab *t, const char *path, const char *debug_path)
 {
 	int fd, dfd = -1;

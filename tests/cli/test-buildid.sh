@@ -130,6 +130,32 @@ tar xjf t.data.tar.bz2 -C "$HOME/.debug"
 rows "$TALLY" report -i t.data >after
 check "archive unpacked in a fresh HOME: tally report names the functions" diff before after
 
+# a stripped copy of a build whose unstripped file is in the build-id cache: the
+# symbols come from the cache's copy, as perf's (the first file with a .symtab among the
+# cache's copy, its debug copy, /usr/lib/debug and the file itself)
+if command -v strip >/dev/null 2>&1; then
+	fresh_home; fresh_hot; rm -rf stripped; mkdir stripped
+	strip -o stripped/hot ./hot
+	"$TALLY" record -q -o st.data ./stripped/hot 0.2 >/dev/null 2>&1
+	rows "$TALLY" report -i st.data >st.none
+	check "stripped file, no cached copy: addresses (the test can tell)" eval \
+		'[ -s st.none ] && ! grep -q " hot spin$" st.none'
+	fresh_home
+	"$TALLY" record -q -o cached.data ./hot 0.05 >/dev/null 2>&1
+	"$TALLY" record -q -o st.data ./stripped/hot 0.2 >/dev/null 2>&1
+	check "stripped file recorded: the cache keeps the unstripped copy" \
+		cmp -s "$HOME/.debug/.build-id/${id:0:2}/${id:2}/elf" ./hot
+	rows "$TALLY" report -i st.data >st.rows
+	check "stripped file, unstripped build cached: tally report names the functions" \
+		grep -q " hot spin$" st.rows
+	if have_perf; then
+		rows perf report -i st.data >st.perf
+		check "stripped file, unstripped build cached: the rows of perf report" diff st.perf st.rows
+	fi
+else
+	skip "symbols of a stripped file from the build-id cache (strip absent)"
+fi
+
 have_perf || { skip "buildid: comparisons with perf (perf absent)"; exit 0; }
 
 if asan_build; then
