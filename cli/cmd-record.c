@@ -265,6 +265,12 @@ static int opt_event(void *opts, const struct cli_opt *opt, const char *arg, boo
 	return record_opts__add_event(opts, arg);
 }
 
+static int opt_switch_event(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	(void)opt, (void)unset;
+	return record_opts__add_switch_event(opts, arg);
+}
+
 static int opt_freq(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	struct record_opts *o = opts;
@@ -657,10 +663,9 @@ static const struct cli_opt record_options[] = {
 	OPT_STRING(0, "control", control, "fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]",
 		   "Listen on ctl-fd descriptor for command to control measurement ('enable', "
 		   "'disable', 'snapshot', 'stop', 'ping', 'evlist [-v|-g|-F]')"),
-	OPT_REFUSED(0, "switch-output-event", "switch output event", CLI_ARG_REQUIRED,
-		    "switch output event selector. use 'tally list' to list available events",
-		    "--switch-output-event (a side-band event that cuts the file) is not "
-		    "implemented in tally record: use --switch-output=signal and send SIGUSR2"),
+	OPT_CALLBACK(0, "switch-output-event", "switch output event",
+		     "switch output event selector. use 'tally list' to list available events",
+		     opt_switch_event),
 	OPT_REFUSED(0, "aio", "n", CLI_ARG_OPTIONAL,
 		    "Use <n> control blocks in asynchronous trace writing mode (default: 1, max: 4)",
 		    "--aio: tally record writes perf.data with write(2), not POSIX AIO; record "
@@ -811,6 +816,8 @@ static int record_exec(void *opts, const struct cli_args *args)
 		o->workload = args->argv;
 	o->argc = args->full_argc;
 	o->argv = args->full_argv;
+	if (o->switch_output_ev)
+		o->switch_signal = true;	/* --switch-output-event: a SIGUSR2 of its own */
 	if (o->switch_signal || o->switch_size || o->switch_time)
 		o->timestamp_filename = true;
 	if (o->dry_run)

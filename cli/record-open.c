@@ -50,6 +50,8 @@ void record_opts__exit(struct record_opts *o)
 {
 	tally_evlist__delete(o->evlist);
 	o->evlist = NULL;
+	tally_evlist__delete(o->switch_output_ev);
+	o->switch_output_ev = NULL;
 	for (size_t i = 0; i < o->nr_filters; i++)
 		free(o->filters[i]);
 	free(o->filters);
@@ -66,27 +68,41 @@ void record_opts__exit(struct record_opts *o)
 	o->nr_ranges = 0;
 }
 
-int record_opts__add_event(struct record_opts *o, const char *str)
+/* One event string into *L (made on first use); the first new event's index into
+ * *FIRST. 0 or -1 (perf's parse error printed, or one naming OPT). */
+static int parse_into(struct tally_evlist **l, const char *str, size_t *first, const char *opt)
 {
 	struct tally_parse_error perr;
 	char msg[1024];
 	int err;
 
-	if (!o->evlist && tally_evlist__new(&o->evlist)) {
+	if (!*l && tally_evlist__new(l)) {
 		cli_error("out of memory");
 		return -1;
 	}
 	memset(&perr, 0, sizeof(perr));
-	o->last_spec = o->evlist->nr;
-	err = tally_evlist__add(o->evlist, str, &perr);
+	*first = (*l)->nr;
+	err = tally_evlist__add(*l, str, &perr);
 	if (err) {
 		if (perr.msg[0] && tally_parse_error__format(&perr, str, msg, sizeof(msg)) >= 0)
 			fprintf(stderr, "%s\n", msg);
 		else
-			cli_error("-e '%s': %s", str, strerror(-err));
+			cli_error("%s '%s': %s", opt, str, strerror(-err));
 		return -1;
 	}
 	return 0;
+}
+
+int record_opts__add_event(struct record_opts *o, const char *str)
+{
+	return parse_into(&o->evlist, str, &o->last_spec, "-e");
+}
+
+int record_opts__add_switch_event(struct record_opts *o, const char *str)
+{
+	size_t first;
+
+	return parse_into(&o->switch_output_ev, str, &first, "--switch-output-event");
 }
 
 /* The filters of the last -e's events, all tracepoints (else OPT's message): set to

@@ -645,10 +645,13 @@ static int switch_due(struct record *r, uint64_t t, uint64_t *next_switch)
 	return 0;
 }
 
-/* After ppoll found PR descriptors ready: --control's commands (true after 'stop'),
- * a wakeup, the rings whose events are gone (no longer polled). */
-static bool polled(struct record *r, struct pollfd *pfd, size_t nr_rings, int pr, size_t *nr_hup)
+/* After ppoll found descriptors ready: --control's commands (true after 'stop'),
+ * --switch-output-event's occurrences, a wakeup, the rings whose events are gone (no
+ * longer polled). */
+static bool polled(struct record *r, struct pollfd *pfd, size_t nr_rings, size_t *nr_hup)
 {
+	bool ring = false;
+
 	if (pfd[nr_rings].revents) {
 		int c = record__control(r);
 
@@ -656,16 +659,17 @@ static bool polled(struct record *r, struct pollfd *pfd, size_t nr_rings, int pr
 			return true;
 		if (c < 0)
 			pfd[nr_rings].fd = -1;
-		pr--;
 	}
-	if (pr <= 0)
-		return false;
-	r->wakeups++;
-	for (size_t i = 0; i < nr_rings; i++)
+	if (record_sideband__hit(r))
+		switch_hit = 1;	/* as SIGUSR2 */
+	for (size_t i = 0; i < nr_rings; i++) {
+		ring |= pfd[i].revents != 0;
 		if (pfd[i].revents & (POLLHUP | POLLERR)) {
 			pfd[i].fd = -1;	/* stop polling a ring whose events are gone */
 			(*nr_hup)++;
 		}
+	}
+	r->wakeups += ring;
 	return false;
 }
 
@@ -675,8 +679,9 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 {
 	const struct record_opts *o = r->o;
 	size_t nr_rings = tally_sampler__nr_rings(r->sampler), nr_hup = 0;
-	/* the rings, then --control's descriptor (-1: not polled) */
-	struct pollfd *pfd = calloc(nr_rings + 1, sizeof(*pfd));
+	size_t nr_pfd = nr_rings + 1 + record_sideband__nr_rings(r);
+	/* the rings, --control's descriptor (-1: not polled), --switch-output-event's rings */
+	struct pollfd *pfd = calloc(nr_pfd, sizeof(*pfd));
 	uint64_t start = r->t0_ms;
 	uint64_t deadline = o->timeout_ms ? start + o->timeout_ms : 0;
 	uint64_t next_switch = o->switch_time ? start + o->switch_time * 1000 : 0;
@@ -693,7 +698,11 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 		pfd[i].events = POLLIN;
 	}
 	pfd[nr_rings].fd = r->ctl.ctl_fd;
-	pfd[nr_rings].events = POLLIN;
+	for (i = nr_rings; i < nr_pfd; i++) {
+		if (i > nr_rings)
+			pfd[i].fd = record_sideband__fd(r, i - nr_rings - 1);
+		pfd[i].events = POLLIN;
+	}
 	sigemptyset(&block);
 	sigaddset(&block, SIGCHLD);
 	sigaddset(&block, SIGINT);
@@ -752,9 +761,9 @@ static int loop(struct record *r, volatile sig_atomic_t *child_exited, int *wl_s
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			continue;
 		}
-		pr = ppoll(pfd, nr_rings + 1, tsp, &old);
+		pr = ppoll(pfd, nr_pfd, tsp, &old);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (pr > 0 && polled(r, pfd, nr_rings, pr, &nr_hup)) {
+		if (pr > 0 && polled(r, pfd, nr_rings, &nr_hup)) {
 			r->stop_wl = true;	/* --control's 'stop' */
 			break;
 		}
@@ -836,7 +845,7 @@ static int record_prepare(struct record *r, bool pipe)
 	if (record__setup_events(r))
 		return 1;
 	set_sample_id(r);
-	if (record__open(r))
+	if (record__open(r) || record_sideband__open(r))
 		return 1;
 	r->time_off = sample_time_offset(r);
 	r->id_hdr_size = tally_synth__id_hdr_size(&r->ev[0].attr);
@@ -990,6 +999,7 @@ out:
 			waitpid(r->wl.pid, &wl_status, 0);
 	}
 	cli_control__close(&r->ctl);
+	record_sideband__close(r);
 	buildid_tracker__delete(r->bt);
 	tally_writer__delete(r->w);
 	for (size_t i = 0; i < r->nr_segments; i++)

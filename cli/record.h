@@ -62,6 +62,7 @@ struct record_opts {
 	 * after the start in which events are enabled */
 	long delay_ms;
 	const char *control;		/* --control fd:CTL[,ACK] | fifo:CTL[,ACK] */
+	struct tally_evlist *switch_output_ev;	/* --switch-output-event (NULL: none) */
 	struct record_range { uint64_t start, end; } *ranges;
 	size_t nr_ranges;
 	bool no_buildid_set, no_buildid_cache_set;	/* given on the command line */
@@ -101,6 +102,8 @@ void record_opts__init(struct record_opts *o);
 void record_opts__exit(struct record_opts *o);
 /* Parse one -e argument; prints the parse error. 0 or -1. */
 int record_opts__add_event(struct record_opts *o, const char *str);
+/* Parse one --switch-output-event argument, the same way. 0 or -1. */
+int record_opts__add_switch_event(struct record_opts *o, const char *str);
 /* --filter: for the events of the last -e (tracepoints). 0, or -1 after the error. */
 int record_opts__add_filter(struct record_opts *o, const char *filter);
 /* -G NAME[,NAME...]: for the events defined so far. 0 or -1 (message printed). */
@@ -154,6 +157,10 @@ struct record {
 	cpu_set_t *ring_cpus;		/* --affinity: the reader's CPUs for each ring */
 	int affine_ring;		/* the ring whose CPUs the reader runs on (-1: none) */
 	struct cli_control ctl;		/* --control */
+	/* --switch-output-event: its events, opened on their own CPUs and threads */
+	struct tally_sampler *sb;
+	struct tally_cpumap *sb_cpus;
+	struct tally_threadmap *sb_threads;
 };
 
 /* Build the events' attrs from the options (record-open.c). 0 or -1 (message printed). */
@@ -168,6 +175,15 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 /* --control: run the commands waiting on the control descriptor (record-control.c).
  * 1 after 'stop' (the recording ends), 0, or -1 when the descriptor is closed. */
 int record__control(struct record *r);
+
+/* --switch-output-event (record-sideband.c): open its events (0, or -1 after the
+ * message; nothing without the option), the rings to poll, whether records came since
+ * the last call (their occurrences: the file is to be cut), close. */
+int record_sideband__open(struct record *r);
+size_t record_sideband__nr_rings(const struct record *r);
+int record_sideband__fd(const struct record *r, size_t i);
+bool record_sideband__hit(struct record *r);
+void record_sideband__close(struct record *r);
 
 /* Build-ids of DSOs hit by samples (record-buildid.c). */
 int buildid_tracker__new(struct buildid_tracker **out, const struct record *r);
