@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@ struct named {
 
 struct tally_lines {
 	int fd;
+	Elf *elf;		/* dw's (dwarf_end leaves it open) */
 	Dwarf *dw;
 	/* the unit of the last lookup */
 	Dwarf_Die cu;
@@ -99,6 +101,58 @@ struct tally_lines {
 	bool listing;			/* names as one run of objdump gives them */
 };
 
+/* Sections libdw would decompress at dwarf_begin that no line, inline or function
+ * lookup reads: location lists and macros (in glibc's debuginfo, a seventh of it). */
+static bool unused_section(const char *name)
+{
+	static const char *const unused[] = {
+		".debug_loc", ".debug_loclists", ".debug_macro", ".debug_macinfo",
+	};
+
+	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
+		if (!strcmp(name, unused[i]))
+			return true;
+	return false;
+}
+
+/* Decompress the compressed debug sections one at a time, before libdw would all of
+ * them at once, and give back each one's compressed bytes (the file mapping's pages)
+ * as soon as it is done: the peak holds one section's compressed bytes, not the
+ * file's. The sections no lookup reads become SHT_NOBITS, which libdw skips. */
+static void decompress_sections(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, size;
+	char *base = elf_rawfile(e, &size);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!base || page <= 0 || elf_getshdrstrndx(e, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		uintptr_t lo, hi;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED) ||
+		    !(name = elf_strptr(e, shstrndx, sh.sh_name)) || strncmp(name, ".debug_", 7))
+			continue;
+		if (unused_section(name)) {
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh);
+			continue;
+		}
+		if (elf_compress(scn, 0, 0) < 0 || sh.sh_offset > size ||
+		    sh.sh_size > size - sh.sh_offset)
+			continue;
+		/* the whole pages of the compressed bytes (libelf reads them no more) */
+		lo = ((uintptr_t)base + sh.sh_offset + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+		hi = ((uintptr_t)base + sh.sh_offset + sh.sh_size) & ~((uintptr_t)page - 1);
+		if (hi > lo)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
+}
+
 static int open_dwarf(struct tally_lines *l, const char *path)
 {
 	struct stat st;
@@ -111,7 +165,12 @@ static int open_dwarf(struct tally_lines *l, const char *path)
 		l->fd = -1;
 		return -ENOENT;
 	}
-	l->dw = dwarf_begin(l->fd, DWARF_C_READ);
+	elf_version(EV_CURRENT);
+	l->elf = elf_begin(l->fd, ELF_C_READ_MMAP, NULL);
+	if (l->elf && elf_kind(l->elf) == ELF_K_ELF) {
+		decompress_sections(l->elf);
+		l->dw = dwarf_begin_elf(l->elf, DWARF_C_READ, NULL);
+	}
 	if (l->dw) {
 		/* a debuginfo file may carry only symbols: line tables are what we need */
 		Dwarf_Off off = 0, next;
@@ -129,6 +188,9 @@ static int open_dwarf(struct tally_lines *l, const char *path)
 		dwarf_end(l->dw);
 		l->dw = NULL;
 	}
+	if (l->elf)
+		elf_end(l->elf);
+	l->elf = NULL;
 	close(l->fd);
 	l->fd = -1;
 	return -ENODATA;
@@ -191,6 +253,8 @@ void tally_lines__delete(struct tally_lines *l)
 	free(l->units);
 	if (l->dw)
 		dwarf_end(l->dw);
+	if (l->elf)
+		elf_end(l->elf);
 	if (l->fd >= 0)
 		close(l->fd);
 	free(l);
