@@ -670,10 +670,9 @@ static const struct cli_opt record_options[] = {
 		    "Use <n> control blocks in asynchronous trace writing mode (default: 1, max: 4)",
 		    "--aio: tally record writes perf.data with write(2), not POSIX AIO; record "
 		    "without --aio (the file is the same)"),
-	OPT_REFUSED(0, "debuginfod", "debuginfod urls", CLI_ARG_OPTIONAL,
-		    "Enable debuginfod data retrieval from DEBUGINFOD_URLS or specified urls",
-		    "--debuginfod: tally has no debuginfod client; debug files are read from "
-		    "/usr/lib/debug and the build-id cache"),
+	OPT_STRING_OPTARG(0, "debuginfod", debuginfod, "debuginfod urls",
+			  "Enable debuginfod data retrieval from DEBUGINFOD_URLS or specified urls",
+			  "system"),
 	OPT_REFUSED('b', "branch-any", NULL, CLI_ARG_NONE, "sample any taken branches",
 		    CLI_NO_LBR("-b/--branch-any")),
 	OPT_REFUSED('j', "branch-filter", "branch filter mask", CLI_ARG_REQUIRED,

@@ -24,6 +24,7 @@
 struct buildid_tracker {
 	struct tally_session *s;	/* maps and dsos only (no symbols) */
 	size_t ip_off, tid_off;		/* offsets of ip and pid/tid in samples (0: none) */
+	struct record_debuginfod *debuginfod;	/* --debuginfod (NULL: none; the record's) */
 };
 
 int buildid_tracker__new(struct buildid_tracker **out, const struct record *r)
@@ -35,6 +36,7 @@ int buildid_tracker__new(struct buildid_tracker **out, const struct record *r)
 	*out = NULL;
 	if (!bt)
 		return -ENOMEM;
+	bt->debuginfod = r->debuginfod;
 	if (tally_session__new(&bt->s, &so)) {
 		free(bt);
 		return -ENOMEM;
@@ -200,6 +202,8 @@ int buildid_tracker__write(struct buildid_tracker *bt, struct tally_writer *w,
 						 kind == DSO_KERNEL || kind == DSO_MODULE);
 		if (!err && cache) {
 			cerr = cache_dso(cache, d, kind, &id);
+			if (!cerr && kind == DSO_FILE)
+				record_debuginfod__fetch(bt->debuginfod, cache, &id, tally_dso__name(d));
 			if (cerr && cerr != -EPERM && !first_cerr) {
 				first_cerr = cerr;
 				first_name = tally_dso__long_name(d);

@@ -965,6 +965,9 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 	}
 	if (cli_control__open(&r->ctl, o->control))
 		return 129;
+	if (!o->no_buildid && !o->no_buildid_cache && !pipe &&
+	    record_debuginfod__new(&r->debuginfod, o->debuginfod))
+		goto out;
 	if (record_prepare(r, pipe) || affinity_setup(r))
 		goto out;
 	/* perf's cap: a quarter of the ring */
@@ -1000,6 +1003,7 @@ out:
 	}
 	cli_control__close(&r->ctl);
 	record_sideband__close(r);
+	record_debuginfod__delete(r->debuginfod, o->quiet || rc);
 	buildid_tracker__delete(r->bt);
 	tally_writer__delete(r->w);
 	for (size_t i = 0; i < r->nr_segments; i++)

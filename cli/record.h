@@ -63,6 +63,7 @@ struct record_opts {
 	long delay_ms;
 	const char *control;		/* --control fd:CTL[,ACK] | fifo:CTL[,ACK] */
 	struct tally_evlist *switch_output_ev;	/* --switch-output-event (NULL: none) */
+	const char *debuginfod;		/* --debuginfod URLS, or "system" (NULL: none) */
 	struct record_range { uint64_t start, end; } *ranges;
 	size_t nr_ranges;
 	bool no_buildid_set, no_buildid_cache_set;	/* given on the command line */
@@ -124,6 +125,9 @@ struct record_event {
 };
 
 struct buildid_tracker;
+struct record_debuginfod;
+struct tally_buildid_cache;
+struct tally_build_id;
 
 struct record {
 	struct record_opts *o;
@@ -161,6 +165,7 @@ struct record {
 	struct tally_sampler *sb;
 	struct tally_cpumap *sb_cpus;
 	struct tally_threadmap *sb_threads;
+	struct record_debuginfod *debuginfod;	/* --debuginfod's client (NULL: none) */
 };
 
 /* Build the events' attrs from the options (record-open.c). 0 or -1 (message printed). */
@@ -184,6 +189,15 @@ size_t record_sideband__nr_rings(const struct record *r);
 int record_sideband__fd(const struct record *r, size_t i);
 bool record_sideband__hit(struct record *r);
 void record_sideband__close(struct record *r);
+
+/* --debuginfod (record-debuginfod.c): a client for URLS ("system": DEBUGINFOD_URLS;
+ * NULL: none, *out NULL); 0 or -1 after the message. Fetch ID's debug file into the
+ * cache entry of ID (NAME: the binary) unless it has one (D NULL: nothing). Delete says
+ * what was fetched unless QUIET. */
+int record_debuginfod__new(struct record_debuginfod **out, const char *urls);
+void record_debuginfod__fetch(struct record_debuginfod *d, struct tally_buildid_cache *c,
+			      const struct tally_build_id *id, const char *name);
+void record_debuginfod__delete(struct record_debuginfod *d, bool quiet);
 
 /* Build-ids of DSOs hit by samples (record-buildid.c). */
 int buildid_tracker__new(struct buildid_tracker **out, const struct record *r);
