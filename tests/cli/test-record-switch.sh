@@ -17,9 +17,10 @@ gated() {
 }
 # wait_for PID FILE PATTERN N: until FILE has N lines matching PATTERN, or PID is gone
 # (at most ~2 minutes: the workload spins meanwhile, so only a wedged recorder gets there)
+# (FILE may not exist yet: the recorder's shell opens it when it gets to run)
 wait_for() {
-	local i=0
-	while [ "$(grep -c -- "$3" "$2" 2>/dev/null)" -lt "$4" ] && [ $i -lt 1200 ] &&
+	local i=0 n
+	while n=$(grep -c -- "$3" "$2" 2>/dev/null); [ "${n:-0}" -lt "$4" ] && [ $i -lt 1200 ] &&
 		kill -0 "$1" 2>/dev/null; do
 		sleep 0.1
 		i=$((i + 1))
