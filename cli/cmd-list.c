@@ -110,8 +110,8 @@ static bool opens(const char *name, const char *sysfs)
 	if (sysfs)
 		tally_evlist__set_sysfs_root(l, sysfs);
 	tally_evlist__set_flags(l, TALLY_EVLIST_NO_PFM);
-	if (!tally_evlist__add(l, name, NULL) && l->nr == 1)
-		ok = tally_event__probe(&l->ev[0]) == 0;
+	if (!tally_evlist__add(l, name, NULL) && tally_evlist__nr(l) == 1)
+		ok = tally_event__probe(tally_evlist__event(l, 0)) == 0;
 	tally_evlist__delete(l);
 	return ok;
 }

@@ -108,7 +108,7 @@ static void print_attr(FILE *f, const struct tally_event *ev)
 
 static void print_extra(FILE *f, const struct tally_evlist *l, size_t i)
 {
-	const struct tally_event *ev = &l->ev[i];
+	const struct tally_event *ev = tally_evlist__event(l, i);
 	char cpus[256] = "";
 
 	if (ev->cpus)
@@ -187,9 +187,11 @@ static int parse_events_exec(void *opts, const struct cli_args *a)
 			break;
 		}
 	}
-	for (size_t i = 0; !ret && i < list->nr; i++) {
-		printf("%s\n", list->ev[i].name);
-		print_attr(stdout, &list->ev[i]);
+	for (size_t i = 0; !ret && i < tally_evlist__nr(list); i++) {
+		const struct tally_event *ev = tally_evlist__event(list, i);
+
+		printf("%s\n", ev->name);
+		print_attr(stdout, ev);
 		if (o->verbose)
 			print_extra(stdout, list, i);
 	}

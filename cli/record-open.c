@@ -81,7 +81,7 @@ static int parse_into(struct tally_evlist **l, const char *str, size_t *first, c
 		return -1;
 	}
 	memset(&perr, 0, sizeof(perr));
-	*first = (*l)->nr;
+	*first = tally_evlist__nr(*l);
 	err = tally_evlist__add(*l, str, &perr);
 	if (err) {
 		if (perr.msg[0] && tally_parse_error__format(&perr, str, msg, sizeof(msg)) >= 0)
@@ -110,7 +110,7 @@ int record_opts__add_switch_event(struct record_opts *o, const char *str)
 static int set_filters(struct record_opts *o, const char *filter, bool and_also,
 		       const char *opt)
 {
-	size_t nr = o->evlist ? o->evlist->nr : 0;
+	size_t nr = tally_evlist__nr(o->evlist);
 	char **f;
 
 	if (o->last_spec >= nr) {
@@ -118,9 +118,11 @@ static int set_filters(struct record_opts *o, const char *filter, bool and_also,
 		return -1;
 	}
 	for (size_t i = o->last_spec; i < nr; i++) {
-		if (o->evlist->ev[i].attr.type != PERF_TYPE_TRACEPOINT) {
+		const struct tally_event *ev = tally_evlist__event(o->evlist, i);
+
+		if (ev->attr.type != PERF_TYPE_TRACEPOINT) {
 			cli_error("%s: %s is not a tracepoint (tally sets tracepoint filters; "
-				  "address filters are for HW tracers)", opt, o->evlist->ev[i].name);
+				  "address filters are for HW tracers)", opt, ev->name);
 			return -1;
 		}
 	}
@@ -156,7 +158,7 @@ int record_opts__add_filter(struct record_opts *o, const char *filter)
 
 int record_opts__add_cgroups(struct record_opts *o, const char *names)
 {
-	size_t nr = o->evlist ? o->evlist->nr : 0, n0 = o->nr_cgroups;
+	size_t nr = tally_evlist__nr(o->evlist), n0 = o->nr_cgroups;
 	const char *p = names;
 
 	if (!nr) {
@@ -353,8 +355,8 @@ static void config_event(struct record *r, size_t i, const struct tally_event *s
 	bool leader = e->leader == (int)i;
 	bool sample_addr = o->sample_addr || (o->callchain && o->dwarf);
 	bool user_rate = src && (src->period_set || src->freq_set);
-	bool sample_read = r->o->evlist && r->o->evlist->nr > (size_t)e->leader &&
-			   (r->o->evlist->ev[e->leader].sample_read || (src && src->sample_read));
+	const struct tally_event *lead = tally_evlist__event(r->o->evlist, (size_t)e->leader);
+	bool sample_read = lead && (lead->sample_read || (src && src->sample_read));
 
 	a->size = sizeof(*a) < TALLY_ATTR_SIZE_MAX_COMPAT ? sizeof(*a) : TALLY_ATTR_SIZE_MAX_COMPAT;
 	a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID;
@@ -507,15 +509,15 @@ int record__setup_events(struct record *r)
 				max, o->freq, max);
 		o->freq = max;
 	}
-	if (!l || !l->nr) {
+	if (!tally_evlist__nr(l)) {
 		struct perf_event_attr a;
 
 		tally_event__default_cycles(&a);
 		if (add_event(r, &a, "cycles:P", 0, 1, NULL))
 			goto nomem;
 	} else {
-		for (i = 0; i < l->nr; i++) {
-			const struct tally_event *ev = &l->ev[i];
+		for (i = 0; i < tally_evlist__nr(l); i++) {
+			const struct tally_event *ev = tally_evlist__event(l, i);
 
 			if (ev->call_graph && !strcmp(ev->call_graph, "lbr")) {
 				cli_error("%s: call-graph=lbr needs a hardware PMU with LBR; use fp or "
@@ -543,7 +545,7 @@ int record__setup_events(struct record *r)
 		r->ev[0].nr_members = (int)r->nr_ev;
 	}
 	for (i = 0; i < r->nr_ev; i++)
-		config_event(r, i, l && l->nr ? &l->ev[i] : NULL);
+		config_event(r, i, tally_evlist__event(l, i));
 	if ((o->delay_ms || o->nr_ranges) && add_tracking_dummy(r))
 		goto nomem;
 	return 0;

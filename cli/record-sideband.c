@@ -48,8 +48,8 @@ static int sb_add(struct record *r)
 {
 	const struct tally_evlist *l = r->o->switch_output_ev;
 
-	for (size_t i = 0; i < l->nr; i++) {
-		struct perf_event_attr a = l->ev[i].attr;
+	for (size_t i = 0; i < tally_evlist__nr(l); i++) {
+		struct perf_event_attr a = tally_evlist__event(l, i)->attr;
 		int err;
 
 		if (!a.sample_period && !a.freq)
@@ -90,7 +90,7 @@ int record_sideband__open(struct record *r)
 	if (err) {
 		struct cli_open_ctx ctx = { w.tid < 0, w.cpu, w.tid, false, 0 };
 
-		cli_open_error(r->o->switch_output_ev->ev[w.ev].name, err, &ctx);
+		cli_open_error(tally_evlist__event(r->o->switch_output_ev, w.ev)->name, err, &ctx);
 		return -1;
 	}
 	err = tally_sampler__mmap(r->sb, &pages);

@@ -57,7 +57,7 @@ static int parse_spec(struct stat_run *r, struct tally_evlist *list, const char 
 		      const char *filter)
 {
 	struct tally_parse_error perr;
-	size_t first = list->nr;
+	size_t first = tally_evlist__nr(list);
 	int base = r->nr_ev, err;
 
 	memset(&perr, 0, sizeof(perr));
@@ -72,8 +72,8 @@ static int parse_spec(struct stat_run *r, struct tally_evlist *list, const char 
 		fprintf(stderr, "%s\nRun 'tally list' for a list of valid events\n", msg);
 		return 129;
 	}
-	for (size_t i = first; i < list->nr; i++) {
-		const struct tally_event *e = &list->ev[i];
+	for (size_t i = first; i < tally_evlist__nr(list); i++) {
+		const struct tally_event *e = tally_evlist__event(list, i);
 		int leader = e->leader == (int)i ? -1 : base + (e->leader - (int)first);
 
 		if (filter && e->attr.type != PERF_TYPE_TRACEPOINT) {

@@ -103,8 +103,8 @@ static int parse_events(struct top *t)
 			return -EINVAL;
 		}
 	}
-	for (size_t i = 0; i < list->nr && !err; i++) {
-		const struct tally_event *ev = &list->ev[i];
+	for (size_t i = 0; i < tally_evlist__nr(list) && !err; i++) {
+		const struct tally_event *ev = tally_evlist__event(list, i);
 
 		err = add_event(t, &ev->attr, ev->name, ev->period_set || ev->freq_set);
 	}

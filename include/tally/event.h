@@ -84,16 +84,9 @@ struct tally_event {
 	char *tp_sys, *tp_name;
 };
 
-struct tally_evlist {
-	size_t nr;
-	struct tally_event *ev;
-	size_t nr_groups;		/* {…} groups with more than one member (perf's nr_groups) */
-	/* private */
-	char *sysfs_root;
-	char *tracefs;			/* explicit tracefs path or NULL = look under the root */
-	void *pmus;			/* struct tally_pmus *, loaded on first use */
-	int flags;
-};
+/* An ordered list of parsed events (opaque: tally_evlist__nr, tally_evlist__event and
+ * tally_evlist__nr_groups read it). */
+struct tally_evlist;
 
 struct tally_parse_error {
 	size_t pos;		/* byte offset in the string given to tally_evlist__add */
@@ -121,6 +114,14 @@ TALLY_API void tally_evlist__set_flags(struct tally_evlist *list, int flags);
 /* Append a copy of an event built elsewhere (a command's default events). The group
  * fields of the copy are reset to "ungrouped". */
 TALLY_API int tally_evlist__add_event(struct tally_evlist *list, const struct tally_event *ev);
+/* How many events the list holds (0 for a NULL list). */
+TALLY_API size_t tally_evlist__nr(const struct tally_evlist *list);
+/* Event @idx of the list, in the order they were added; NULL past the end. A caller
+ * may adjust the event's attr and policy fields (a command's sample_type, a fallback's
+ * exclude bits); the pointer is valid until the next tally_evlist__add* or delete. */
+TALLY_API struct tally_event *tally_evlist__event(const struct tally_evlist *list, size_t idx);
+/* How many {…} groups of more than one member the list holds (perf's nr_groups). */
+TALLY_API size_t tally_evlist__nr_groups(const struct tally_evlist *list);
 
 /* "event syntax error: 'cycles:zz'\n                            \\___ <msg>" style, like perf (caret under the bad part).
  * Returns the length of the whole message, as snprintf does (more than len - 1: cut). */
@@ -129,10 +130,7 @@ TALLY_API int tally_parse_error__format(const struct tally_parse_error *err, con
 
 /* True for an event that leads its group, and for an event outside any group (its own
  * leader); false for the other members of a group. */
-static inline bool tally_event__is_leader(const struct tally_evlist *list, size_t idx)
-{
-	return list->ev[idx].leader == (int)idx;
-}
+TALLY_API bool tally_event__is_leader(const struct tally_evlist *list, size_t idx);
 
 /* perf's names for the symbolic events, for `list` and for printing:
  * type PERF_TYPE_HARDWARE/SOFTWARE and config → "cycles" / "task-clock", or NULL. */

@@ -18,6 +18,17 @@ struct tally_pmus {
 	struct tally_pmu *pmu;		/* sorted by name */
 };
 
+/* The parsed events (opaque to callers: tally/event.h). */
+struct tally_evlist {
+	size_t nr;
+	struct tally_event *ev;
+	size_t nr_groups;		/* {…} groups with more than one member (perf's nr_groups) */
+	char *sysfs_root;
+	char *tracefs;			/* explicit tracefs path or NULL = look under the root */
+	void *pmus;			/* struct tally_pmus *, loaded on first use */
+	int flags;
+};
+
 struct tly_symbol {
 	uint64_t config;
 	const char *name;	/* perf list's first name: "cpu-cycles" */

@@ -1947,6 +1947,26 @@ nomem:
 	return -ENOMEM;
 }
 
+size_t tally_evlist__nr(const struct tally_evlist *list)
+{
+	return list ? list->nr : 0;
+}
+
+struct tally_event *tally_evlist__event(const struct tally_evlist *list, size_t idx)
+{
+	return list && idx < list->nr ? &list->ev[idx] : NULL;
+}
+
+size_t tally_evlist__nr_groups(const struct tally_evlist *list)
+{
+	return list ? list->nr_groups : 0;
+}
+
+bool tally_event__is_leader(const struct tally_evlist *list, size_t idx)
+{
+	return list->ev[idx].leader == (int)idx;
+}
+
 int tally_parse_error__format(const struct tally_parse_error *err, const char *input, char *buf,
 			      size_t len)
 {

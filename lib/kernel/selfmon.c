@@ -723,17 +723,17 @@ int tally_selfmon__open_events(const char *events, unsigned int flags,
 	err = tally_evlist__add(list, events, perr);
 	if (err)
 		goto out;
-	if (!list->nr) {
+	if (!tally_evlist__nr(list)) {
 		err = -EINVAL;
 		goto out;
 	}
-	cs = calloc(list->nr, sizeof(*cs));
+	cs = calloc(tally_evlist__nr(list), sizeof(*cs));
 	if (!cs) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < list->nr; i++) {
-		const struct tally_event *ev = &list->ev[i];
+	for (i = 0; i < tally_evlist__nr(list); i++) {
+		const struct tally_event *ev = tally_evlist__event(list, i);
 		struct tally_selfmon *leader = NULL;
 		unsigned int f = flags & ~(unsigned int)TALLY_SELF_GROUP;
 		struct perf_event_attr a = ev->attr;
@@ -767,8 +767,8 @@ int tally_selfmon__open_events(const char *events, unsigned int flags,
 		}
 	}
 	if (!(flags & TALLY_SELF_START_DISABLED)) {
-		for (i = 0; i < list->nr; i++) {
-			if (list->ev[i].leader != (int)i)
+		for (i = 0; i < tally_evlist__nr(list); i++) {
+			if (!tally_event__is_leader(list, i))
 				continue;
 			err = tally_selfmon__enable(cs[i], true);
 			if (err)
@@ -776,13 +776,13 @@ int tally_selfmon__open_events(const char *events, unsigned int flags,
 		}
 	}
 	*out = cs;
-	*nr = list->nr;
+	*nr = tally_evlist__nr(list);
 	cs = NULL;
 out:
 	if (err && failed)
 		*failed = i;
 	if (cs)
-		tally_selfmon__close_events(cs, list->nr);
+		tally_selfmon__close_events(cs, tally_evlist__nr(list));
 	tally_evlist__delete(list);
 	return err;
 }

@@ -23,8 +23,8 @@ static void use_list(const struct tally_evlist *l)
 {
 	char buf[128];
 
-	for (size_t i = 0; i < l->nr; i++) {
-		const struct tally_event *e = &l->ev[i];
+	for (size_t i = 0; i < tally_evlist__nr(l); i++) {
+		const struct tally_event *e = tally_evlist__event(l, i);
 		sink += e->attr.type + e->attr.config + e->attr.config1 + e->config3;
 		if (e->name)
 			sink += strlen(e->name);
@@ -32,7 +32,7 @@ static void use_list(const struct tally_evlist *l)
 			sink += strlen(e->pmu_name);
 		if (e->group_name)
 			sink += strlen(e->group_name);
-		if (e->leader < 0 || (size_t)e->leader >= l->nr)
+		if (e->leader < 0 || (size_t)e->leader >= tally_evlist__nr(l))
 			__builtin_trap();	/* a leader index outside the list */
 		sink += tally_event__is_leader(l, i);
 		sink += tally_event__modifier_str(e, buf, sizeof(buf));

@@ -72,6 +72,15 @@ static struct tally_evlist *mklist(const char *tree)
 	return l;
 }
 
+/* Event I of the list, which must exist. */
+static const struct tally_event *ev(const struct tally_evlist *l, size_t i)
+{
+	const struct tally_event *e = tally_evlist__event(l, i);
+
+	assert_non_null(e);
+	return e;
+}
+
 /* Parse one string that must succeed; returns the list. */
 static struct tally_evlist *ok(const char *tree, const char *str)
 {
@@ -94,7 +103,7 @@ static void bad(const char *tree, const char *str, size_t pos, const char *msg_p
 	if (!r)
 		fail_msg("'%s' should fail", str);
 	assert_true(r < 0);
-	assert_int_equal(l->nr, 0);
+	assert_int_equal(tally_evlist__nr(l), 0);
 	if (pos != (size_t)-1 && err.pos != pos)
 		fail_msg("'%s': error at %zu, expected %zu (%s)", str, err.pos, pos, err.msg);
 	if (msg_part && !strstr(err.msg, msg_part))
@@ -107,11 +116,13 @@ static void one(const char *tree, const char *str, uint32_t type, uint64_t confi
 {
 	struct tally_evlist *l = ok(tree, str);
 
-	assert_int_equal(l->nr, 1);
-	if (l->ev[0].attr.type != type || l->ev[0].attr.config != config)
-		fail_msg("'%s': type %u config %#llx, expected %u %#llx", str, l->ev[0].attr.type,
-			 (unsigned long long)l->ev[0].attr.config, type, (unsigned long long)config);
-	assert_int_equal(l->ev[0].attr.size, sizeof(struct perf_event_attr));
+	assert_int_equal(tally_evlist__nr(l), 1);
+	const struct perf_event_attr *a = &ev(l, 0)->attr;
+
+	if (a->type != type || a->config != config)
+		fail_msg("'%s': type %u config %#llx, expected %u %#llx", str, a->type,
+			 (unsigned long long)a->config, type, (unsigned long long)config);
+	assert_int_equal(a->size, sizeof(struct perf_event_attr));
 	tally_evlist__delete(l);
 }
 
@@ -135,16 +146,16 @@ static void symbolic(void **state)
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct tally_evlist *l = ok(NULL, t[i].s);
 
-		assert_int_equal(l->nr, 1);
-		assert_int_equal(l->ev[0].attr.type, t[i].type);
-		assert_int_equal(l->ev[0].attr.config, t[i].config);
-		assert_string_equal(l->ev[0].name, t[i].s);
+		assert_int_equal(tally_evlist__nr(l), 1);
+		assert_int_equal(ev(l, 0)->attr.type, t[i].type);
+		assert_int_equal(ev(l, 0)->attr.config, t[i].config);
+		assert_string_equal(ev(l, 0)->name, t[i].s);
 		/* perf's event_attr_init(): exclude_guest by default, nothing else */
-		assert_int_equal(l->ev[0].attr.exclude_guest, 1);
-		assert_int_equal(l->ev[0].attr.exclude_user | l->ev[0].attr.exclude_kernel |
-				 l->ev[0].attr.exclude_hv | l->ev[0].attr.precise_ip, 0);
-		assert_int_equal(l->ev[0].leader, 0);
-		assert_int_equal(l->ev[0].nr_members, 1);
+		assert_int_equal(ev(l, 0)->attr.exclude_guest, 1);
+		assert_int_equal(ev(l, 0)->attr.exclude_user | ev(l, 0)->attr.exclude_kernel |
+				 ev(l, 0)->attr.exclude_hv | ev(l, 0)->attr.precise_ip, 0);
+		assert_int_equal(ev(l, 0)->leader, 0);
+		assert_int_equal(ev(l, 0)->nr_members, 1);
 		tally_evlist__delete(l);
 	}
 	assert_string_equal(tally_event__symbol_name(0, 0), "cycles");
@@ -177,11 +188,11 @@ static void tool_events(void **state)
 	for (int i = 0; i < 3; i++) {
 		struct tally_evlist *l = ok(NULL, names[i]);
 
-		assert_int_equal(l->ev[0].tool, TALLY_TOOL_DURATION_TIME + i);
-		assert_int_equal(l->ev[0].attr.type, PERF_TYPE_SOFTWARE);
-		assert_int_equal(l->ev[0].attr.config, PERF_COUNT_SW_DUMMY);
-		assert_string_equal(l->ev[0].unit, "ns");
-		assert_string_equal(tally_event__tool_name(l->ev[0].tool), names[i]);
+		assert_int_equal(ev(l, 0)->tool, TALLY_TOOL_DURATION_TIME + i);
+		assert_int_equal(ev(l, 0)->attr.type, PERF_TYPE_SOFTWARE);
+		assert_int_equal(ev(l, 0)->attr.config, PERF_COUNT_SW_DUMMY);
+		assert_string_equal(ev(l, 0)->unit, "ns");
+		assert_string_equal(tally_event__tool_name(ev(l, 0)->tool), names[i]);
 		tally_evlist__delete(l);
 	}
 }
@@ -229,8 +240,8 @@ static void hw_cache(void **state)
 	{
 		struct tally_evlist *l = ok(NULL, "l1d-loads:u");
 
-		assert_string_equal(l->ev[0].name, "l1d-loads");
-		assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
+		assert_string_equal(ev(l, 0)->name, "l1d-loads");
+		assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
 		tally_evlist__delete(l);
 	}
 	assert_int_equal(tally_event__hw_cache_name(0x10002, buf, sizeof(buf)), 0);
@@ -256,9 +267,9 @@ static void raw_and_numeric(void **state)
 	{
 		struct tally_evlist *l = ok(NULL, "r1a2/name=raw,period=100/u");
 
-		assert_string_equal(l->ev[0].name, "raw");
-		assert_int_equal(l->ev[0].attr.sample_period, 100);
-		assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
+		assert_string_equal(ev(l, 0)->name, "raw");
+		assert_int_equal(ev(l, 0)->attr.sample_period, 100);
+		assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
 		tally_evlist__delete(l);
 	}
 }
@@ -299,7 +310,7 @@ static void modifiers(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct tally_evlist *l = ok(NULL, t[i].s);
-		const struct tally_event *e = &l->ev[0];
+		const struct tally_event *e = ev(l, 0);
 		const struct perf_event_attr *a = &e->attr;
 
 		if (a->exclude_user != t[i].eu || a->exclude_kernel != t[i].ek ||
@@ -320,7 +331,7 @@ static void modifiers(void **state)
 	{
 		struct tally_evlist *l = ok(NULL, "cycles:b");
 
-		assert_true(l->ev[0].bpf_counter);
+		assert_true(ev(l, 0)->bpf_counter);
 		tally_evlist__delete(l);
 	}
 	bad(NULL, "cycles:pppp", 10, "precise_ip goes up to 3");
@@ -337,60 +348,60 @@ static void groups(void **state)
 	(void)state;
 
 	l = ok(NULL, "{cycles,instructions}:u,task-clock,{cs,faults,migrations}");
-	assert_int_equal(l->nr, 6);
-	assert_int_equal(l->nr_groups, 2);
-	assert_int_equal(l->ev[0].leader, 0);
-	assert_int_equal(l->ev[0].nr_members, 2);
-	assert_int_equal(l->ev[1].leader, 0);
-	assert_int_equal(l->ev[2].leader, 2);
-	assert_int_equal(l->ev[2].nr_members, 1);
-	assert_int_equal(l->ev[3].leader, 3);
-	assert_int_equal(l->ev[3].nr_members, 3);
-	assert_int_equal(l->ev[5].leader, 3);
+	assert_int_equal(tally_evlist__nr(l), 6);
+	assert_int_equal(tally_evlist__nr_groups(l), 2);
+	assert_int_equal(ev(l, 0)->leader, 0);
+	assert_int_equal(ev(l, 0)->nr_members, 2);
+	assert_int_equal(ev(l, 1)->leader, 0);
+	assert_int_equal(ev(l, 2)->leader, 2);
+	assert_int_equal(ev(l, 2)->nr_members, 1);
+	assert_int_equal(ev(l, 3)->leader, 3);
+	assert_int_equal(ev(l, 3)->nr_members, 3);
+	assert_int_equal(ev(l, 5)->leader, 3);
 	assert_true(tally_event__is_leader(l, 3));
 	assert_false(tally_event__is_leader(l, 4));
 	/* group modifier applies to every member, names stay as written (perf) */
-	assert_int_equal(l->ev[1].attr.exclude_kernel, 1);
-	assert_string_equal(l->ev[1].name, "instructions");
-	assert_int_equal(l->ev[2].attr.exclude_kernel, 0);
+	assert_int_equal(ev(l, 1)->attr.exclude_kernel, 1);
+	assert_string_equal(ev(l, 1)->name, "instructions");
+	assert_int_equal(ev(l, 2)->attr.exclude_kernel, 0);
 	tally_evlist__delete(l);
 
 	/* pinned/exclusive only on the leader */
 	l = ok(NULL, "{cycles,instructions}:De");
-	assert_int_equal(l->ev[0].attr.pinned, 1);
-	assert_int_equal(l->ev[0].attr.exclusive, 1);
-	assert_int_equal(l->ev[1].attr.pinned, 0);
-	assert_int_equal(l->ev[1].attr.exclusive, 0);
+	assert_int_equal(ev(l, 0)->attr.pinned, 1);
+	assert_int_equal(ev(l, 0)->attr.exclusive, 1);
+	assert_int_equal(ev(l, 1)->attr.pinned, 0);
+	assert_int_equal(ev(l, 1)->attr.exclusive, 0);
 	tally_evlist__delete(l);
 
 	/* a group modifier starts from the event's own bits (perf's add=true) */
 	l = ok(NULL, "{task-clock:u,page-faults:k}:H");
-	assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
-	assert_int_equal(l->ev[0].attr.exclude_host, 0);
-	assert_int_equal(l->ev[0].attr.exclude_guest, 1);
-	assert_int_equal(l->ev[1].attr.exclude_user, 1);
+	assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
+	assert_int_equal(ev(l, 0)->attr.exclude_host, 0);
+	assert_int_equal(ev(l, 0)->attr.exclude_guest, 1);
+	assert_int_equal(ev(l, 1)->attr.exclude_user, 1);
 	tally_evlist__delete(l);
 	l = ok(NULL, "{cycles:u,instructions}:S");
-	assert_true(l->ev[0].sample_read);
-	assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
+	assert_true(ev(l, 0)->sample_read);
+	assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
 	tally_evlist__delete(l);
 	l = ok(NULL, "{cycles,cs}:W");
-	assert_true(l->ev[0].weak_group);
-	assert_true(l->ev[1].weak_group);
+	assert_true(ev(l, 0)->weak_group);
+	assert_true(ev(l, 1)->weak_group);
 	tally_evlist__delete(l);
 
 	/* named group, single-member group, spaces */
 	l = ok(NULL, "mygrp{cycles,instructions}");
-	assert_string_equal(l->ev[0].group_name, "mygrp");
-	assert_int_equal(l->ev[0].nr_members, 2);
+	assert_string_equal(ev(l, 0)->group_name, "mygrp");
+	assert_int_equal(ev(l, 0)->nr_members, 2);
 	tally_evlist__delete(l);
 	l = ok(NULL, "{cycles}:u");
-	assert_int_equal(l->nr_groups, 0);
-	assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
+	assert_int_equal(tally_evlist__nr_groups(l), 0);
+	assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
 	tally_evlist__delete(l);
 	l = ok(NULL, " cycles , { instructions , cs } ");
-	assert_int_equal(l->nr, 3);
-	assert_int_equal(l->ev[2].leader, 1);
+	assert_int_equal(tally_evlist__nr(l), 3);
+	assert_int_equal(ev(l, 2)->leader, 1);
 	tally_evlist__delete(l);
 
 	bad(NULL, "{cycles,{instructions}}", 8, "nested");
@@ -413,23 +424,23 @@ static void append_and_rollback(void **state)
 
 	assert_int_equal(tally_evlist__add(l, "cycles,{cs,faults}", &err), 0);
 	assert_int_equal(tally_evlist__add(l, "task-clock", &err), 0);
-	assert_int_equal(l->nr, 4);
-	assert_int_equal(l->ev[3].leader, 3);
+	assert_int_equal(tally_evlist__nr(l), 4);
+	assert_int_equal(ev(l, 3)->leader, 3);
 	/* a failing add leaves the list as it was */
 	assert_int_equal(tally_evlist__add(l, "{instructions,branches},bogus", &err), -EINVAL);
-	assert_int_equal(l->nr, 4);
-	assert_int_equal(l->nr_groups, 1);
+	assert_int_equal(tally_evlist__nr(l), 4);
+	assert_int_equal(tally_evlist__nr_groups(l), 1);
 	assert_int_equal(tally_evlist__add(l, "{a", NULL), -EINVAL);
 	/* indices in later strings continue the list */
 	assert_int_equal(tally_evlist__add(l, "{cycles,cs}", &err), 0);
-	assert_int_equal(l->ev[5].leader, 4);
-	assert_int_equal(l->nr_groups, 2);
+	assert_int_equal(ev(l, 5)->leader, 4);
+	assert_int_equal(tally_evlist__nr_groups(l), 2);
 	/* add_event copies (a command's default events) */
-	assert_int_equal(tally_evlist__add_event(l, &l->ev[1]), 0);
-	assert_int_equal(l->nr, 7);
-	assert_int_equal(l->ev[6].leader, 6);
-	assert_string_equal(l->ev[6].name, "cs");
-	assert_ptr_not_equal(l->ev[6].name, l->ev[1].name);
+	assert_int_equal(tally_evlist__add_event(l, ev(l, 1)), 0);
+	assert_int_equal(tally_evlist__nr(l), 7);
+	assert_int_equal(ev(l, 6)->leader, 6);
+	assert_string_equal(ev(l, 6)->name, "cs");
+	assert_ptr_not_equal(ev(l, 6)->name, ev(l, 1)->name);
 	tally_evlist__delete(l);
 	tally_evlist__delete(NULL);
 	assert_int_equal(tally_evlist__add(NULL, "cycles", NULL), -EINVAL);
@@ -444,7 +455,7 @@ static void generic_terms(void **state)
 		     "max-stack=10,no-inherit,time=0,overwrite,percore,metric-id=m,"
 		     "driver-config=cfg,aux-sample-size=64,aux-output/");
 	{
-		const struct tally_event *e = &l->ev[0];
+		const struct tally_event *e = ev(l, 0);
 
 		assert_string_equal(e->name, "fast");
 		assert_int_equal(e->attr.sample_period, 1000);
@@ -467,29 +478,29 @@ static void generic_terms(void **state)
 	tally_evlist__delete(l);
 
 	l = ok(NULL, "task-clock/freq=99,inherit=1,call-graph=fp,time=1,no-overwrite/k");
-	assert_int_equal(l->ev[0].attr.sample_freq, 99);
-	assert_int_equal(l->ev[0].attr.freq, 1);
-	assert_true(l->ev[0].freq_set);
-	assert_int_equal(l->ev[0].attr.inherit, 1);
-	assert_string_equal(l->ev[0].call_graph, "fp");
-	assert_int_equal(l->ev[0].time, 1);
-	assert_int_equal(l->ev[0].overwrite, 0);
-	assert_int_equal(l->ev[0].attr.exclude_user, 1);
-	assert_string_equal(l->ev[0].name, "task-clock/freq=99,inherit=1,call-graph=fp,time=1,no-overwrite/k");
+	assert_int_equal(ev(l, 0)->attr.sample_freq, 99);
+	assert_int_equal(ev(l, 0)->attr.freq, 1);
+	assert_true(ev(l, 0)->freq_set);
+	assert_int_equal(ev(l, 0)->attr.inherit, 1);
+	assert_string_equal(ev(l, 0)->call_graph, "fp");
+	assert_int_equal(ev(l, 0)->time, 1);
+	assert_int_equal(ev(l, 0)->overwrite, 0);
+	assert_int_equal(ev(l, 0)->attr.exclude_user, 1);
+	assert_string_equal(ev(l, 0)->name, "task-clock/freq=99,inherit=1,call-graph=fp,time=1,no-overwrite/k");
 	tally_evlist__delete(l);
 
 	l = ok(NULL, "cycles/branch_type=any_call|u,config=5,config1=0x10,config2=7,config3=9/");
-	assert_int_equal(l->ev[0].attr.branch_sample_type,
+	assert_int_equal(ev(l, 0)->attr.branch_sample_type,
 			 PERF_SAMPLE_BRANCH_ANY_CALL | PERF_SAMPLE_BRANCH_USER);
-	assert_true(l->ev[0].attr.sample_type & PERF_SAMPLE_BRANCH_STACK);
-	assert_int_equal(l->ev[0].attr.config, 5);
-	assert_int_equal(l->ev[0].attr.config1, 0x10);
-	assert_int_equal(l->ev[0].attr.config2, 7);
-	assert_int_equal(l->ev[0].config3, 9);
+	assert_true(ev(l, 0)->attr.sample_type & PERF_SAMPLE_BRANCH_STACK);
+	assert_int_equal(ev(l, 0)->attr.config, 5);
+	assert_int_equal(ev(l, 0)->attr.config1, 0x10);
+	assert_int_equal(ev(l, 0)->attr.config2, 7);
+	assert_int_equal(ev(l, 0)->config3, 9);
 	tally_evlist__delete(l);
 
 	l = ok(NULL, "cs/name='a,b'/");
-	assert_string_equal(l->ev[0].name, "a,b");
+	assert_string_equal(ev(l, 0)->name, "a,b");
 	tally_evlist__delete(l);
 
 	bad(NULL, "cycles/call-graph=fast/", 18, "unknown call-graph mode");
@@ -512,102 +523,102 @@ static void pmu_terms(void **state)
 
 	/* formats: single bits, ranges, config1, a bare term means 1 */
 	l = ok("x86", "cpu/event=0x3c,umask=0x1,edge,inv,cmask=2,ldlat=7/");
-	assert_int_equal(l->ev[0].attr.type, 4);
-	assert_int_equal(l->ev[0].attr.config, 0x3c | 0x100 | (1 << 18) | (1 << 23) | (2u << 24));
-	assert_int_equal(l->ev[0].attr.config1, 7);
-	assert_string_equal(l->ev[0].pmu_name, "cpu");
-	assert_string_equal(l->ev[0].name, "cpu/event=0x3c,umask=0x1,edge,inv,cmask=2,ldlat=7/");
+	assert_int_equal(ev(l, 0)->attr.type, 4);
+	assert_int_equal(ev(l, 0)->attr.config, 0x3c | 0x100 | (1 << 18) | (1 << 23) | (2u << 24));
+	assert_int_equal(ev(l, 0)->attr.config1, 7);
+	assert_string_equal(ev(l, 0)->pmu_name, "cpu");
+	assert_string_equal(ev(l, 0)->name, "cpu/event=0x3c,umask=0x1,edge,inv,cmask=2,ldlat=7/");
 	tally_evlist__delete(l);
 
 	/* non-contiguous format "config:0-3,8-11,60" and config3 */
 	l = ok("x86", "cpu/split=0x1ff,ext3=0xab/");
-	assert_int_equal(l->ev[0].attr.config, 0x1000000000000f0fULL);
-	assert_int_equal(l->ev[0].config3, 0xab);
+	assert_int_equal(ev(l, 0)->attr.config, 0x1000000000000f0fULL);
+	assert_int_equal(ev(l, 0)->config3, 0xab);
 	tally_evlist__delete(l);
 
 	/* config= sets the field, format bits are ORed in after it (perf) */
 	l = ok("x86", "cpu/umask=0x2,config=0x10000/");
-	assert_int_equal(l->ev[0].attr.config, 0x10200);
+	assert_int_equal(ev(l, 0)->attr.config, 0x10200);
 	tally_evlist__delete(l);
 
 	/* aliases, user terms after them, modifiers, name= */
 	l = ok("x86", "cpu/mem-loads,ldlat=5/pp");
-	assert_int_equal(l->ev[0].attr.config, 0x1cd);
-	assert_int_equal(l->ev[0].attr.config1, 3 | 5);
-	assert_int_equal(l->ev[0].attr.precise_ip, 2);
+	assert_int_equal(ev(l, 0)->attr.config, 0x1cd);
+	assert_int_equal(ev(l, 0)->attr.config1, 3 | 5);
+	assert_int_equal(ev(l, 0)->attr.precise_ip, 2);
 	tally_evlist__delete(l);
 	l = ok("x86", "cpu/cpu-cycles,name=cyc/:u");
-	assert_int_equal(l->ev[0].attr.config, 0x3c);
-	assert_string_equal(l->ev[0].name, "cyc");
-	assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
+	assert_int_equal(ev(l, 0)->attr.config, 0x3c);
+	assert_string_equal(ev(l, 0)->name, "cyc");
+	assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
 	tally_evlist__delete(l);
 	l = ok("x86", "cpu/cycles/");
-	assert_int_equal(l->ev[0].attr.config, 0x3c);
+	assert_int_equal(ev(l, 0)->attr.config, 0x3c);
 	tally_evlist__delete(l);
 	l = ok("x86", "cpu/event=instructions/");
-	assert_int_equal(l->ev[0].attr.config, 0xc0);
+	assert_int_equal(ev(l, 0)->attr.config, 0xc0);
 	tally_evlist__delete(l);
 	l = ok("x86", "cpu/TOPDOWN-RETIRING/");
-	assert_int_equal(l->ev[0].attr.config, 0x8000);
-	assert_true(l->ev[0].scale == 4.0);
+	assert_int_equal(ev(l, 0)->attr.config, 0x8000);
+	assert_true(ev(l, 0)->scale == 4.0);
 	tally_evlist__delete(l);
 
 	/* scale and unit from .scale/.unit; cpumask; uncore instances */
 	l = ok("x86", "power/energy-pkg/");
-	assert_string_equal(l->ev[0].unit, "Joules");
-	assert_true(l->ev[0].scale > 2.3e-10 && l->ev[0].scale < 2.4e-10);
-	assert_non_null(l->ev[0].cpus);
-	assert_int_equal(l->ev[0].cpus->nr, 1);
+	assert_string_equal(ev(l, 0)->unit, "Joules");
+	assert_true(ev(l, 0)->scale > 2.3e-10 && ev(l, 0)->scale < 2.4e-10);
+	assert_non_null(ev(l, 0)->cpus);
+	assert_int_equal(ev(l, 0)->cpus->nr, 1);
 	tally_evlist__delete(l);
 	l = ok("x86", "uncore_imc/cas_count_read/");
-	assert_int_equal(l->nr, 2);
-	assert_int_equal(l->ev[0].attr.type, 14);
-	assert_int_equal(l->ev[1].attr.type, 15);
-	assert_int_equal(l->ev[1].attr.config, 0x304);
-	assert_int_equal(l->ev[1].cpus->cpu[0], 1);
-	assert_string_equal(l->ev[0].unit, "MiB");
+	assert_int_equal(tally_evlist__nr(l), 2);
+	assert_int_equal(ev(l, 0)->attr.type, 14);
+	assert_int_equal(ev(l, 1)->attr.type, 15);
+	assert_int_equal(ev(l, 1)->attr.config, 0x304);
+	assert_int_equal(ev(l, 1)->cpus->cpu[0], 1);
+	assert_string_equal(ev(l, 0)->unit, "MiB");
 	tally_evlist__delete(l);
 	/* perf's shortcuts: "uncore_" may be left out; PMU-name globs */
 	l = ok("x86", "imc/cas_count_read/");
-	assert_int_equal(l->nr, 2);
-	assert_string_equal(l->ev[1].pmu_name, "uncore_imc_1");
+	assert_int_equal(tally_evlist__nr(l), 2);
+	assert_string_equal(ev(l, 1)->pmu_name, "uncore_imc_1");
 	tally_evlist__delete(l);
 	l = ok("x86", "uncore_imc_?/event=2/");
-	assert_int_equal(l->nr, 2);
+	assert_int_equal(tally_evlist__nr(l), 2);
 	tally_evlist__delete(l);
 	l = ok("x86", "uncore_imc_1/event=1/");
-	assert_int_equal(l->nr, 1);
-	assert_false(l->ev[0].merge);	/* one PMU named in full: nothing to merge */
-	assert_true(l->ev[0].sysfs_pmu);
+	assert_int_equal(tally_evlist__nr(l), 1);
+	assert_false(ev(l, 0)->merge);	/* one PMU named in full: nothing to merge */
+	assert_true(ev(l, 0)->sysfs_pmu);
 	tally_evlist__delete(l);
 	/* what stat merges (perf's auto_merge_stats) and what --no-merge renames */
 	l = ok("x86", "uncore_imc/cas_count_read/,msr/tsc/,cycles,msr/tsc,name=x/");
-	assert_int_equal(l->nr, 5);
-	assert_true(l->ev[0].merge && l->ev[1].merge && l->ev[0].sysfs_pmu);
-	assert_false(l->ev[2].merge);
-	assert_true(l->ev[2].sysfs_pmu);
-	assert_false(l->ev[3].sysfs_pmu);	/* legacy cycles: no PMU name in perf */
-	assert_false(l->ev[2].name_set);
-	assert_true(l->ev[4].name_set);
+	assert_int_equal(tally_evlist__nr(l), 5);
+	assert_true(ev(l, 0)->merge && ev(l, 1)->merge && ev(l, 0)->sysfs_pmu);
+	assert_false(ev(l, 2)->merge);
+	assert_true(ev(l, 2)->sysfs_pmu);
+	assert_false(ev(l, 3)->sysfs_pmu);	/* legacy cycles: no PMU name in perf */
+	assert_false(ev(l, 2)->name_set);
+	assert_true(ev(l, 4)->name_set);
 	tally_evlist__delete(l);
 	l = ok("x86", "tsc");	/* a bare alias: merged over the PMUs that have it */
-	assert_true(l->ev[0].merge && l->ev[0].sysfs_pmu);
+	assert_true(ev(l, 0)->merge && ev(l, 0)->sysfs_pmu);
 	tally_evlist__delete(l);
 
 	/* a bare alias name finds its PMU (perf: "tsc" → msr/tsc/) */
 	l = ok("x86", "aperf:u");
-	assert_int_equal(l->nr, 1);
-	assert_int_equal(l->ev[0].attr.type, 9);
-	assert_int_equal(l->ev[0].attr.config, 1);
-	assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
+	assert_int_equal(tally_evlist__nr(l), 1);
+	assert_int_equal(ev(l, 0)->attr.type, 9);
+	assert_int_equal(ev(l, 0)->attr.config, 1);
+	assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
 	tally_evlist__delete(l);
 	l = ok("x86", "cas_count_read");
-	assert_int_equal(l->nr, 2);
+	assert_int_equal(tally_evlist__nr(l), 2);
 	tally_evlist__delete(l);
 
 	/* an empty term list is the PMU's config 0 */
 	l = ok("x86", "msr//");
-	assert_int_equal(l->ev[0].attr.type, 9);
+	assert_int_equal(ev(l, 0)->attr.type, 9);
 	tally_evlist__delete(l);
 
 	/* errors point at the term */
@@ -626,17 +637,17 @@ static void arm64_caps(void **state)
 	(void)state;
 
 	l = ok("arm64", "armv8_pmuv3_0/cpu_cycles,threshold=4000,threshold_compare=2,threshold_count/");
-	assert_int_equal(l->ev[0].attr.type, 10);
-	assert_int_equal(l->ev[0].attr.config, 0x11);
-	assert_int_equal(l->ev[0].attr.config1, (4000ULL << 5) | (2 << 2) | (1 << 4));
-	assert_int_equal(l->ev[0].cpus->nr, 4);
+	assert_int_equal(ev(l, 0)->attr.type, 10);
+	assert_int_equal(ev(l, 0)->attr.config, 0x11);
+	assert_int_equal(ev(l, 0)->attr.config1, (4000ULL << 5) | (2 << 2) | (1 << 4));
+	assert_int_equal(ev(l, 0)->cpus->nr, 4);
 	tally_evlist__delete(l);
 	l = ok("arm64", "armv8_pmuv3_1/inst_retired,threshold=255/");
-	assert_int_equal(l->ev[0].attr.config1, 255ULL << 5);
+	assert_int_equal(ev(l, 0)->attr.config1, 255ULL << 5);
 	tally_evlist__delete(l);
 	/* all three instances */
 	l = ok("arm64", "armv8_pmuv3/l1d_cache/");
-	assert_int_equal(l->nr, 3);
+	assert_int_equal(tally_evlist__nr(l), 3);
 	tally_evlist__delete(l);
 
 	bad("arm64", "armv8_pmuv3_0/threshold=4096/", 24, "above 4095");
@@ -653,34 +664,34 @@ static void tracepoints(void **state)
 	(void)state;
 
 	l = ok("x86", "sched:sched_switch");
-	assert_int_equal(l->nr, 1);
-	assert_int_equal(l->ev[0].attr.type, PERF_TYPE_TRACEPOINT);
-	assert_int_equal(l->ev[0].attr.config, 316);
+	assert_int_equal(tally_evlist__nr(l), 1);
+	assert_int_equal(ev(l, 0)->attr.type, PERF_TYPE_TRACEPOINT);
+	assert_int_equal(ev(l, 0)->attr.config, 316);
 	/* perf's tracepoint defaults */
-	assert_int_equal(l->ev[0].attr.sample_period, 1);
-	assert_int_equal(l->ev[0].attr.sample_type, PERF_SAMPLE_RAW | PERF_SAMPLE_TIME |
+	assert_int_equal(ev(l, 0)->attr.sample_period, 1);
+	assert_int_equal(ev(l, 0)->attr.sample_type, PERF_SAMPLE_RAW | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD);
-	assert_string_equal(l->ev[0].name, "sched:sched_switch");
-	assert_string_equal(l->ev[0].tp_sys, "sched");
-	assert_string_equal(l->ev[0].tp_name, "sched_switch");
+	assert_string_equal(ev(l, 0)->name, "sched:sched_switch");
+	assert_string_equal(ev(l, 0)->tp_sys, "sched");
+	assert_string_equal(ev(l, 0)->tp_name, "sched_switch");
 	tally_evlist__delete(l);
 
 	l = ok("x86", "sched:sched_w*");
-	assert_int_equal(l->nr, 2);
-	assert_string_equal(l->ev[0].name, "sched:sched_wakeup");
-	assert_string_equal(l->ev[1].name, "sched:sched_waking");
+	assert_int_equal(tally_evlist__nr(l), 2);
+	assert_string_equal(ev(l, 0)->name, "sched:sched_wakeup");
+	assert_string_equal(ev(l, 1)->name, "sched:sched_waking");
 	tally_evlist__delete(l);
 	l = ok("x86", "*:*");
-	assert_int_equal(l->nr, 5);
-	assert_string_equal(l->ev[0].name, "irq:irq_handler_entry");
+	assert_int_equal(tally_evlist__nr(l), 5);
+	assert_string_equal(ev(l, 0)->name, "irq:irq_handler_entry");
 	tally_evlist__delete(l);
 	l = ok("x86", "irq:*:u,sched:sched_switch/call-graph=no/");
-	assert_int_equal(l->nr, 3);
-	assert_int_equal(l->ev[1].attr.exclude_kernel, 1);
-	assert_string_equal(l->ev[2].call_graph, "no");
+	assert_int_equal(tally_evlist__nr(l), 3);
+	assert_int_equal(ev(l, 1)->attr.exclude_kernel, 1);
+	assert_string_equal(ev(l, 2)->call_graph, "no");
 	tally_evlist__delete(l);
 	l = ok("x86", "{sched:sched_switch,sched:sched_wakeup}");
-	assert_int_equal(l->ev[1].leader, 0);
+	assert_int_equal(ev(l, 1)->leader, 0);
 	tally_evlist__delete(l);
 
 	bad("x86", "sched:nope", 0, "unknown tracepoint 'sched:nope'");
@@ -690,13 +701,13 @@ static void tracepoints(void **state)
 
 	/* the debugfs fallback, and an explicit tracefs directory */
 	l = ok("debugfs-only", "foo:bar");
-	assert_int_equal(l->ev[0].attr.config, 5);
+	assert_int_equal(ev(l, 0)->attr.config, 5);
 	tally_evlist__delete(l);
 	l = mklist(NULL);
 	snprintf(root, sizeof(root), "%s/x86/kernel/tracing", data_dir);
 	assert_int_equal(tally_evlist__set_tracefs(l, root), 0);
 	assert_int_equal(tally_evlist__add(l, "irq:softirq_entry", NULL), 0);
-	assert_int_equal(l->ev[0].attr.config, 101);
+	assert_int_equal(ev(l, 0)->attr.config, 101);
 	tally_evlist__delete(l);
 	bad("arm64", "sched:sched_switch", 0, "tracefs is not mounted");
 }
@@ -797,7 +808,7 @@ static void tracefs_on_demand(void **state)
 
 	mount_answer = 0;	/* root: mounted, then found */
 	assert_int_equal(tally_evlist__add(l, "sched:sched_switch", &err), 0);
-	assert_int_equal(l->ev[0].attr.config, 316);
+	assert_int_equal(ev(l, 0)->attr.config, 316);
 	mounted_on[0] = 0;	/* mounted now: no second mount */
 	assert_int_equal(tally_tracefs__find(root, dir, sizeof(dir)), 0);
 	assert_string_equal(mounted_on, "");
@@ -813,30 +824,30 @@ static void breakpoints(void **state)
 	(void)state;
 
 	l = ok(NULL, "mem:0x1000");
-	assert_int_equal(l->ev[0].attr.type, PERF_TYPE_BREAKPOINT);
-	assert_int_equal(l->ev[0].attr.bp_addr, 0x1000);
-	assert_int_equal(l->ev[0].attr.bp_type, HW_BREAKPOINT_R | HW_BREAKPOINT_W);
-	assert_int_equal(l->ev[0].attr.bp_len, HW_BREAKPOINT_LEN_4);
-	assert_int_equal(l->ev[0].attr.sample_period, 1);
-	assert_string_equal(l->ev[0].name, "mem:0x1000");
+	assert_int_equal(ev(l, 0)->attr.type, PERF_TYPE_BREAKPOINT);
+	assert_int_equal(ev(l, 0)->attr.bp_addr, 0x1000);
+	assert_int_equal(ev(l, 0)->attr.bp_type, HW_BREAKPOINT_R | HW_BREAKPOINT_W);
+	assert_int_equal(ev(l, 0)->attr.bp_len, HW_BREAKPOINT_LEN_4);
+	assert_int_equal(ev(l, 0)->attr.sample_period, 1);
+	assert_string_equal(ev(l, 0)->name, "mem:0x1000");
 	tally_evlist__delete(l);
 	l = ok(NULL, "mem:0x2000:x");
-	assert_int_equal(l->ev[0].attr.bp_type, HW_BREAKPOINT_X);
-	assert_int_equal(l->ev[0].attr.bp_len, sizeof(long));
+	assert_int_equal(ev(l, 0)->attr.bp_type, HW_BREAKPOINT_X);
+	assert_int_equal(ev(l, 0)->attr.bp_len, sizeof(long));
 	tally_evlist__delete(l);
 	l = ok(NULL, "mem:4096/2:w:u");
-	assert_int_equal(l->ev[0].attr.bp_addr, 4096);
-	assert_int_equal(l->ev[0].attr.bp_type, HW_BREAKPOINT_W);
-	assert_int_equal(l->ev[0].attr.bp_len, 2);
-	assert_int_equal(l->ev[0].attr.exclude_kernel, 1);
-	assert_string_equal(l->ev[0].name, "mem:4096");	/* perf's lexer stops at '/' */
+	assert_int_equal(ev(l, 0)->attr.bp_addr, 4096);
+	assert_int_equal(ev(l, 0)->attr.bp_type, HW_BREAKPOINT_W);
+	assert_int_equal(ev(l, 0)->attr.bp_len, 2);
+	assert_int_equal(ev(l, 0)->attr.exclude_kernel, 1);
+	assert_string_equal(ev(l, 0)->name, "mem:4096");	/* perf's lexer stops at '/' */
 	tally_evlist__delete(l);
 	l = ok(NULL, "mem:0x10:rwx,mem:0x20:wr");
-	assert_int_equal(l->ev[0].attr.bp_type, HW_BREAKPOINT_RW | HW_BREAKPOINT_X);
-	assert_int_equal(l->ev[1].attr.bp_type, HW_BREAKPOINT_RW);
+	assert_int_equal(ev(l, 0)->attr.bp_type, HW_BREAKPOINT_RW | HW_BREAKPOINT_X);
+	assert_int_equal(ev(l, 1)->attr.bp_type, HW_BREAKPOINT_RW);
 	tally_evlist__delete(l);
 	l = ok(NULL, "mem:0x10:k");
-	assert_int_equal(l->ev[0].attr.exclude_user, 1);
+	assert_int_equal(ev(l, 0)->attr.exclude_user, 1);
 	tally_evlist__delete(l);
 
 	bad(NULL, "mem:xyz", 4, "breakpoint address");
@@ -863,16 +874,16 @@ static void pfm_names(void **state)
 	/* a name libpfm4 knows on this CPU: only when it detects a PMU */
 	if (tly_pfm_nr_present() > 0 &&
 	    tally_evlist__add(l, "inst_retired.any", &err) == 0) {
-		assert_int_equal(l->nr, 1);
-		assert_string_equal(l->ev[0].name, "inst_retired.any");
-		assert_true(l->ev[0].attr.type == PERF_TYPE_RAW ||
-			    l->ev[0].attr.type == PERF_TYPE_HARDWARE || l->ev[0].attr.type > 5);
+		assert_int_equal(tally_evlist__nr(l), 1);
+		assert_string_equal(ev(l, 0)->name, "inst_retired.any");
+		assert_true(ev(l, 0)->attr.type == PERF_TYPE_RAW ||
+			    ev(l, 0)->attr.type == PERF_TYPE_HARDWARE || ev(l, 0)->attr.type > 5);
 		/* perf's modifiers after a libpfm4 name */
 		assert_int_equal(tally_evlist__add(l, "inst_retired.any:uP", &err), 0);
-		assert_int_equal(l->ev[1].attr.exclude_kernel, 1);
-		assert_int_equal(l->ev[1].attr.exclude_user, 0);
-		assert_true(l->ev[1].precise_max);
-		assert_int_equal(l->ev[1].attr.config, l->ev[0].attr.config);
+		assert_int_equal(ev(l, 1)->attr.exclude_kernel, 1);
+		assert_int_equal(ev(l, 1)->attr.exclude_user, 0);
+		assert_true(ev(l, 1)->precise_max);
+		assert_int_equal(ev(l, 1)->attr.config, ev(l, 0)->attr.config);
 	}
 	tally_evlist__delete(l);
 	/* with libpfm4 off the same name is just unknown */
@@ -916,13 +927,13 @@ static void modifier_str(void **state)
 	char buf[32];
 	(void)state;
 
-	tally_event__modifier_str(&l->ev[0], buf, sizeof(buf));
+	tally_event__modifier_str(ev(l, 0), buf, sizeof(buf));
 	assert_string_equal(buf, ":upp");
-	tally_event__modifier_str(&l->ev[1], buf, sizeof(buf));
+	tally_event__modifier_str(ev(l, 1), buf, sizeof(buf));
 	assert_string_equal(buf, ":k");
-	tally_event__modifier_str(&l->ev[2], buf, sizeof(buf));
+	tally_event__modifier_str(ev(l, 2), buf, sizeof(buf));
 	assert_string_equal(buf, "");
-	tally_event__modifier_str(&l->ev[3], buf, sizeof(buf));
+	tally_event__modifier_str(ev(l, 3), buf, sizeof(buf));
 	assert_string_equal(buf, ":SD");
 	tally_evlist__delete(l);
 }
@@ -965,7 +976,7 @@ static void fuzz(void **state)
 	for (long iter = 0; iter < iters; iter++) {
 		char s[256], t[256];
 		struct tally_parse_error err;
-		size_t n, nr0 = l->nr;
+		size_t n, nr0 = tally_evlist__nr(l);
 		int muts = 1 + (int)(next_rand() % 4);
 
 		snprintf(s, sizeof(s), "%s", seeds[next_rand() % (sizeof(seeds) / sizeof(seeds[0]))]);
@@ -1015,15 +1026,17 @@ static void fuzz(void **state)
 
 		if (r == 0) {
 			parsed++;
-			assert_true(l->nr > nr0);
-			for (size_t i = nr0; i < l->nr; i++) {
-				assert_non_null(l->ev[i].name);
-				assert_true(l->ev[i].leader >= (int)nr0 && l->ev[i].leader < (int)l->nr);
+			assert_true(tally_evlist__nr(l) > nr0);
+			for (size_t i = nr0; i < tally_evlist__nr(l); i++) {
+				int lead = ev(l, i)->leader;
+
+				assert_non_null(ev(l, i)->name);
+				assert_true(lead >= (int)nr0 && lead < (int)tally_evlist__nr(l));
 			}
 		} else {
 			failed++;
 			assert_true(r < 0);
-			assert_int_equal(l->nr, nr0);
+			assert_int_equal(tally_evlist__nr(l), nr0);
 			assert_true(err.pos <= strlen(s));
 			assert_true(err.msg[0] != 0);
 			assert_true(memchr(err.msg, 0, sizeof(err.msg)) != NULL);
@@ -1031,7 +1044,7 @@ static void fuzz(void **state)
 
 			tally_parse_error__format(&err, s, buf, sizeof(buf));
 		}
-		if (l->nr > 2000) {
+		if (tally_evlist__nr(l) > 2000) {
 			tally_evlist__delete(l);
 			assert_int_equal(tally_evlist__new(&l), 0);
 			assert_int_equal(tally_evlist__set_sysfs_root(l, root), 0);
@@ -1052,7 +1065,7 @@ static void probe(void **state)
 	(void)state;
 
 	k->has_hw_pmu = true;
-	assert_int_equal(tally_event__probe(&l->ev[0]), 0);
+	assert_int_equal(tally_event__probe(ev(l, 0)), 0);
 	{
 		struct sim_event *e = sim_event_nth(0);
 
@@ -1064,13 +1077,13 @@ static void probe(void **state)
 		assert_int_equal(e->cpu, -1);
 		assert_false(e->used);	/* closed again */
 	}
-	assert_int_equal(tally_event__probe(&l->ev[1]), 0);
+	assert_int_equal(tally_event__probe(ev(l, 1)), 0);
 	k->has_hw_pmu = false;
-	assert_true(tally_event__probe(&l->ev[0]) < 0);
-	assert_true(tally_event__probe(&l->ev[1]) < 0);
+	assert_true(tally_event__probe(ev(l, 0)) < 0);
+	assert_true(tally_event__probe(ev(l, 1)) < 0);
 	sim_uninstall();
 	/* the real kernel: a software event always opens */
-	assert_int_equal(tally_event__probe(&l->ev[2]), 0);
+	assert_int_equal(tally_event__probe(ev(l, 2)), 0);
 	tally_evlist__delete(l);
 }
 
