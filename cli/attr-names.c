@@ -1,9 +1,8 @@
 /*
- * perf's names of perf_event_attr's bits, by bit number, and its dump of an attr
- * (see attr-names.h).
+ * perf's names of perf_event_attr's fields and of its bits, by bit number (see
+ * attr-names.h).
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "attr-names.h"
@@ -23,14 +22,13 @@ static const char *const branch_names[] = {
 	"TYPE_SAVE", "HW_INDEX", "PRIV_SAVE",
 };
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 const char *attr_bits_text(enum attr_bits_field field, uint64_t v, char *buf, size_t len)
 {
 	const char *const *names = field == ATTR_SAMPLE_TYPE ? sample_type_names :
 				   field == ATTR_READ_FORMAT ? read_format_names : branch_names;
-	size_t nr = field == ATTR_SAMPLE_TYPE ? N(sample_type_names) :
-		    field == ATTR_READ_FORMAT ? N(read_format_names) : N(branch_names);
+	size_t nr = field == ATTR_SAMPLE_TYPE ? sizeof(sample_type_names) / sizeof(char *) :
+		    field == ATTR_READ_FORMAT ? sizeof(read_format_names) / sizeof(char *) :
+		    sizeof(branch_names) / sizeof(char *);
 	size_t n = 0;
 
 	if (!len)
@@ -47,74 +45,108 @@ const char *attr_bits_text(enum attr_bits_field field, uint64_t v, char *buf, si
 	return buf;
 }
 
-/* One line of the dump: the FILE, and whether an item is on it yet. */
+/* How a field's value is written. */
+enum attr_kind { DEC, HEX, INT, SAMPLE_BITS, READ_BITS, BRANCH_BITS };
+
+struct attr_field {
+	const char *name;
+	uint64_t v;
+	enum attr_kind kind;
+};
+
+static void field_text(const struct attr_field *f, char *buf, size_t len)
+{
+	switch (f->kind) {
+	case DEC:
+		snprintf(buf, len, "%" PRIu64, f->v);
+		break;
+	case HEX:
+		snprintf(buf, len, "%#" PRIx64, f->v);
+		break;
+	case INT:
+		snprintf(buf, len, "%d", (int)f->v);
+		break;
+	case SAMPLE_BITS:
+		attr_bits_text(ATTR_SAMPLE_TYPE, f->v, buf, len);
+		break;
+	case READ_BITS:
+		attr_bits_text(ATTR_READ_FORMAT, f->v, buf, len);
+		break;
+	case BRANCH_BITS:
+		attr_bits_text(ATTR_BRANCH_SAMPLE_TYPE, f->v, buf, len);
+		break;
+	}
+}
+
+void attr_fields(const struct perf_event_attr *a, uint64_t config3, uint32_t size,
+		 attr_field_fn *fn, void *arg)
+{
+	const struct attr_field fields[] = {
+		{ "type", a->type, DEC }, { "size", size, DEC }, { "config", a->config, HEX },
+		{ "{ sample_period, sample_freq }", a->sample_period, DEC },
+		{ "sample_type", a->sample_type, SAMPLE_BITS },
+		{ "read_format", a->read_format, READ_BITS },
+		{ "disabled", a->disabled, DEC }, { "inherit", a->inherit, DEC },
+		{ "pinned", a->pinned, DEC }, { "exclusive", a->exclusive, DEC },
+		{ "exclude_user", a->exclude_user, DEC }, { "exclude_kernel", a->exclude_kernel, DEC },
+		{ "exclude_hv", a->exclude_hv, DEC }, { "exclude_idle", a->exclude_idle, DEC },
+		{ "mmap", a->mmap, DEC }, { "comm", a->comm, DEC }, { "freq", a->freq, DEC },
+		{ "inherit_stat", a->inherit_stat, DEC }, { "enable_on_exec", a->enable_on_exec, DEC },
+		{ "task", a->task, DEC }, { "watermark", a->watermark, DEC },
+		{ "precise_ip", a->precise_ip, DEC }, { "mmap_data", a->mmap_data, DEC },
+		{ "sample_id_all", a->sample_id_all, DEC }, { "exclude_host", a->exclude_host, DEC },
+		{ "exclude_guest", a->exclude_guest, DEC },
+		{ "exclude_callchain_kernel", a->exclude_callchain_kernel, DEC },
+		{ "exclude_callchain_user", a->exclude_callchain_user, DEC },
+		{ "mmap2", a->mmap2, DEC }, { "comm_exec", a->comm_exec, DEC },
+		{ "use_clockid", a->use_clockid, DEC }, { "context_switch", a->context_switch, DEC },
+		{ "write_backward", a->write_backward, DEC }, { "namespaces", a->namespaces, DEC },
+		{ "ksymbol", a->ksymbol, DEC }, { "bpf_event", a->bpf_event, DEC },
+		{ "aux_output", a->aux_output, DEC }, { "cgroup", a->cgroup, DEC },
+		{ "text_poke", a->text_poke, DEC }, { "build_id", a->build_id, DEC },
+		{ "inherit_thread", a->inherit_thread, DEC },
+		{ "remove_on_exec", a->remove_on_exec, DEC }, { "sigtrap", a->sigtrap, DEC },
+		{ "{ wakeup_events, wakeup_watermark }", a->wakeup_events, DEC },
+		{ "bp_type", a->bp_type, DEC }, { "{ bp_addr, config1 }", a->bp_addr, HEX },
+		{ "{ bp_len, config2 }", a->bp_len, HEX }, { "config3", config3, HEX },
+		{ "branch_sample_type", a->branch_sample_type, BRANCH_BITS },
+		{ "sample_regs_user", a->sample_regs_user, HEX },
+		{ "sample_stack_user", a->sample_stack_user, DEC },
+		{ "clockid", (uint64_t)(uint32_t)a->clockid, INT },
+		{ "sample_regs_intr", a->sample_regs_intr, HEX },
+		{ "aux_watermark", a->aux_watermark, DEC },
+		{ "sample_max_stack", a->sample_max_stack, DEC },
+		{ "aux_sample_size", a->aux_sample_size, DEC }, { "sig_data", a->sig_data, DEC },
+	};
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (!fields[i].v)
+			continue;
+		field_text(&fields[i], buf, sizeof(buf));
+		fn(arg, fields[i].name, buf);
+	}
+}
+
+/* One line of evlist -v: the FILE, and whether an item is on it yet. */
 struct attr_line {
 	FILE *f;
 	bool first;
 };
 
-/* One " name: value" item of the -v line. */
-static void item(struct attr_line *l, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void item(struct attr_line *l, const char *name, const char *fmt, ...)
+static void line_item(void *arg, const char *name, const char *value)
 {
-	char buf[1024];
-	va_list ap;
+	struct attr_line *l = arg;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(l->f, "%s %s: %s", l->first ? ":" : ",", name, buf);
+	fprintf(l->f, "%s %s: %s", l->first ? ":" : ",", name, value);
 	l->first = false;
 }
-
-static void bits(struct attr_line *l, const char *name, uint64_t v, enum attr_bits_field field)
-{
-	char buf[512];
-
-	if (v)
-		item(l, name, "%s", attr_bits_text(field, v, buf, sizeof(buf)));
-}
-
-#define U(field) do { if (a->field) item(&l, #field, "%" PRIu64, (uint64_t)a->field); } while (0)
-#define X(name, field) do { if (a->field) item(&l, name, "%#" PRIx64, (uint64_t)a->field); } while (0)
 
 void attr_fprintf(FILE *f, const struct perf_event_attr *a, uint32_t size, uint64_t config3,
 		  bool *first)
 {
 	struct attr_line l = { f, *first };
 
-	item(&l, "type", "%u", a->type);
-	item(&l, "size", "%u", size);
-	X("config", config);
-	if (a->sample_period)
-		item(&l, "{ sample_period, sample_freq }", "%" PRIu64, (uint64_t)a->sample_period);
-	bits(&l, "sample_type", a->sample_type, ATTR_SAMPLE_TYPE);
-	bits(&l, "read_format", a->read_format, ATTR_READ_FORMAT);
-	U(disabled); U(inherit); U(pinned); U(exclusive); U(exclude_user); U(exclude_kernel);
-	U(exclude_hv); U(exclude_idle); U(mmap); U(comm); U(freq); U(inherit_stat);
-	U(enable_on_exec); U(task); U(watermark); U(precise_ip); U(mmap_data);
-	U(sample_id_all); U(exclude_host); U(exclude_guest); U(exclude_callchain_kernel);
-	U(exclude_callchain_user); U(mmap2); U(comm_exec); U(use_clockid); U(context_switch);
-	U(write_backward); U(namespaces); U(ksymbol); U(bpf_event); U(aux_output); U(cgroup);
-	U(text_poke); U(build_id); U(inherit_thread); U(remove_on_exec); U(sigtrap);
-	if (a->wakeup_events)
-		item(&l, "{ wakeup_events, wakeup_watermark }", "%u", a->wakeup_events);
-	U(bp_type);
-	X("{ bp_addr, config1 }", bp_addr);
-	X("{ bp_len, config2 }", bp_len);
-	if (config3)
-		item(&l, "config3", "%#" PRIx64, config3);
-	bits(&l, "branch_sample_type", a->branch_sample_type, ATTR_BRANCH_SAMPLE_TYPE);
-	X("sample_regs_user", sample_regs_user);
-	U(sample_stack_user);
-	if (a->clockid)
-		item(&l, "clockid", "%d", a->clockid);
-	X("sample_regs_intr", sample_regs_intr);
-	U(aux_watermark);
-	U(sample_max_stack);
-	U(aux_sample_size);
-	U(sig_data);
+	attr_fields(a, config3, size, line_item, &l);
 	*first = l.first;
 }

@@ -26,83 +26,19 @@ struct parse_opts {
 	bool no_pfm;
 };
 
-static void print_bits(FILE *f, const char *field, uint64_t v, enum attr_bits_field which)
+static void print_field(void *f, const char *name, const char *value)
 {
-	char buf[512];
-
-	if (v)
-		fprintf(f, "  %-32s %s\n", field, attr_bits_text(which, v, buf, sizeof(buf)));
+	fprintf(f, "  %-32s %s\n", name, value);
 }
-
-#define U(f, name, val) do { if (val) fprintf(f, "  %-32s %" PRIu64 "\n", name, (uint64_t)(val)); } while (0)
-#define X(f, name, val) do { if (val) fprintf(f, "  %-32s %#" PRIx64 "\n", name, (uint64_t)(val)); } while (0)
 
 /* The attr block as perf 6.1's perf_event_attr__fprintf() lays it out. */
 static void print_attr(FILE *f, const struct tally_event *ev)
 {
-	const struct perf_event_attr *a = &ev->attr;
 	static const char line[] = "------------------------------------------------------------\n";
 
 	fputs(line, f);
 	fputs("perf_event_attr:\n", f);
-	U(f, "type", a->type);
-	U(f, "size", a->size);
-	X(f, "config", a->config);
-	U(f, "{ sample_period, sample_freq }", a->sample_period);
-	print_bits(f, "sample_type", a->sample_type, ATTR_SAMPLE_TYPE);
-	print_bits(f, "read_format", a->read_format, ATTR_READ_FORMAT);
-	U(f, "disabled", a->disabled);
-	U(f, "inherit", a->inherit);
-	U(f, "pinned", a->pinned);
-	U(f, "exclusive", a->exclusive);
-	U(f, "exclude_user", a->exclude_user);
-	U(f, "exclude_kernel", a->exclude_kernel);
-	U(f, "exclude_hv", a->exclude_hv);
-	U(f, "exclude_idle", a->exclude_idle);
-	U(f, "mmap", a->mmap);
-	U(f, "comm", a->comm);
-	U(f, "freq", a->freq);
-	U(f, "inherit_stat", a->inherit_stat);
-	U(f, "enable_on_exec", a->enable_on_exec);
-	U(f, "task", a->task);
-	U(f, "watermark", a->watermark);
-	U(f, "precise_ip", a->precise_ip);
-	U(f, "mmap_data", a->mmap_data);
-	U(f, "sample_id_all", a->sample_id_all);
-	U(f, "exclude_host", a->exclude_host);
-	U(f, "exclude_guest", a->exclude_guest);
-	U(f, "exclude_callchain_kernel", a->exclude_callchain_kernel);
-	U(f, "exclude_callchain_user", a->exclude_callchain_user);
-	U(f, "mmap2", a->mmap2);
-	U(f, "comm_exec", a->comm_exec);
-	U(f, "use_clockid", a->use_clockid);
-	U(f, "context_switch", a->context_switch);
-	U(f, "write_backward", a->write_backward);
-	U(f, "namespaces", a->namespaces);
-	U(f, "ksymbol", a->ksymbol);
-	U(f, "bpf_event", a->bpf_event);
-	U(f, "aux_output", a->aux_output);
-	U(f, "cgroup", a->cgroup);
-	U(f, "text_poke", a->text_poke);
-	U(f, "build_id", a->build_id);
-	U(f, "inherit_thread", a->inherit_thread);
-	U(f, "remove_on_exec", a->remove_on_exec);
-	U(f, "sigtrap", a->sigtrap);
-	U(f, "{ wakeup_events, wakeup_watermark }", a->wakeup_events);
-	U(f, "bp_type", a->bp_type);
-	X(f, "{ bp_addr, config1 }", a->bp_addr);
-	X(f, "{ bp_len, config2 }", a->bp_len);
-	X(f, "config3", ev->config3);
-	print_bits(f, "branch_sample_type", a->branch_sample_type, ATTR_BRANCH_SAMPLE_TYPE);
-	X(f, "sample_regs_user", a->sample_regs_user);
-	U(f, "sample_stack_user", a->sample_stack_user);
-	if (a->clockid)
-		fprintf(f, "  %-32s %d\n", "clockid", a->clockid);
-	X(f, "sample_regs_intr", a->sample_regs_intr);
-	U(f, "aux_watermark", a->aux_watermark);
-	U(f, "sample_max_stack", a->sample_max_stack);
-	U(f, "aux_sample_size", a->aux_sample_size);
-	U(f, "sig_data", a->sig_data);
+	attr_fields(&ev->attr, ev->config3, ev->attr.size, print_field, f);
 	fputs(line, f);
 }
 

@@ -34,74 +34,16 @@ static void print_string_feat(const struct header_ctx *r, int feat, const char *
 		printf("# %s : %s\n", label, s);
 }
 
-static void attr_bits(const char *name, uint64_t v, enum attr_bits_field field)
+static void print_attr_field(void *arg, const char *name, const char *value)
 {
-	char buf[512];
-
-	if (v)
-		printf(", %s = %s", name, attr_bits_text(field, v, buf, sizeof(buf)));
+	(void)arg;
+	printf(", %s = %s", name, value);
 }
 
 /* perf's "# event :" attr list: every non-zero field, in struct order, "key = value" */
 static void print_attr_fields(const struct tally_data_event *ev)
 {
-	const struct perf_event_attr *a = &ev->attr;
-	const struct {
-		const char *name;
-		uint64_t v;
-	} flags[] = {
-		{ "disabled", a->disabled }, { "inherit", a->inherit }, { "pinned", a->pinned },
-		{ "exclusive", a->exclusive }, { "exclude_user", a->exclude_user },
-		{ "exclude_kernel", a->exclude_kernel }, { "exclude_hv", a->exclude_hv },
-		{ "exclude_idle", a->exclude_idle }, { "mmap", a->mmap }, { "comm", a->comm },
-		{ "freq", a->freq }, { "inherit_stat", a->inherit_stat },
-		{ "enable_on_exec", a->enable_on_exec }, { "task", a->task },
-		{ "watermark", a->watermark }, { "precise_ip", a->precise_ip },
-		{ "mmap_data", a->mmap_data }, { "sample_id_all", a->sample_id_all },
-		{ "exclude_host", a->exclude_host }, { "exclude_guest", a->exclude_guest },
-		{ "exclude_callchain_kernel", a->exclude_callchain_kernel },
-		{ "exclude_callchain_user", a->exclude_callchain_user }, { "mmap2", a->mmap2 },
-		{ "comm_exec", a->comm_exec }, { "use_clockid", a->use_clockid },
-		{ "context_switch", a->context_switch }, { "write_backward", a->write_backward },
-		{ "namespaces", a->namespaces }, { "ksymbol", a->ksymbol },
-		{ "bpf_event", a->bpf_event }, { "aux_output", a->aux_output },
-		{ "cgroup", a->cgroup }, { "text_poke", a->text_poke }, { "build_id", a->build_id },
-		{ "inherit_thread", a->inherit_thread }, { "remove_on_exec", a->remove_on_exec },
-		{ "sigtrap", a->sigtrap },
-	};
-
-	printf(", type = %u, size = %u", a->type, ev->disk_attr_size);
-	if (a->config)
-		printf(", config = %#" PRIx64, (uint64_t)a->config);
-	if (a->sample_period)
-		printf(", { sample_period, sample_freq } = %" PRIu64, (uint64_t)a->sample_period);
-	attr_bits("sample_type", a->sample_type, ATTR_SAMPLE_TYPE);
-	attr_bits("read_format", a->read_format, ATTR_READ_FORMAT);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-		if (flags[i].v)
-			printf(", %s = %" PRIu64, flags[i].name, flags[i].v);
-	if (a->wakeup_events)
-		printf(", { wakeup_events, wakeup_watermark } = %u", a->wakeup_events);
-	if (a->bp_type)
-		printf(", bp_type = %u", a->bp_type);
-	if (a->bp_addr)
-		printf(", { bp_addr, config1 } = %#" PRIx64, (uint64_t)a->bp_addr);
-	if (a->bp_len)
-		printf(", { bp_len, config2 } = %#" PRIx64, (uint64_t)a->bp_len);
-	if (a->branch_sample_type)
-		printf(", branch_sample_type = %#" PRIx64, (uint64_t)a->branch_sample_type);
-	if (a->sample_regs_user)
-		printf(", sample_regs_user = %#" PRIx64, (uint64_t)a->sample_regs_user);
-	if (a->sample_stack_user)
-		printf(", sample_stack_user = %u", a->sample_stack_user);
-	if (a->clockid)
-		printf(", clockid = %d", a->clockid);
-	if (a->sample_regs_intr)
-		printf(", sample_regs_intr = %#" PRIx64, (uint64_t)a->sample_regs_intr);
-	if (a->aux_watermark)
-		printf(", aux_watermark = %u", a->aux_watermark);
-	if (a->sample_max_stack)
-		printf(", sample_max_stack = %u", a->sample_max_stack);
+	attr_fields(&ev->attr, ev->config3, ev->disk_attr_size, print_attr_field, NULL);
 }
 
 /* The block perf opens with: when the file was written, offsets and sizes. */

@@ -84,3 +84,34 @@ for f in mods period bp pipe1 clk dwarf grp2; do
 	done
 done
 check "evlist matches perf evlist on $n fresh recordings" test $same = 1 -a $n -ge 5
+
+# The one attr dump of evlist -v, report --header and parse-events, on fields no
+# recording here can set: type 0 (a hardware event: perf shows no "type"),
+# branch_sample_type as bit names, aux_sample_size and sig_data. Both copies of the attr
+# (the attr section and EVENT_DESC) are patched, as each command reads one of them.
+if command -v python3 >/dev/null; then
+	python3 - "$FIX/plain.data" attrs.data <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+off = struct.unpack_from('<Q', d, 24)[0]
+size = struct.unpack_from('<I', d, off + 4)[0]
+attr = bytes(d[off:off + size])
+for a in (off, d.find(attr, off + size)):
+    assert a > 0
+    struct.pack_into('<I', d, a, 0)             # type: PERF_TYPE_HARDWARE
+    struct.pack_into('<Q', d, a + 72, 0x3)      # branch_sample_type: USER|KERNEL
+    struct.pack_into('<I', d, a + 112, 64)      # aux_sample_size
+    struct.pack_into('<Q', d, a + 120, 7)       # sig_data
+open(sys.argv[2], 'wb').write(d)
+PY
+	perf evlist -v -i attrs.data 2>/dev/null | grep -v '^# Tip' >p.out
+	"$TALLY" evlist -v -i attrs.data >t.out 2>&1
+	check "evlist -v: type 0, branch_sample_type, aux_sample_size, sig_data as perf" \
+		eval 'grep -q "branch_sample_type: USER|KERNEL, .*sig_data: 7" t.out && diff p.out t.out'
+	perf report --header-only -i attrs.data 2>/dev/null | grep '^# event :' >p.out
+	"$TALLY" report --header-only -i attrs.data 2>&1 | grep '^# event :' >t.out
+	check "report --header-only event line: the same fields as perf" \
+		eval 'grep -q "branch_sample_type = USER|KERNEL, .*sig_data = 7" t.out && diff p.out t.out'
+else
+	skip "attr fields perf cannot record here (python3 absent)"
+fi
