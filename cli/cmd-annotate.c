@@ -912,7 +912,7 @@ static int annotate_init(void *opts)
 	return 0;
 }
 
-static void annotate_release(void *opts)
+static void annotate_exit(void *opts)
 {
 	struct annotate_opts *o = opts;
 
@@ -956,5 +956,5 @@ const struct cli_command cmd_annotate = {
 	.size = sizeof(struct annotate_opts),
 	.init = annotate_init,
 	.exec = annotate_exec,
-	.release = annotate_release,
+	.exit = annotate_exit,
 };

@@ -227,7 +227,7 @@ static int convert_exec(void *opts, const struct cli_args *args)
 	return convert(o);
 }
 
-static void convert_release(void *opts)
+static void convert_exit(void *opts)
 {
 	struct convert_opts *o = opts;
 
@@ -245,7 +245,7 @@ static const struct cli_command cmd_data_convert = {
 	.size = sizeof(struct convert_opts),
 	.init = convert_init,
 	.exec = convert_exec,
-	.release = convert_release,
+	.exit = convert_exit,
 };
 
 static const struct cli_opt data_options[] = { OPT_END() };

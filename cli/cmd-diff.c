@@ -609,7 +609,7 @@ static int diff_init(void *opts)
 	return 0;
 }
 
-static void diff_release(void *opts)
+static void diff_exit(void *opts)
 {
 	struct diff_opts *o = opts;
 
@@ -662,5 +662,5 @@ const struct cli_command cmd_diff = {
 	.size = sizeof(struct diff_opts),
 	.init = diff_init,
 	.exec = diff_exec,
-	.release = diff_release,
+	.exit = diff_exit,
 };

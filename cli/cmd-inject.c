@@ -602,7 +602,7 @@ nomem:
 	return -1;
 }
 
-static void inject_release(struct inject *in)
+static void inject_exit(struct inject *in)
 {
 	for (size_t i = 0; i < in->nr_sw; i++)
 		free(in->sw[i].rec);
@@ -703,7 +703,7 @@ fail:
 	if (in.w && !in.pipe_out)
 		unlink(o.output);
 out:
-	inject_release(&in);
+	inject_exit(&in);
 	return status;
 }
 

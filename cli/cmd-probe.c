@@ -739,7 +739,7 @@ static int probe_init(void *opts)
 	return 0;
 }
 
-static void probe_release(void *opts)
+static void probe_exit(void *opts)
 {
 	free(((struct probe_opts *)opts)->defs);
 }
@@ -780,5 +780,5 @@ const struct cli_command cmd_probe = {
 	.size = sizeof(struct probe_opts),
 	.init = probe_init,
 	.exec = probe_exec,
-	.release = probe_release,
+	.exit = probe_exit,
 };

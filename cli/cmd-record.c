@@ -749,7 +749,7 @@ static int record_init(void *opts)
 	return 0;
 }
 
-static void record_release(void *opts)
+static void record_exit(void *opts)
 {
 	record_opts__exit(opts);
 }
@@ -845,5 +845,5 @@ const struct cli_command cmd_record = {
 	.size = sizeof(struct record_opts),
 	.init = record_init,
 	.exec = record_exec,
-	.release = record_release,
+	.exit = record_exit,
 };

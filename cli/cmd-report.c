@@ -361,11 +361,11 @@ static int report_init(void *opts)
 	return 0;
 }
 
-static void report_release(void *opts)
+static void report_exit(void *opts)
 {
 	struct report_opts *o = opts;
 
-	sample_filter_opts_release(&o->filter);
+	sample_filter_opts__exit(&o->filter);
 }
 
 /* ---- the flow ---------------------------------------------------------------------- */
@@ -531,7 +531,7 @@ static int report_output(struct report *r, const enum tally_hist_col *cols, size
 	return cli_finish_output(stdout, "the report");
 }
 
-static void report_release_state(struct report *r, struct tally_hist_filter *filter)
+static void report_state_exit(struct report *r, struct tally_hist_filter *filter)
 {
 	tally_hists__delete(r->hists);
 	free(r->cpu_socket);
@@ -640,7 +640,7 @@ static int report_exec(void *opts, const struct cli_args *args)
 oom:
 	cli_error("out of memory");
 out:
-	report_release_state(&r, &filter);
+	report_state_exit(&r, &filter);
 	return status;
 }
 
@@ -653,5 +653,5 @@ const struct cli_command cmd_report = {
 	.size = sizeof(struct report_opts),
 	.init = report_init,
 	.exec = report_exec,
-	.release = report_release,
+	.exit = report_exit,
 };

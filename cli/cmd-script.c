@@ -1255,11 +1255,11 @@ static int script_init(void *opts)
 	return 0;
 }
 
-static void script_release(void *opts)
+static void script_exit(void *opts)
 {
 	struct script_opts *o = opts;
 
-	sample_filter_opts_release(&o->filter);
+	sample_filter_opts__exit(&o->filter);
 	strlist_free(o->stop_bt);
 }
 
@@ -1418,5 +1418,5 @@ const struct cli_command cmd_script = {
 	.size = sizeof(struct script_opts),
 	.init = script_init,
 	.exec = script_exec,
-	.release = script_release,
+	.exit = script_exit,
 };

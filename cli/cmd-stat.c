@@ -266,7 +266,7 @@ static int run_hook(const char *opt, const char *cmd)
 	return 1;
 }
 
-static void stat_release(void *opts)
+static void stat_exit(void *opts)
 {
 	free(((struct stat_opts *)opts)->event_specs);
 	free(((struct stat_opts *)opts)->spec_filters);
@@ -564,7 +564,7 @@ static const struct cli_command cmd_stat_record = {
 	.size = sizeof(struct stat_opts),
 	.init = stat_record_init,
 	.exec = stat_record_exec,
-	.release = stat_release,
+	.exit = stat_exit,
 };
 
 static const struct cli_command *const stat_subcommands[] = {
@@ -581,6 +581,6 @@ const struct cli_command cmd_stat = {
 	.size = sizeof(struct stat_opts),
 	.init = stat_init,
 	.exec = stat_exec,
-	.release = stat_release,
+	.exit = stat_exit,
 	.subcommands = stat_subcommands,
 };

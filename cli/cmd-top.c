@@ -537,14 +537,14 @@ static int top_init(void *opts)
 	return 0;
 }
 
-static void top_release(void *opts)
+static void top_exit(void *opts)
 {
 	struct top_opts *o = opts;
 
 	free(o->events);
 	free(o->uid_pids);
 	strlist_free(o->cgroups);
-	sample_filter_opts_release(&o->filter);
+	sample_filter_opts__exit(&o->filter);
 }
 
 static int top_exec(void *opts, const struct cli_args *args)
@@ -602,5 +602,5 @@ const struct cli_command cmd_top = {
 	.size = sizeof(struct top_opts),
 	.init = top_init,
 	.exec = top_exec,
-	.release = top_release,
+	.exit = top_exit,
 };

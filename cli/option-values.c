@@ -3,7 +3,7 @@
  * comma-separated list (--comms, --dsos, --symbols, --pid, --tid) into a
  * NULL-terminated strlist, and a CPU list (-C) into a tally_cpumap. The field each
  * fills is the option's (OPT_STRLIST / OPT_CPUMAP in options.h); the command's
- * release frees it (strlist_free, tally_cpumap__delete).
+ * exit frees it (strlist_free, tally_cpumap__delete).
  */
 #include <stdlib.h>
 

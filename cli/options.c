@@ -651,8 +651,8 @@ static int run(const struct cli_command *c, int argc, char **argv, int full_argc
 			free(args.argv);
 		}
 	}
-	if (c->release)
-		c->release(opts);
+	if (c->exit)
+		c->exit(opts);
 	free(opts);
 	return ret;
 }

@@ -215,11 +215,11 @@ struct cli_command {
 	size_t size;			/* of the option struct (zeroed, then .init) */
 	int (*init)(void *opts);	/* defaults (perf config too); 0 or exit status */
 	int (*exec)(void *opts, const struct cli_args *args);	/* the exit status */
-	void (*release)(void *opts);	/* frees what options allocated */
+	void (*exit)(void *opts);	/* frees what options allocated */
 	const struct cli_command *const *subcommands;	/* "stat record": argv[1] */
 };
 
-/* Parse, run and release one command: argv[0] is its name. Returns the exit status. */
+/* Parse, run and exit (free) one command: argv[0] is its name. Returns the exit status. */
 int cli_run(const struct cli_command *c, int argc, char **argv);
 /* Parse argv into opts. Returns -1 to go on (args filled), else the exit status:
  * 0 after -h/--list-opts, 129 after a usage error (one message printed). */

@@ -236,7 +236,7 @@ void sample_filter_free(struct tally_hist_filter *f)
 	f->pids = f->tids = NULL;
 }
 
-void sample_filter_opts_release(struct sample_filter_opts *o)
+void sample_filter_opts__exit(struct sample_filter_opts *o)
 {
 	strlist_free(o->comms);
 	strlist_free(o->dsos);

@@ -71,7 +71,7 @@ struct sample_filter_opts {
  * sample_filter_free). 0 or -ENOMEM. */
 int sample_filter_make(const struct sample_filter_opts *o, struct tally_hist_filter *f);
 void sample_filter_free(struct tally_hist_filter *f);
-void sample_filter_opts_release(struct sample_filter_opts *o);
+void sample_filter_opts__exit(struct sample_filter_opts *o);
 /* --time START,STOP (seconds, perf's "sec.usec"; either side may be empty) into
  * nanoseconds, 0 for no bound. 0, or -1 after saying what is wrong. */
 int parse_time_span(const char *s, uint64_t *start, uint64_t *end);
