@@ -1,7 +1,7 @@
 /*
  * Call-chain trees (tally/callchain.h) through the public API: weights, which frames
- * merge, kid order, the walk; and the arena-built trees a report makes (many kids go
- * through a hash table) against the node-by-node ones.
+ * merge, kid order, the walk; and the arena-built trees a report's hists make (many kids
+ * go through a hash table) against the node-by-node ones of a live view's (tally/hist.h).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,10 +13,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <tally/callchain.h>
-#include <tally/session.h>
+#include <linux/perf_event.h>
 
-#include "internal/analysis.h"
+#include <tally/callchain.h>
+#include <tally/hist.h>
+#include <tally/record.h>
+#include <tally/session.h>
 
 static const struct tally_symbol syms[] = {
 	{ 0x1000, 0x100, "alpha" }, { 0x2000, 0x100, "beta" }, { 0x3000, 0x100, "gamma" },
@@ -172,30 +174,74 @@ static void assert_same_tree(const struct tally_cc_node *x, const struct tally_c
 	}
 }
 
-static void arena_trees_match(void **state)
+/* The hists of 3000 samples of one process, all in one function (one row) called by
+ * 300 callers, each seen a few times in a scrambled order; none resolves to a dso. A
+ * report's hists (not decay) build the trees in an arena and index the 300 kids by hash;
+ * a live view's (decay) build them node by node and scan. */
+static struct tally_hists *callers_hists(struct tally_session *s, bool decay)
 {
-	struct tally_cc_node heap, arena;
-	struct tly_cc_arena a = { 0 };
-	struct tally_cc_frame f[3];
-	(void)state;
+	struct tally_hists_opts o = { .callchains = true, .trees = TALLY_TREES_BUILD,
+				      .decay = decay };
+	struct tally_hists *hs = NULL;
+	uint64_t chain[4] = { PERF_CONTEXT_USER, 0x401000 };
 
-	/* 300 callers of one function, each seen a few times in a scrambled order: the
-	 * arena tree indexes them by hash, the other scans; both must agree */
-	tally_cc_root__init(&heap);
-	tally_cc_root__init(&arena);
+	assert_int_equal(tally_hists__new(&hs, s, 1, &o), 0);
 	for (uint64_t n = 0; n < 3000; n++) {
 		uint64_t k = (n * 7919) % 300;
+		struct tally_sample smp = {
+			.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD |
+				PERF_SAMPLE_CALLCHAIN,
+			.misc = PERF_RECORD_MISC_USER, .ip = chain[1], .pid = 10, .tid = 10,
+			.period = n + 1, .callchain = chain, .callchain_nr = 3 + (n & 1),
+		};
 
-		f[0] = fr(0);
-		f[1] = (struct tally_cc_frame){ .dso_key = dso_b, .ip = 0x100 + k };
-		f[2] = (struct tally_cc_frame){ .dso_key = dso_b, .ip = 0x9000 + k % 3 };
-		assert_int_equal(tally_cc_root__append(&heap, f, 2 + (n & 1), n + 1), 0);
-		assert_int_equal(tly_cc_append(&arena, &a, f, 2 + (n & 1), n + 1), 0);
+		chain[2] = 0x402000 + 16 * k;
+		chain[3] = 0x409000 + k % 3;
+		assert_int_equal(tally_hists__add_sample(hs, 0, &smp, n + 1), 0);
 	}
-	assert_int_equal(tally_cc_node__kid(&heap, 0)->nr_kids, 300);
-	assert_same_tree(&heap, &arena);
-	tally_cc_root__exit(&heap);
-	tly_cc_arena__exit(&a);
+	assert_int_equal(tally_hists__finish(hs), 0);
+	return hs;
+}
+
+/* The most kids any node of the tree has. */
+static uint32_t max_kids(const struct tally_cc_node *n)
+{
+	uint32_t m = n->nr_kids;
+
+	for (uint32_t i = 0; i < n->nr_kids; i++) {
+		uint32_t k = max_kids(tally_cc_node__kid(n, i));
+
+		if (k > m)
+			m = k;
+	}
+	return m;
+}
+
+static void arena_trees_match(void **state)
+{
+	struct tally_session_opts so = { .kallsyms = "/nonexistent", .buildid_dir = "/nonexistent" };
+	struct tally_session *s = NULL;
+	struct tally_hists *arena, *heap;
+	struct tally_hist_entry *const *ea, *const *eh;
+	size_t nra, nrh;
+	(void)state;
+
+	assert_int_equal(tally_session__new(&s, &so), 0);
+	arena = callers_hists(s, false);
+	heap = callers_hists(s, true);
+	assert_int_equal(tally_hist__sort(tally_hists__hist(arena, 0), false), 0);
+	assert_int_equal(tally_hist__sort(tally_hists__hist(heap, 0), false), 0);
+	ea = tally_hist__sorted(tally_hists__hist(arena, 0), &nra);
+	eh = tally_hist__sorted(tally_hists__hist(heap, 0), &nrh);
+	assert_int_equal(nra, 1);
+	assert_int_equal(nrh, 1);
+	assert_int_equal(ea[0]->nr_samples, 3000);
+	assert_int_equal(ea[0]->chain.cumul, 3000 * 3001 / 2);
+	assert_int_equal(max_kids(&ea[0]->chain), 300);
+	assert_same_tree(&ea[0]->chain, &eh[0]->chain);
+	tally_hists__delete(arena);
+	tally_hists__delete(heap);
+	tally_session__delete(s);
 }
 
 int main(void)
