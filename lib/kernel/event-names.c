@@ -1,9 +1,13 @@
 /*
  * perf's symbolic event names: hardware, software, tool events and the generic
- * hardware-cache table with its aliases and the op validity rules perf 6.1 applies.
+ * hardware-cache table with its aliases and the op validity rules perf 6.1 applies;
+ * and the event parser's use of them (lib/kernel/event.c has the grammar): a symbolic,
+ * hw-cache, raw or libpfm4 name, or perf's message for an unknown one.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -290,4 +294,206 @@ int tally_event__hw_cache_name(uint64_t config, char *buf, size_t len)
 			 op == PERF_COUNT_HW_CACHE_OP_WRITE ? "store" : "prefetch",
 			 result_list_names[res]);
 	return 0;
+}
+
+/* ---- symbolic names --------------------------------------------------------- */
+
+int tly_evp_simple_event(struct tly_parser *p, uint32_t type, uint64_t config, const char *pmu)
+{
+	int idx = tly_evp_new_event(p);
+
+	if (idx < 0)
+		return idx;
+	p->list->ev[idx].attr.type = type;
+	p->list->ev[idx].attr.config = config;
+	if (pmu && !(p->list->ev[idx].pmu_name = strdup(pmu)))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Names that stand alone: hw/sw/tool symbols, raw rNNN, hw-cache. Returns 1 when the
+ * name is none of these, 0 when events were added, -errno on error.
+ */
+int tly_evp_parse_symbolic(struct tly_parser *p, size_t pos, size_t len)
+{
+	const char *s = p->in + pos;
+	const struct tly_symbol *sym;
+	struct tly_cache_event ce;
+	enum tally_tool_event tool;
+	uint32_t type;
+	int err;
+
+	sym = tly_symbol_lookup(s, len, &type);
+	if (sym)
+		return tly_evp_simple_event(p, type, sym->config,
+					    type == PERF_TYPE_HARDWARE ? "cpu" : "software");
+	tool = tly_tool_lookup(s, len);
+	if (tool) {
+		int idx = tly_evp_new_event(p);
+
+		if (idx < 0)
+			return idx;
+		p->list->ev[idx].attr.type = PERF_TYPE_SOFTWARE;
+		p->list->ev[idx].attr.config = PERF_COUNT_SW_DUMMY;
+		p->list->ev[idx].attr.exclude_guest = 0;	/* perf skips event_attr_init here */
+		p->list->ev[idx].tool = tool;
+		if (!(p->list->ev[idx].unit = strdup("ns")) ||
+		    !(p->list->ev[idx].pmu_name = strdup("tool")))
+			return -ENOMEM;
+		return 0;
+	}
+	if (len >= 2 && s[0] == 'r' && tly_evp_is_hex_span(s + 1, len - 1)) {
+		uint64_t v = 0;
+		char hex[24];
+
+		if (len - 1 > 16)
+			return tly_evp_fail(p, pos, len, -ERANGE,
+					    "raw event code '%.*s' does not fit "
+					    "in 64 bits", (int)len, s);
+		snprintf(hex, sizeof(hex), "0x%.*s", (int)(len - 1), s + 1);
+		tly_evp_parse_u64(hex, strlen(hex), &v);
+		return tly_evp_simple_event(p, PERF_TYPE_RAW, v, "cpu");
+	}
+	err = tly_cache_parse(s, len, &ce);
+	if (err == -EINVAL)
+		return tly_evp_fail(p, pos + ce.bad_pos, ce.bad_len, -EINVAL,
+				    "%s does not support '%.*s' (perf's cache table allows %s)",
+				    tly_cache_type_name(ce.type), (int)ce.bad_len, s + ce.bad_pos,
+				    ce.type == PERF_COUNT_HW_CACHE_L1I ? "loads and prefetches" :
+				    ce.type == PERF_COUNT_HW_CACHE_ITLB || ce.type == PERF_COUNT_HW_CACHE_BPU ?
+				    "only loads" : "loads, stores and prefetches");
+	if (!err) {
+		int idx = tly_evp_new_event(p);
+
+		if (idx < 0)
+			return idx;
+		p->list->ev[idx].attr.type = PERF_TYPE_HW_CACHE;
+		p->list->ev[idx].attr.config = ce.config;
+		/* perf names cache events by what was parsed, without modifiers */
+		if (tly_evp_set_str(&p->list->ev[idx].name, s, len) ||
+		    !(p->list->ev[idx].pmu_name = strdup("cpu")))
+			return -ENOMEM;
+		return 0;
+	}
+	return 1;
+}
+
+/* Edit distance, for "did you mean". */
+static size_t distance(const char *a, size_t an, const char *b)
+{
+	size_t bn = strlen(b), row[64], prev, tmp;
+
+	if (an >= 63 || bn >= 63)
+		return 99;
+	for (size_t j = 0; j <= bn; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= an; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= bn; j++) {
+			tmp = row[j];
+			size_t c = prev + (tolower((unsigned char)a[i - 1]) !=
+					   tolower((unsigned char)b[j - 1]));
+			if (row[j] + 1 < c)
+				c = row[j] + 1;
+			if (row[j - 1] + 1 < c)
+				c = row[j - 1] + 1;
+			row[j] = c;
+			prev = tmp;
+		}
+	}
+	return row[bn];
+}
+
+static const char *suggest(const char *s, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = 3;
+	static const char *const extra[] = {
+		"duration_time", "user_time", "system_time", "L1-dcache-loads",
+		"L1-dcache-load-misses", "LLC-loads", "LLC-load-misses", "dTLB-load-misses",
+		"branch-loads", "branch-load-misses",
+	};
+
+	for (size_t i = 0; i < tly_nr_hw_symbols + tly_nr_sw_symbols; i++) {
+		const struct tly_symbol *sym = i < tly_nr_hw_symbols ? &tly_hw_symbols[i] :
+					       &tly_sw_symbols[i - tly_nr_hw_symbols];
+		size_t d = distance(s, n, sym->name);
+
+		if (d < bd) {
+			bd = d;
+			best = sym->name;
+		}
+		if (sym->alias && (d = distance(s, n, sym->alias)) < bd) {
+			bd = d;
+			best = sym->alias;
+		}
+	}
+	for (size_t i = 0; i < TLY_ARRAY_SIZE(extra); i++) {
+		size_t d = distance(s, n, extra[i]);
+
+		if (d < bd) {
+			bd = d;
+			best = extra[i];
+		}
+	}
+	return best;
+}
+
+/* The last resort for a name: libpfm4. Returns 1 when libpfm4 does not know it. */
+int tly_evp_parse_pfm(struct tly_parser *p, size_t pos, size_t len, char *why, size_t whylen)
+{
+	struct perf_event_attr attr;
+	char name[256];
+	int err, idx;
+
+	why[0] = 0;
+	if (p->list->flags & TALLY_EVLIST_NO_PFM || len >= sizeof(name))
+		return 1;
+	memcpy(name, p->in + pos, len);
+	name[len] = 0;
+	memset(&attr, 0, sizeof(attr));
+	err = tly_pfm_encode(name, &attr, why, whylen);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return err == -ENODEV ? 2 : 1;
+	idx = tly_evp_new_event(p);
+	if (idx < 0)
+		return idx;
+	p->list->ev[idx].attr.type = attr.type;
+	p->list->ev[idx].attr.config = attr.config;
+	p->list->ev[idx].attr.config1 = attr.config1;
+	p->list->ev[idx].attr.config2 = attr.config2;
+	p->list->ev[idx].attr.precise_ip = attr.precise_ip;
+	/* libpfm4's own privilege modifiers (u=0, k=1 …); its hv default is not perf's */
+	if (attr.exclude_user || attr.exclude_kernel) {
+		p->list->ev[idx].attr.exclude_user = attr.exclude_user;
+		p->list->ev[idx].attr.exclude_kernel = attr.exclude_kernel;
+		p->list->ev[idx].attr.exclude_hv = 1;
+		p->list->ev[idx].exclude_set = true;
+	}
+	if (!(p->list->ev[idx].pmu_name = strdup("cpu")))
+		return -ENOMEM;
+	return 0;
+}
+
+int tly_evp_unknown_event(struct tly_parser *p, size_t pos, size_t len, const char *pfm_why,
+			  int pfm_rc)
+{
+	const char *s = p->in + pos;
+	const char *sug = suggest(s, len);
+
+	if (sug)
+		return tly_evp_fail(p, pos, len, -EINVAL,
+				    "unknown event '%.*s'; did you mean '%s'? "
+				    "(tally list shows the events)", (int)len, s, sug);
+	if (pfm_rc == 2)
+		return tly_evp_fail(p, pos, len, -EINVAL,
+				    "unknown event '%.*s': not a perf event name, "
+				    "sysfs alias or tracepoint, and %s", (int)len, s, pfm_why);
+	return tly_evp_fail(p, pos, len, -EINVAL,
+			    "unknown event '%.*s' (expected a name from tally "
+			    "list, rNNNN, pmu/term=value/, subsystem:tracepoint or mem:ADDR)", (int)len, s);
 }
