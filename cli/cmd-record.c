@@ -265,6 +265,24 @@ static int opt_event(void *opts, const struct cli_opt *opt, const char *arg, boo
 	return record_opts__add_event(opts, arg);
 }
 
+/* --aio[=N]: N POSIX AIO blocks (perf clamps other numbers silently; tally says so) */
+static int opt_aio(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
+{
+	struct record_opts *o = opts;
+	uint64_t v;
+
+	(void)opt;
+	o->aio = 0;
+	if (unset)
+		return 0;
+	if (!parse_u64(arg, &v) || v < 1 || v > 4) {
+		cli_error("--aio '%s': expected 1 to 4 control blocks", arg);
+		return -1;
+	}
+	o->aio = (unsigned)v;
+	return 0;
+}
+
 static int opt_switch_event(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
 {
 	(void)opt, (void)unset;
@@ -666,10 +684,9 @@ static const struct cli_opt record_options[] = {
 	OPT_CALLBACK(0, "switch-output-event", "switch output event",
 		     "switch output event selector. use 'tally list' to list available events",
 		     opt_switch_event),
-	OPT_REFUSED(0, "aio", "n", CLI_ARG_OPTIONAL,
-		    "Use <n> control blocks in asynchronous trace writing mode (default: 1, max: 4)",
-		    "--aio: tally record writes perf.data with write(2), not POSIX AIO; record "
-		    "without --aio (the file is the same)"),
+	OPT_CALLBACK_ARG(0, "aio", "n",
+			 "Use <n> control blocks in asynchronous trace writing mode (default: 1, max: 4)",
+			 opt_aio, CLI_ARG_OPTIONAL, "1", .flags = CLI_NEG),
 	OPT_STRING_OPTARG(0, "debuginfod", debuginfod, "debuginfod urls",
 			  "Enable debuginfod data retrieval from DEBUGINFOD_URLS or specified urls",
 			  "system"),

@@ -416,7 +416,7 @@ static int set_clock_features(struct record *r)
 
 static int setup_writer(struct record *r)
 {
-	struct tally_writer_opts wo = { .compress_level = r->o->comp_level,
+	struct tally_writer_opts wo = { .compress_level = r->o->comp_level, .aio = r->o->aio,
 					.comp_mmap_len = (uint32_t)((r->mmap_pages + 1) *
 								    (size_t)sysconf(_SC_PAGESIZE)) };
 	char **cargv;
@@ -958,6 +958,11 @@ int record__run(struct record *r, struct record_opts *o, volatile sig_atomic_t *
 	pipe = !strcmp(r->path, "-");
 	if (switching(o) && !o->no_buildid_set && !o->no_buildid_cache_set)
 		o->no_buildid = o->no_buildid_cache = true;	/* perf's default: switch fast */
+	if (pipe && o->aio) {
+		cli_error("--aio writes the file at its offsets: it cannot write to a pipe (use "
+			  "-o FILE)");
+		return 1;
+	}
 	if (pipe && o->timestamp_filename) {
 		cli_error("--switch-output and --timestamp-filename rename the output file: "
 			  "they cannot write to a pipe (use -o FILE)");

@@ -64,6 +64,7 @@ struct record_opts {
 	const char *control;		/* --control fd:CTL[,ACK] | fifo:CTL[,ACK] */
 	struct tally_evlist *switch_output_ev;	/* --switch-output-event (NULL: none) */
 	const char *debuginfod;		/* --debuginfod URLS, or "system" (NULL: none) */
+	unsigned aio;			/* --aio: POSIX AIO blocks writing the file (0: none) */
 	struct record_range { uint64_t start, end; } *ranges;
 	size_t nr_ranges;
 	bool no_buildid_set, no_buildid_cache_set;	/* given on the command line */

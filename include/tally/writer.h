@@ -52,6 +52,10 @@ struct tally_writer_opts {
 	uint32_t comp_mmap_len;	/* COMPRESSED feature's mmap_len (readers' decompression
 				 * buffer); 0: 528384 */
 	bool no_backup;		/* file mode: do not rename an existing PATH to PATH.old */
+	unsigned aio;		/* file mode: records go out through this many POSIX AIO
+				 * blocks (1..4) in flight at once (perf record --aio);
+				 * 0: write(2); above 4: open fails with -EINVAL. The
+				 * file is the same byte for byte; ignored in pipe mode */
 };
 
 /* Open PATH for writing; "-" writes to standard output (pipe mode). In file mode an

@@ -74,6 +74,8 @@ struct tally_writer {
 
 	unsigned char *obuf;		/* whole (possibly compressed) records to write */
 	size_t olen;
+	struct tly_aio *aio;		/* opts.aio: the AIO blocks (NULL: write(2)) */
+	uint64_t aio_off;		/* the file offset of the next AIO block */
 
 	ZSTD_CCtx *zc;
 	unsigned char *cin;		/* pending uncompressed records */
@@ -135,12 +137,45 @@ static int out_write(struct tally_writer *w, const void *p, size_t n, bool data)
 	return w->error;
 }
 
+/* Bytes of AIO blocks done: on disk, in order. */
+static int aio_account(struct tally_writer *w, int err, uint64_t done)
+{
+	w->out_bytes += done;
+	w->committed += done;
+	if (err && !w->error)
+		w->error = err;
+	return w->error;
+}
+
+/* Every AIO block done, and the file position after them for write(2). */
+static int aio_sync(struct tally_writer *w)
+{
+	uint64_t done = 0;
+	int err;
+
+	if (!w->aio)
+		return w->error;
+	err = tly_aio__wait(w->aio, &done);
+	if (aio_account(w, err, done))
+		return w->error;
+	if (lseek(w->fd, (off_t)w->aio_off, SEEK_SET) < 0)
+		w->error = -errno;
+	return w->error;
+}
+
 static int obuf_flush(struct tally_writer *w)
 {
+	uint64_t done = 0;
 	int err;
 
 	if (!w->olen)
 		return w->error;
+	if (w->aio && !w->error) {
+		err = tly_aio__write(w->aio, &w->obuf, w->olen, w->aio_off, &done);
+		w->aio_off += w->olen;
+		w->olen = 0;
+		return aio_account(w, err, done);
+	}
 	err = out_write(w, w->obuf, w->olen, true);
 	w->olen = 0;
 	return err;
@@ -156,8 +191,12 @@ static int obuf_add(struct tally_writer *w, const void *p, size_t n)
 		if (err)
 			return err;
 	}
-	if (n > OUT_BUF_SIZE)
+	if (n > OUT_BUF_SIZE) {
+		if (aio_sync(w))
+			return w->error;
+		w->aio_off += n;
 		return out_write(w, p, n, true);
+	}
 	memcpy(w->obuf + w->olen, p, n);
 	w->olen += n;
 	return 0;
@@ -232,6 +271,15 @@ static int writer_new(struct tally_writer **out, int fd, bool own, const char *p
 	w->obuf = malloc(OUT_BUF_SIZE);
 	if (!w->obuf)
 		goto nomem;
+	if (w->opts.aio && !w->pipe) {
+		int err = tly_aio__new(&w->aio, fd, w->opts.aio, OUT_BUF_SIZE);
+
+		if (err) {
+			w->own_fd = false;
+			tally_writer__delete(w);
+			return err;
+		}
+	}
 	if (w->opts.compress_level) {
 		w->zc = ZSTD_createCCtx();
 		w->cin = malloc(COMP_CHUNK);
@@ -309,6 +357,7 @@ void tally_writer__delete(struct tally_writer *w)
 	for (i = 0; i < TALLY_FEAT_MAX; i++)
 		free(w->feat[i].data);
 	tly_buf__exit(&w->buildids);
+	tly_aio__delete(w->aio);	/* waits for the blocks in flight */
 	free(w->obuf);
 	free(w->cin);
 	free(w->cout);
@@ -684,6 +733,7 @@ static int start_file(struct tally_writer *w)
 			err = out_write(w, &s, sizeof(s), false);
 		ids_off += w->ev[i].nr_ids * sizeof(uint64_t);
 	}
+	w->aio_off = w->data_offset;
 	return err;
 }
 
@@ -791,7 +841,9 @@ int tally_writer__flush(struct tally_writer *w)
 		return -EINVAL;
 	if (w->zc && compress_flush(w))
 		return w->error;
-	return obuf_flush(w);
+	if (obuf_flush(w))
+		return w->error;
+	return aio_sync(w);
 }
 
 /* After a write error: keep exactly the whole records on disk, describe them. */
@@ -799,6 +851,7 @@ static int salvage(struct tally_writer *w)
 {
 	struct tally_file_header fh;
 
+	aio_sync(w);	/* what is in flight lands, or counts as lost */
 	if (ftruncate(w->fd, (off_t)(w->data_offset + w->committed)) == 0) {
 		fill_header(w, &fh, w->committed, false);
 		if (pwrite(w->fd, &fh, sizeof(fh), 0) != (ssize_t)sizeof(fh)) {

@@ -440,10 +440,53 @@ static void test_pipe_mode(void **state)
 	tally_data__delete(d);
 }
 
-static void test_compressed(void **state)
+/* Write N samples to PATH with OPTS (with MANY, also one write of 4096 at once, past
+ * the output buffer, half way). */
+static void write_samples(const char *path, const struct tally_writer_opts *o, size_t n,
+			  bool many_too)
 {
 	struct perf_event_attr a;
 	struct tally_writer *w;
+	struct sample_rec s, *many = calloc(4096, sizeof(*many));
+	size_t i;
+
+	assert_non_null(many);
+	assert_int_equal(tally_writer__open(&w, path, o), 0);
+	sample_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", NULL, 0), 0);
+	assert_int_equal(tally_writer__start(w), 0);
+	for (i = 0; i < n; i++) {
+		make_sample(&s, i, 1);
+		assert_int_equal(tally_writer__write(w, &s, sizeof(s)), 0);
+		if (many_too && i == n / 2) {	/* a ring's worth in one write (> 256 KiB) */
+			for (size_t k = 0; k < 4096; k++)
+				make_sample(&many[k], i, 1);
+			assert_int_equal(tally_writer__write(w, many, 4096 * sizeof(*many)), 0);
+		}
+	}
+	assert_int_equal(tally_writer__finish(w), 0);
+	tally_writer__delete(w);
+	free(many);
+}
+
+static void *read_all(const char *path, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	FILE *f = fopen(path, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	*len = (size_t)st.st_size;
+	buf = malloc(*len + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+static void test_compressed(void **state)
+{
 	struct tally_writer_opts o = { .compress_level = 3 };
 	struct tally_data *d;
 	struct tally_data_error derr;
@@ -453,20 +496,11 @@ static void test_compressed(void **state)
 	struct stat st;
 	char path[256];
 	const void *buf;
-	size_t len, i, n = 20000;
+	size_t len, n = 20000;
 
 	(void)state;
 	path_of(path, sizeof(path), "z.data");
-	assert_int_equal(tally_writer__open(&w, path, &o), 0);
-	sample_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
-	assert_int_equal(tally_writer__add_event(w, &a, "cpu-clock", NULL, 0), 0);
-	assert_int_equal(tally_writer__start(w), 0);
-	for (i = 0; i < n; i++) {
-		make_sample(&s, i, 1);
-		assert_int_equal(tally_writer__write(w, &s, sizeof(s)), 0);
-	}
-	assert_int_equal(tally_writer__finish(w), 0);
-	tally_writer__delete(w);
+	write_samples(path, &o, n, false);
 
 	read_header(path, &fh, &st);
 	assert_true(fh.data.size < n * sizeof(s) / 4);	/* it did compress */
@@ -534,6 +568,42 @@ static void test_write_error(void **state)
 	assert_int_equal(c.samples, fh.data.size / sizeof(s));
 	assert_int_equal(tally_data__truncated(d), 0);
 	tally_data__delete(d);
+}
+
+/* opts.aio: the same file, byte for byte, whatever the number of blocks in flight,
+ * compressed or not (the data goes out in many 256 KiB blocks here). */
+static void test_aio(void **state)
+{
+	static const unsigned blocks[] = { 1, 2, 4 };
+	char ref[256], path[256];
+	size_t n = 60000, rlen, len;
+	void *want, *got;
+
+	(void)state;
+	for (int z = 0; z <= 3; z += 3) {
+		struct tally_writer_opts o = { .compress_level = z };
+
+		path_of(ref, sizeof(ref), "sync.data");
+		write_samples(ref, &o, n, true);
+		want = read_all(ref, &rlen);
+		for (size_t b = 0; b < 3; b++) {
+			o.aio = blocks[b];
+			path_of(path, sizeof(path), "aio.data");
+			write_samples(path, &o, n, true);
+			got = read_all(path, &len);
+			assert_int_equal(len, rlen);
+			assert_memory_equal(got, want, len);
+			free(got);
+		}
+		free(want);
+	}
+	{
+		struct tally_writer *w;
+		struct tally_writer_opts o = { .aio = 5 };
+
+		path_of(path, sizeof(path), "aio5.data");
+		assert_int_equal(tally_writer__open(&w, path, &o), -EINVAL);
+	}
 }
 
 static void test_features_raw(void **state)
@@ -830,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_pipe_mode),
 		cmocka_unit_test(test_compressed),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_aio),
 		cmocka_unit_test(test_features_raw),
 		cmocka_unit_test(test_tracing_data),
 		cmocka_unit_test(test_synth_fake_proc),
