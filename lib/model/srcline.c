@@ -18,6 +18,7 @@
 #include <gelf.h>
 
 #include <tally/srcline.h>
+#include "internal/dwinfo.h"
 #include "internal/lineprog.h"
 #include "internal/symbols.h"
 #include "internal/util.h"
@@ -50,6 +51,7 @@ struct named {
 struct tally_lines {
 	int fd;
 	Elf *elf;		/* dw's (dwarf_end leaves it open) */
+	struct tly_dwinfo *info;	/* its .debug_info unit by unit (NULL: libdw's whole) */
 	Dwarf *dw;
 	/* the unit of the last lookup */
 	Dwarf_Die cu;
@@ -118,8 +120,9 @@ static bool unused_section(const char *name)
 /* Decompress the compressed debug sections one at a time, before libdw would all of
  * them at once, and give back each one's compressed bytes (the file mapping's pages)
  * as soon as it is done: the peak holds one section's compressed bytes, not the
- * file's. The sections no lookup reads become SHT_NOBITS, which libdw skips. */
-static void decompress_sections(Elf *e)
+ * file's. The sections no lookup reads become SHT_NOBITS, which libdw skips.
+ * .debug_info only when INFO (tly_dwinfo may read it unit by unit instead). */
+static void decompress_sections(Elf *e, bool info)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, size;
@@ -135,7 +138,8 @@ static void decompress_sections(Elf *e)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(sh.sh_flags & SHF_COMPRESSED) ||
-		    !(name = elf_strptr(e, shstrndx, sh.sh_name)) || strncmp(name, ".debug_", 7))
+		    !(name = elf_strptr(e, shstrndx, sh.sh_name)) || strncmp(name, ".debug_", 7) ||
+		    (!info && !strcmp(name, ".debug_info")))
 			continue;
 		if (unused_section(name)) {
 			sh.sh_type = SHT_NOBITS;
@@ -168,8 +172,12 @@ static int open_dwarf(struct tally_lines *l, const char *path)
 	elf_version(EV_CURRENT);
 	l->elf = elf_begin(l->fd, ELF_C_READ_MMAP, NULL);
 	if (l->elf && elf_kind(l->elf) == ELF_K_ELF) {
-		decompress_sections(l->elf);
-		l->dw = dwarf_begin_elf(l->elf, DWARF_C_READ, NULL);
+		decompress_sections(l->elf, false);
+		if (tly_dwinfo__prepare(&l->info, l->elf, l->fd) == 0) {
+			if (!l->info)
+				decompress_sections(l->elf, true);
+			l->dw = dwarf_begin_elf(l->elf, DWARF_C_READ, NULL);
+		}
 	}
 	if (l->dw) {
 		/* a debuginfo file may carry only symbols: line tables are what we need */
@@ -178,8 +186,13 @@ static int open_dwarf(struct tally_lines *l, const char *path)
 		Dwarf_Die cu;
 		Dwarf_Lines *lines;
 		size_t n;
+		uint64_t die;
 
-		while (dwarf_nextcu(l->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		for (size_t i = 0; l->info && tly_dwinfo__unit(l->info, i, &die) == 0; i++)
+			if (dwarf_offdie(l->dw, die, &cu) && dwarf_getsrclines(&cu, &lines, &n) == 0 &&
+			    n)
+				return 0;
+		while (!l->info && dwarf_nextcu(l->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 			if (dwarf_offdie(l->dw, off + hsize, &cu) &&
 			    dwarf_getsrclines(&cu, &lines, &n) == 0 && n)
 				return 0;
@@ -188,6 +201,8 @@ static int open_dwarf(struct tally_lines *l, const char *path)
 		dwarf_end(l->dw);
 		l->dw = NULL;
 	}
+	tly_dwinfo__delete(l->info);
+	l->info = NULL;
 	if (l->elf)
 		elf_end(l->elf);
 	l->elf = NULL;
@@ -253,6 +268,7 @@ void tally_lines__delete(struct tally_lines *l)
 	free(l->units);
 	if (l->dw)
 		dwarf_end(l->dw);
+	tly_dwinfo__delete(l->info);
 	if (l->elf)
 		elf_end(l->elf);
 	if (l->fd >= 0)
@@ -357,8 +373,14 @@ static int find_cu(struct tally_lines *l, uint64_t addr)
 
 	if (l->have_cu && addr >= l->cu_lo && addr < l->cu_hi)
 		return 0;
-	if (!dwarf_addrdie(l->dw, addr, &cu))
+	if (l->info) {
+		uint64_t die;
+
+		if (tly_dwinfo__addr_unit(l->info, addr, &die) || !dwarf_offdie(l->dw, die, &cu))
+			return -ENOENT;
+	} else if (!dwarf_addrdie(l->dw, addr, &cu)) {
 		return -ENOENT;
+	}
 	if (dwarf_getsrclines(&cu, &l->lines, &l->nlines) || !l->nlines)
 		return -ENOENT;
 	l->cu = cu;

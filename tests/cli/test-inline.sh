@@ -200,6 +200,15 @@ same_a2l() {
 }
 if [ -x a2l ]; then
 	same_a2l "a2l, -O2 program" ./inl-dw -
+	# compressed debug sections: .debug_info read unit by unit (lib/model/dwinfo.c),
+	# DWARF 5 and 4 unit headers
+	if cc -O2 -g -gz=zlib -fomit-frame-pointer -o inl-gz inl.c -lm 2>/dev/null &&
+		cc -O2 -gdwarf-4 -gz=zlib -fomit-frame-pointer -o inl-gz4 inl.c -lm 2>/dev/null; then
+		same_a2l "a2l, -O2 program, compressed DWARF 5" ./inl-gz -
+		same_a2l "a2l, -O2 program, compressed DWARF 4" ./inl-gz4 -
+	else
+		skip "a2l: cc cannot compress debug sections (-gz=zlib)"
+	fi
 	[ -x "$TALLY_BUILD/workloads/unwind" ] &&
 		same_a2l "a2l, workloads/unwind" "$TALLY_BUILD/workloads/unwind" -
 	libc=/lib/x86_64-linux-gnu/libc.so.6
