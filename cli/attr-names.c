@@ -150,3 +150,18 @@ void attr_fprintf(FILE *f, const struct perf_event_attr *a, uint32_t size, uint6
 	attr_fields(a, config3, size, line_item, &l);
 	*first = l.first;
 }
+
+static void block_field(void *f, const char *name, const char *value)
+{
+	fprintf(f, "  %-32s %s\n", name, value);
+}
+
+void attr_block_fprintf(FILE *f, const struct perf_event_attr *a, uint64_t config3)
+{
+	static const char line[] = "------------------------------------------------------------\n";
+
+	fputs(line, f);
+	fputs("perf_event_attr:\n", f);
+	attr_fields(a, config3, a->size, block_field, f);
+	fputs(line, f);
+}

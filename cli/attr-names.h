@@ -33,5 +33,8 @@ void attr_fields(const struct perf_event_attr *a, uint64_t config3, uint32_t siz
  * *first says none is on the line yet (then updated). */
 void attr_fprintf(FILE *f, const struct perf_event_attr *a, uint32_t size, uint64_t config3,
 		  bool *first);
+/* That dump as perf_event_attr__fprintf() lays it out (parse-events, top -vv): a rule,
+ * "perf_event_attr:", a "  name   value" line per field, a rule. */
+void attr_block_fprintf(FILE *f, const struct perf_event_attr *a, uint64_t config3);
 
 #endif

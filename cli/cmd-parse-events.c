@@ -26,22 +26,6 @@ struct parse_opts {
 	bool no_pfm;
 };
 
-static void print_field(void *f, const char *name, const char *value)
-{
-	fprintf(f, "  %-32s %s\n", name, value);
-}
-
-/* The attr block as perf 6.1's perf_event_attr__fprintf() lays it out. */
-static void print_attr(FILE *f, const struct tally_event *ev)
-{
-	static const char line[] = "------------------------------------------------------------\n";
-
-	fputs(line, f);
-	fputs("perf_event_attr:\n", f);
-	attr_fields(&ev->attr, ev->config3, ev->attr.size, print_field, f);
-	fputs(line, f);
-}
-
 static void print_extra(FILE *f, const struct tally_evlist *l, size_t i)
 {
 	const struct tally_event *ev = tally_evlist__event(l, i);
@@ -127,7 +111,7 @@ static int parse_events_exec(void *opts, const struct cli_args *a)
 		const struct tally_event *ev = tally_evlist__event(list, i);
 
 		printf("%s\n", ev->name);
-		print_attr(stdout, ev);
+		attr_block_fprintf(stdout, &ev->attr, ev->config3);
 		if (o->verbose)
 			print_extra(stdout, list, i);
 	}

@@ -312,12 +312,8 @@ static const struct cli_opt top_options[] = {
 		    CLI_NO_ANNOTATE_TUI("top", "--prefix-strip")),
 	OPT_REFUSED(0, "sym-annotate", "symbol name", CLI_ARG_REQUIRED, "symbol to annotate",
 		    CLI_NO_ANNOTATE_TUI("top", "--sym-annotate")),
-	OPT_REFUSED(0, "all-cgroups", NULL, CLI_ARG_NONE, "Record cgroup events",
-		    "--all-cgroups: tally top has no cgroup sort key to show them by: watch one "
-		    "cgroup with -G NAME, or use 'tally record --all-cgroups'"),
-	OPT_REFUSED(0, "namespaces", NULL, CLI_ARG_NONE, "Record namespaces events",
-		    "--namespaces: tally top shows no namespace events: use 'tally record "
-		    "--namespaces' and 'tally script --show-namespace-events'"),
+	OPT_BOOL(0, "all-cgroups", all_cgroups, "Record cgroup events"),
+	OPT_BOOL(0, "namespaces", namespaces, "Record namespaces events"),
 	OPT_REFUSED(0, "group", NULL, CLI_ARG_NONE, "put the counters into a counter group",
 		    "--group (a column per member event) is not implemented in tally top: use "
 		    "'tally record --group' and 'tally report --group'"),

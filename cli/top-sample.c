@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attr-names.h"
 #include "cmd.h"
 #include "open-error.h"
 #include "target.h"
@@ -148,7 +149,13 @@ static void apply_policy(struct top *t, struct perf_event_attr *a, bool first)
 		a->comm_exec = 1;
 		a->task = 1;
 		a->ksymbol = 1;
+		/* as perf top: the side-band of new cgroups and namespaces (no sort key
+		 * shows them yet; the session keeps them) */
+		a->cgroup = t->o->all_cgroups;
+		a->namespaces = t->o->namespaces;
 	}
+	if (t->o->all_cgroups)
+		a->sample_type |= PERF_SAMPLE_CGROUP;
 }
 
 /* The sampler asks before each fallback: the changed event is named as perf top names
@@ -274,6 +281,8 @@ static int open_events(struct top *t)
 		cli_error("no CPU could be sampled (all offline?)");
 		return -ENODEV;
 	}
+	for (size_t e = 0; e < t->nr_ev && verbose >= 2; e++)	/* as perf top -vv */
+		attr_block_fprintf(stderr, &t->ev[e].attr, 0);
 	return map_rings(t);
 }
 

@@ -72,6 +72,8 @@ struct top_opts {
 	bool raw_trace;		/* --raw-trace: accepted (top has no trace key) */
 	struct cli_widths col_widths;	/* -w/--column-widths (--stdio) */
 	char **cgroups;		/* -G: the n-th name for the n-th event; one for all */
+	bool all_cgroups;	/* --all-cgroups: CGROUP in samples, cgroup records */
+	bool namespaces;	/* --namespaces: NAMESPACES records */
 };
 
 struct top_event {
