@@ -461,7 +461,7 @@ static int group_cmp(const struct tally_hist *h, const struct tally_hist_entry *
 	return 0;
 }
 
-static uint64_t value_of(const struct tally_hist_entry *e, enum tally_hist_col c)
+uint64_t tly_hist_entry__value(const struct tally_hist_entry *e, enum tally_hist_col c)
 {
 	switch (c) {
 	case TALLY_HIST_CHILDREN:
@@ -482,7 +482,7 @@ static int group_idx_cmp(const struct tally_hist *h, const struct tally_hist_ent
 	for (size_t i = 0; i < h->nr_members; i++) {
 		size_t k = i == 0 ? idx : i;
 		const struct tally_hist_entry *x = member(a, k), *y = member(b, k);
-		uint64_t vx = x ? value_of(x, col) : 0, vy = y ? value_of(y, col) : 0;
+		uint64_t vx = x ? tly_hist_entry__value(x, col) : 0, vy = y ? tly_hist_entry__value(y, col) : 0;
 
 		if (i && k == idx)
 			continue;
@@ -506,7 +506,7 @@ static int out_cmp(const void *pa, const void *pb, void *arg)
 
 	for (size_t i = 0; i < ctx->nr_order; i++) {
 		enum tally_hist_col col = ctx->order[i];
-		uint64_t x = value_of(a, col), y = value_of(b, col);
+		uint64_t x = tly_hist_entry__value(a, col), y = tly_hist_entry__value(b, col);
 
 		/* (perf's children column sorts without it; an index past the members sorts
 		 * by the leader alone) */
@@ -543,58 +543,17 @@ static bool out_goes_left(const struct tally_hist_entry *n, const struct tally_h
 	return out_cmp(&n, &e, (void *)ctx) < 0;
 }
 
-/* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree does). */
-struct rb {
-	size_t *l, *r, *p;
-	bool *red;
-	size_t root;
+struct rb_rows {
+	struct tally_hist_entry **v;
+	bool (*goes_left)(const struct tally_hist_entry *, const struct tally_hist_entry *, const void *);
+	const void *ctx;
 };
 
-#define NIL ((size_t)-1)
-
-static void rb_rotate(struct rb *t, size_t x, bool left)
+static bool row_goes_left(size_t z, size_t x, const void *arg)
 {
-	size_t *a = left ? t->r : t->l, *b = left ? t->l : t->r;
-	size_t y = a[x];
+	const struct rb_rows *r = arg;
 
-	a[x] = b[y];
-	if (b[y] != NIL)
-		t->p[b[y]] = x;
-	t->p[y] = t->p[x];
-	if (t->p[x] == NIL)
-		t->root = y;
-	else if (x == t->l[t->p[x]])
-		t->l[t->p[x]] = y;
-	else
-		t->r[t->p[x]] = y;
-	b[y] = x;
-	t->p[x] = y;
-}
-
-static void rb_fixup(struct rb *t, size_t z)
-{
-	while (t->p[z] != NIL && t->red[t->p[z]]) {
-		size_t p = t->p[z], g = t->p[p];
-		bool pleft = p == t->l[g];
-		size_t u = pleft ? t->r[g] : t->l[g];
-
-		if (u != NIL && t->red[u]) {
-			t->red[p] = t->red[u] = false;
-			t->red[g] = true;
-			z = g;
-			continue;
-		}
-		if (z == (pleft ? t->r[p] : t->l[p])) {
-			z = p;
-			rb_rotate(t, z, pleft);
-			p = t->p[z];
-			g = t->p[p];
-		}
-		t->red[p] = false;
-		t->red[g] = true;
-		rb_rotate(t, g, !pleft);
-	}
-	t->red[t->root] = false;
+	return r->goes_left(r->v[z], r->v[x], r->ctx);
 }
 
 /* Insert v[0..n) in order into a red-black tree where goes_left(new, existing) sends a
@@ -603,63 +562,34 @@ static int rb_order(struct tally_hist_entry **v, size_t n,
 		    bool (*goes_left)(const struct tally_hist_entry *, const struct tally_hist_entry *,
 				      const void *), const void *ctx)
 {
-	struct rb t = { .root = NIL };
-	struct tally_hist_entry **out;
-	size_t *stack, sp = 0, k = 0, x;
-	int err = -ENOMEM;
+	struct rb_rows r = { .v = v, .goes_left = goes_left, .ctx = ctx };
 
-	if (n < 2)
-		return 0;
-	t.l = malloc(n * sizeof(size_t));
-	t.r = malloc(n * sizeof(size_t));
-	t.p = malloc(n * sizeof(size_t));
-	t.red = malloc(n * sizeof(bool));
-	stack = malloc(n * sizeof(size_t));
-	out = malloc(n * sizeof(*out));
-	if (!t.l || !t.r || !t.p || !t.red || !stack || !out)
-		goto out;
-	for (size_t z = 0; z < n; z++) {
-		size_t y = NIL;
-		bool left = false;
+	return n < 2 ? 0 : tly_rb_sort_rows(v, n, row_goes_left, &r);
+}
 
-		x = t.root;
-		while (x != NIL) {
-			y = x;
-			left = goes_left(v[z], v[x], ctx);
-			x = left ? t.l[x] : t.r[x];
-		}
-		t.l[z] = t.r[z] = NIL;
-		t.p[z] = y;
-		t.red[z] = true;
-		if (y == NIL)
-			t.root = z;
-		else if (left)
-			t.l[y] = z;
-		else
-			t.r[y] = z;
-		rb_fixup(&t, z);
+/* h->sorted (zeroed, room for h->nr): the entries in the order they were made, placed
+ * by their creation numbers, which are 0 .. nr-1 unless a hierarchy renumbered them */
+static size_t in_creation_order(struct tally_hist *h)
+{
+	size_t n = 0;
+	bool placed = true;
+
+	for (size_t i = 0; i < h->cap && placed; i++) {
+		struct tally_hist_entry *e = h->table[i];
+
+		if (e && (e->seq >= h->nr || h->sorted[e->seq]))
+			placed = false;
+		else if (e)
+			h->sorted[e->seq] = e, n++;
 	}
-	/* in-order walk */
-	x = t.root;
-	while (x != NIL || sp) {
-		while (x != NIL) {
-			stack[sp++] = x;
-			x = t.l[x];
-		}
-		x = stack[--sp];
-		out[k++] = v[x];
-		x = t.r[x];
-	}
-	memcpy(v, out, n * sizeof(*out));
-	err = 0;
-out:
-	free(t.l);
-	free(t.r);
-	free(t.p);
-	free(t.red);
-	free(stack);
-	free(out);
-	return err;
+	if (placed)
+		return n;
+	n = 0;
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->table[i])
+			h->sorted[n++] = h->table[i];
+	qsort(h->sorted, n, sizeof(*h->sorted), seq_qcmp);
+	return n;
 }
 
 int tally_hist__sort(struct tally_hist *h, bool children)
@@ -673,27 +603,32 @@ int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order, 
 {
 	struct sort_ctx ctx = { .h = h, .order = order, .nr_order = nr_order };
 	size_t n = 0;
+	int err;
 
 	free(h->sorted);
 	h->nr_sorted = 0;
-	h->sorted = malloc((h->nr ? h->nr : 1) * sizeof(*h->sorted));
+	h->sorted = calloc(h->nr ? h->nr : 1, sizeof(*h->sorted));
 	if (!h->sorted)
 		return -ENOMEM;
-	for (size_t i = 0; i < h->cap; i++)
-		if (h->table[i])
-			h->sorted[n++] = h->table[i];
 	/* perf inserts the rows as they are made into its input tree, walks that into its
 	 * collapsed tree, and walks that into its output tree, ordered by its comparator
 	 * (ties go right); the first two orders are not total (see perf_in_cmp), nor is the
-	 * last in children mode, so the trees' shapes decide ties: do exactly the same */
-	qsort(h->sorted, n, sizeof(*h->sorted), seq_qcmp);
-	if (rb_order(h->sorted, n, in_goes_left, h))
+	 * last in children mode, so the trees' shapes decide ties: do exactly the same,
+	 * on compact keys (hist-order.c) where the keys allow, else on the rows */
+	n = in_creation_order(h);
+	err = tly_hist__in_order(h, h->sorted, n);
+	if (err < 0)
+		return err;
+	if (err && rb_order(h->sorted, n, in_goes_left, h))
 		return -ENOMEM;
 	/* perf collapses only when a key needs it: comm (strings, not comm objects) */
-	for (size_t i = 0; i < h->nr_keys; i++)
+	for (size_t i = 0; i < h->nr_keys && err; i++)
 		if (h->keys[i] == TALLY_HIST_COMM && rb_order(h->sorted, n, in_goes_left, h))
 			return -ENOMEM;
-	if (rb_order(h->sorted, n, out_goes_left, &ctx))
+	err = tly_hist__out_order(h, h->sorted, n, order, nr_order);
+	if (err < 0)
+		return err;
+	if (err && rb_order(h->sorted, n, out_goes_left, &ctx))
 		return -ENOMEM;
 	h->nr_sorted = n;
 	return 0;

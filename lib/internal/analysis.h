@@ -122,6 +122,24 @@ void tly_hist__exit(struct tally_hist *h);
  * tree empty). tmpl's strings must be the pool's. NULL: out of memory. */
 struct tally_hist_entry *tly_hist__findnew(struct tally_hist *h,
 					   const struct tally_hist_entry *tmpl);
+/* tly_rb_order on rows: v[0..n) put in the tree's in-order. 0 or -ENOMEM. */
+int tly_rb_sort_rows(struct tally_hist_entry **v, size_t n,
+		     bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx);
+/* v[0..n), in the input trees' order, into perf's output tree's (hist-order.c), by the
+ * values of order[] then the keys. 0: done; 1: not done here (group view, or a key
+ * other than comm, pid, dso, sym, cpu); -ENOMEM. */
+int tly_hist__out_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
+			const enum tally_hist_col *order, size_t nr_order);
+/* An entry's value in an output column (children, samples, else the period). */
+uint64_t tly_hist_entry__value(const struct tally_hist_entry *e, enum tally_hist_col c);
+/* Insert 0..n) in order into a red-black tree (the kernel's, as perf uses it) where
+ * goes_left(new, existing) sends a row left; perm[0..n): its in-order walk. */
+int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx,
+		 size_t *perm);
+/* v[0..n), in insertion order, into the order of perf's input and collapsed trees by a
+ * stable sort (hist-order.c). 0: done; 1: perf's comparator is not consistent on these
+ * rows or keys (the trees must be emulated); -ENOMEM. */
+int tly_hist__in_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n);
 /* Decay (tally_hists__decay) one hist with malloc'd trees. */
 int tly_hist__decay(struct tally_hist *h, bool zero);
 
