@@ -8,7 +8,8 @@
  * block it lands in, once. (A mapping would be paged in 64 KiB at a time around every
  * touch, fault-around, and a report's scattered kernel addresses would make most of a
  * 6 MB table resident.) struct tally_symbol values are made per block read, so the
- * pointers handed out stay put. An ELF table is read whole.
+ * pointers handed out stay put. An ELF table is read whole, a chunk of blocks at a time,
+ * keeping the symbols and their names but not the records (a quarter of the memory).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -484,47 +485,92 @@ const struct tally_symbol *tly_kcache__find(struct tly_kcache *c, uint64_t addr)
 	return &k->syms[lo - 1];
 }
 
+#define KC_CHUNK ((size_t)256 << 10)	/* bytes read at once by a whole-table load */
+
+/* Blocks b .. e-1 in buf made into t's symbols from b's on, their names copied to names
+ * (from offset *at on): the records are not kept, only what the symbols point to. */
+static int take_blocks(const struct kc_header *h, const struct kc_index *index, size_t b,
+		       size_t e, char *buf, struct tly_symtab *t, char *names, size_t *at)
+{
+	for (; b < e; b++) {
+		size_t n = block_nr((size_t)h->nr, b), recs = n * sizeof(struct kc_rec);
+		size_t nlen = (size_t)index[b].len - recs;
+		struct tally_symbol *syms = t->syms + b * KC_BLOCK;
+		int err;
+
+		err = parse_block(&index[b], n, buf, syms);
+		if (err)
+			return err;
+		memcpy(names + *at, buf + recs, nlen);
+		for (size_t i = 0; i < n; i++)
+			syms[i].name = names + *at + (syms[i].name - (buf + recs));
+		*at += nlen;
+		buf += index[b].len;
+	}
+	return 0;
+}
+
+/* Every block read, KC_CHUNK bytes at a time, into t's symbols and names (t->blob). */
+static int load_blocks(int fd, const struct kc_header *h, const struct kc_index *index,
+		       struct tly_symtab *t)
+{
+	size_t nb = (size_t)h->nr_blocks, total = 0, at = 0;
+	char *buf = malloc(KC_CHUNK), *names;
+	int err = 0;
+
+	for (size_t b = 0; b < nb; b++)
+		total += (size_t)index[b].len - block_nr((size_t)h->nr, b) * sizeof(struct kc_rec);
+	names = malloc(total);
+	t->syms = malloc((size_t)h->nr * sizeof(*t->syms));
+	t->blob = names;
+	if (!buf || !names || !t->syms)
+		err = -ENOMEM;
+	for (size_t b = 0, e; !err && b < nb; b = e) {
+		size_t len = 0;
+		char *big = NULL;
+
+		for (e = b; e < nb && (e == b || len + index[e].len <= KC_CHUNK); e++)
+			len += (size_t)index[e].len;
+		if (len > KC_CHUNK && !(big = malloc(len))) {	/* one block above KC_CHUNK */
+			err = -ENOMEM;
+			break;
+		}
+		err = read_at(fd, big ? big : buf, len, index[b].off);
+		if (!err)
+			err = take_blocks(h, index, b, e, big ? big : buf, t, names, &at);
+		free(big);
+	}
+	free(buf);
+	return err;
+}
+
 int tly_kcache__load(struct tly_symtab *t, const char *path, const struct tly_kcache_key *key)
 {
 	struct kc_header h;
 	struct kc_index *index = NULL;
 	struct kc_seg *segs = NULL;
-	uint64_t first, len;
-	char *data = NULL;
 	int fd, err = open_cache(path, key, &fd, &h, &index, &segs);
 
 	if (err)
 		return err;
 	err = -EBADF;
+	memset(t, 0, sizeof(*t));
 	if (h.lo || h.hi != UINT64_MAX)
 		goto out;	/* a table of the kernel image only is no file's whole table */
-	first = index[0].off;
-	len = index[h.nr_blocks - 1].off + index[h.nr_blocks - 1].len - first;
-	memset(t, 0, sizeof(*t));
-	err = -ENOMEM;
-	data = malloc((size_t)len);
-	t->syms = malloc((size_t)h.nr * sizeof(*t->syms));
-	if (!data || !t->syms)
-		goto out;
-	err = read_at(fd, data, (size_t)len, first);
-	for (uint64_t b = 0; !err && b < h.nr_blocks; b++)
-		err = parse_block(&index[b], block_nr((size_t)h.nr, (size_t)b),
-				  data + (index[b].off - first), t->syms + b * KC_BLOCK);
+	err = load_blocks(fd, &h, index, t);
 	if (err)
 		goto out;
 	t->nr = t->cap = (size_t)h.nr;
 	t->segs = (void *)segs;
 	t->nr_segs = (size_t)h.nr_segs;
 	segs = NULL;
-	t->blob = data;
-	data = NULL;
 	t->tagged_min = UINT64_MAX;
 out:
 	if (err) {
 		free(t->syms);
+		free(t->blob);
 		memset(t, 0, sizeof(*t));
 	}
-	free(data);
 	free(segs);
 	free(index);
 	close(fd);
