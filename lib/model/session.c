@@ -53,6 +53,8 @@ struct tally_map {
 					 * range and offset follow later cuts */
 	char anon_name[32];		/* a data map of anonymous memory: its record's name
 					 * (perf names only executable ones after the JIT map) */
+	uint32_t refs;			/* the processes' maps holding it: a new process
+					 * shares its parent's until a mapping cuts one */
 };
 
 struct maps {
@@ -611,6 +613,25 @@ static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 
 /* ---- maps ------------------------------------------------------------------ */
 
+/* ms->v[i], made ms's own first when other processes' maps hold it too (a cut changes
+ * it). NULL: no memory. */
+static struct tally_map *map_own(struct tally_session *s, struct maps *ms, size_t i)
+{
+	struct tally_map *o = ms->v[i], *c;
+
+	if (o->refs <= 1)
+		return o;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = *o;
+	c->refs = 1;
+	c->all_next = s->all_maps;
+	s->all_maps = c;
+	o->refs--;
+	return ms->v[i] = c;
+}
+
 static int maps_insert(struct maps *ms, struct tally_map *m, struct tally_session *s)
 {
 	size_t lo = 0, hi = ms->nr;
@@ -630,11 +651,14 @@ static int maps_insert(struct maps *ms, struct tally_map *m, struct tally_sessio
 	while (i < ms->nr && ms->v[i]->start < m->end) {
 		struct tally_map *o = ms->v[i];
 		bool left = o->start < m->start, right = o->end > m->end;
+		if ((left || right) && !(o = map_own(s, ms, i)))
+			return -ENOMEM;
 		if (left && right) {
 			struct tally_map *r = malloc(sizeof(*r));
 			if (!r)
 				return -ENOMEM;
 			*r = *o;
+			r->refs = 1;
 			r->pgoff = o->pgoff + (m->end - o->start);
 			r->start = m->end;
 			r->all_next = s->all_maps;
@@ -662,6 +686,7 @@ static int maps_insert(struct maps *ms, struct tally_map *m, struct tally_sessio
 			o->start = m->end;
 			break;
 		} else {
+			o->refs--;
 			memmove(&ms->v[i], &ms->v[i + 1], (ms->nr - i - 1) * sizeof(*ms->v));
 			ms->nr--;
 		}
@@ -719,6 +744,7 @@ static struct tally_map *map_new(struct tally_session *s, uint64_t start, uint64
 	m->rec_end = m->end;
 	m->pgoff = pgoff;
 	m->dso = dso;
+	m->refs = 1;
 	m->all_next = s->all_maps;
 	s->all_maps = m;
 	return m;
@@ -964,19 +990,13 @@ static int process_comm(struct tally_session *s, const struct perf_event_header 
 	return set_comm(t, comm, str_len(comm, end));
 }
 
-/* A new process starts with a copy of its parent's maps. */
+/* A new process starts with its parent's maps: the same ones, until a mapping of either
+ * cuts one (map_own). */
 static int copy_maps(struct tally_session *s, const struct maps *src, struct maps *dst)
 {
 	for (size_t i = 0; i < src->nr; i++) {
-		struct tally_map *m = map_new(s, 0, 0, 0, NULL);
-		struct tally_map *keep;
-
-		if (!m)
-			return -ENOMEM;
-		keep = m->all_next;
-		*m = *src->v[i];
-		m->all_next = keep;
-		if (maps_insert(dst, m, s))
+		src->v[i]->refs++;
+		if (maps_insert(dst, src->v[i], s))
 			return -ENOMEM;
 	}
 	return 0;
