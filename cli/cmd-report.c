@@ -477,7 +477,8 @@ static int report_hists(struct report *r, const enum tally_hist_col *keys, size_
 	};
 
 	r->nr_samples_seen = calloc(r->nr_ev ? r->nr_ev : 1, sizeof(*r->nr_samples_seen));
-	if (!r->nr_samples_seen)
+	r->lost_samples_ev = calloc(r->nr_ev ? r->nr_ev : 1, sizeof(*r->lost_samples_ev));
+	if (!r->nr_samples_seen || !r->lost_samples_ev)
 		return -ENOMEM;
 	if (r->build_trees && !r->group_view && o->cc_min_percent > 0 &&
 	    (o->cc_mode == CC_GRAPH || o->cc_mode == CC_FLAT || o->cc_mode == CC_FOLDED))
@@ -503,6 +504,16 @@ static int report_read(struct report *r)
 	}
 	if (report_walk_end(r->data, o->input, ret, &derr, "reported"))
 		return 1;
+	if (!o->quiet && !o->stats) {
+		struct lost_counts lc = {
+			.nr_records = r->nr_records + tally_data__nr_consumed_records(r->data),
+			.nr_lost_records = r->type_counts[PERF_RECORD_LOST],
+			.nr_samples = r->type_counts[PERF_RECORD_SAMPLE],
+			.lost_samples = r->lost_samples,
+		};
+
+		report_warn_lost(&lc, true);
+	}
 	report_kernel_symbols_note(r->session);
 	return 0;
 }
@@ -537,6 +548,7 @@ static void report_state_exit(struct report *r, struct tally_hist_filter *filter
 	free(r->cpu_socket);
 	script_trace__delete(r->trace);
 	free(r->nr_samples_seen);
+	free(r->lost_samples_ev);
 	report__values_free(r->values);
 	sample_filter_free(filter);
 	tally_session__delete(r->session);

@@ -97,6 +97,7 @@ struct script {
 	bool filter_loc;	/* --dsos, -S: the sample's location decides */
 	uint64_t first_time, prev_time;	/* --reltime, --deltatime (0: none yet) */
 	struct evswitch sw;	/* --switch-on, --switch-off */
+	struct lost_counts lost;	/* for perf's warnings after the pass */
 };
 
 static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
@@ -1168,6 +1169,22 @@ static void print_side_band(struct script *s, int evidx, const struct perf_event
 	record_text_in(s->out->fp, hdr, s->session);
 }
 
+/* What perf's warnings about lost data count. */
+static void count_record(struct lost_counts *c, const struct perf_event_header *hdr)
+{
+	uint64_t lost;
+
+	c->nr_records++;
+	if (hdr->type == PERF_RECORD_SAMPLE)
+		c->nr_samples++;
+	else if (hdr->type == PERF_RECORD_LOST)
+		c->nr_lost_records++;
+	else if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16) {
+		memcpy(&lost, hdr + 1, sizeof(lost));
+		c->lost_samples += lost;
+	}
+}
+
 static int on_record(void *arg, const struct perf_event_header *hdr,
 		     const struct tally_record_ctx *ctx)
 {
@@ -1176,6 +1193,7 @@ static int on_record(void *arg, const struct perf_event_header *hdr,
 
 	if (exiting)
 		return -EINTR;
+	count_record(&s->lost, hdr);
 	if (hdr->type == TALLY_RECORD_FINISHED_ROUND && s->o->show_round) {
 		out_to(s->out, stdout);
 		out_str(s->out, "PERF_RECORD_FINISHED_ROUND\n");	/* perf: the name alone */
@@ -1343,7 +1361,11 @@ static int script_walk(struct script *s, int *status)
 	}
 	if (ret < 0)
 		fflush(stdout);
-	return report_walk_end(s->data, o->input, ret, &derr, "printed");
+	if (report_walk_end(s->data, o->input, ret, &derr, "printed"))
+		return 1;
+	s->lost.nr_records += tally_data__nr_consumed_records(s->data);
+	report_warn_lost(&s->lost, !o->show_lost);	/* --show-lost-events printed them */
+	return 0;
 }
 
 static int script_exec(void *opts, const struct cli_args *args)

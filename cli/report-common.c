@@ -117,6 +117,19 @@ int report_walk_end(struct tally_data *d, const char *input, int ret,
 	return 0;
 }
 
+void report_warn_lost(const struct lost_counts *c, bool chunks)
+{
+	uint64_t taken = c->nr_samples + c->lost_samples;
+
+	if (chunks && c->nr_lost_records)
+		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " events and lost %" PRIu64
+			" chunks!\n\nCheck IO/CPU overload!\n\n", c->nr_records, c->nr_lost_records);
+	/* perf: a drop rate over 5% of the samples taken or lost */
+	if (taken && (double)c->lost_samples / (double)taken > 0.05)
+		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " samples and lost %3.2f%%!\n\n",
+			taken, 100.0 * (double)c->lost_samples / (double)taken);
+}
+
 void report_kernel_symbols_note(struct tally_session *s)
 {
 	const char *why = s ? tally_session__kernel_symbols_problem(s) : NULL;

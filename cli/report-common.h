@@ -43,6 +43,19 @@ int report_buildid_session(struct tally_data **d, struct tally_session **s, cons
 int report_walk_end(struct tally_data *d, const char *input, int ret,
 		    const struct tally_data_error *derr, const char *done);
 
+/* What a pass over a file's records counted for perf's warnings about lost data. */
+struct lost_counts {
+	uint64_t nr_records;	/* every record, those the reader took in itself too */
+	uint64_t nr_lost_records;	/* PERF_RECORD_LOST: chunks the kernel dropped */
+	uint64_t nr_samples;
+	uint64_t lost_samples;	/* the sum of PERF_RECORD_LOST_SAMPLES' counts */
+};
+
+/* perf's warnings after a pass, on stderr: "lost N chunks" for LOST records (unless
+ * chunks is false: --show-lost-events printed them), and the share of samples lost when
+ * over 5%. */
+void report_warn_lost(const struct lost_counts *c, bool chunks);
+
 /* After the records: if kernel addresses went without symbols, say why (one warning),
  * and the same for each binary whose symbols were wanted and not found (its file gone
  * or rebuilt, and no usable copy in the build-id cache; at most 10 named). */

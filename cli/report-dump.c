@@ -78,22 +78,38 @@ void report__dump_record(struct report *r, const struct perf_event_header *hdr,
 	record_text(stdout, hdr);
 }
 
+/* perf 6.1's record types, in its --stats order: the kernel's 1..21, its own 64..82 */
+static bool stats_type(unsigned t)
+{
+	return (t >= 1 && t <= 21) || (t >= 64 && t <= 82);
+}
+
 void report__print_stats(struct report *r)
 {
+	bool all = !r->o->skip_empty;
+
 	printf("\nAggregated stats:\n");
 	printf("%16s events: %10" PRIu64 "\n", "TOTAL", r->nr_records);
 	for (unsigned t = 0; t < 128; t++) {
 		const char *name = tally_record__type_name(t);
 
-		if (!r->type_counts[t])
+		if (!r->type_counts[t] && !(all && stats_type(t) && name))
 			continue;
 		printf("%16s events: %10" PRIu64 "  (%4.1f%%)\n", name ? name : "UNKNOWN",
-		       r->type_counts[t], 100.0 * (double)r->type_counts[t] / (double)r->nr_records);
+		       r->type_counts[t],
+		       r->nr_records ? 100.0 * (double)r->type_counts[t] / (double)r->nr_records : 0.0);
 	}
+	/* perf: per event its samples and lost samples, those without either left out
+	 * (--no-skip-empty: a header alone) */
 	for (size_t i = 0; i < r->nr_ev; i++) {
 		const struct tally_data_event *ev = tally_data__event(r->data, i);
 
+		if (!all && !r->nr_samples_seen[i] && !r->lost_samples_ev[i])
+			continue;
 		printf("%s stats:\n", ev->name ? ev->name : "unknown");
-		printf("%16s events: %10" PRIu64 "\n", "SAMPLE", r->nr_samples_seen[i]);
+		if (r->nr_samples_seen[i])
+			printf("%16s events: %10" PRIu64 "\n", "SAMPLE", r->nr_samples_seen[i]);
+		if (r->lost_samples_ev[i])
+			printf("%16s events: %10" PRIu64 "\n", "LOST_SAMPLES", r->lost_samples_ev[i]);
 	}
 }

@@ -47,6 +47,8 @@ int report__on_record(void *arg, const struct perf_event_header *hdr,
 
 			memcpy(&lost, hdr + 1, sizeof(lost));
 			r->lost_samples += lost;
+			if (evidx >= 0 && (size_t)evidx < r->nr_ev)
+				r->lost_samples_ev[evidx] += lost;
 		}
 		if (r->o->dump_raw || r->o->stats)
 			return 0;	/* counted and shown: no threads, maps or symbols */

@@ -92,6 +92,7 @@ struct report {
 	struct tally_session *session;
 	struct tally_hists *hists;	/* one histogram per event */
 	uint64_t *nr_samples_seen;	/* per event (--stats) */
+	uint64_t *lost_samples_ev;	/* per event: LOST_SAMPLES' counts (--stats) */
 	size_t nr_ev;
 	bool children;
 	bool use_chains;	/* resolve call chains (children, trees) */

@@ -129,6 +129,10 @@ TALLY_API int tally_data__for_each(struct tally_data *d, unsigned flags, tally_r
  * counts of records skipped because their type was unknown. */
 TALLY_API uint64_t tally_data__truncated(const struct tally_data *d);
 TALLY_API uint64_t tally_data__nr_unknown_records(const struct tally_data *d);
+/* After for_each without TALLY_DATA_RAW: how many records the reader took in itself
+ * and did not hand to the callback (HEADER_ATTR, HEADER_FEATURE, HEADER_TRACING_DATA of
+ * a pipe, COMPRESSED); with the records handed out, the count perf calls its events. */
+TALLY_API uint64_t tally_data__nr_consumed_records(const struct tally_data *d);
 
 #ifdef __cplusplus
 }

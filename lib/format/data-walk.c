@@ -387,8 +387,10 @@ static int deliver(struct walk *w, const struct perf_event_header *hdr, uint64_t
 	int evidx;
 	uint64_t t;
 
-	if (consumed && !(w->flags & TALLY_DATA_RAW))
+	if (consumed && !(w->flags & TALLY_DATA_RAW)) {
+		d->nr_consumed++;
 		return 0;
+	}
 	if (hdr->type == TALLY_RECORD_ID_INDEX && hdr->size >= 16) {
 		uint64_t nr;
 		memcpy(&nr, hdr + 1, 8);
@@ -522,6 +524,8 @@ static int walk_chunk(struct walk *w, struct chunk *c, uint64_t off, size_t *pos
 		if (h.type == TALLY_RECORD_COMPRESSED || h.type == TALLY_RECORD_COMPRESSED2) {
 			if (w->flags & TALLY_DATA_RAW)
 				ret = deliver_aligned(w, rec, off + *pos, true);
+			else
+				w->d->nr_consumed++;
 			if (!ret)
 				ret = decompress(w, rec, &h, off + *pos);
 		} else if ((uintptr_t)rec & 7) {
@@ -610,6 +614,7 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 	d->max_time = d->flush_limit = 0;
 	d->released = d->data_off & ~(uint64_t)4095;
 	d->nr_unknown = 0;
+	d->nr_consumed = 0;
 	if (d->zstd)
 		ZSTD_initDStream(d->zstd);
 	if (!d->pipe && d->hdr.data.offset + d->hdr.data.size > d->size)
@@ -665,6 +670,8 @@ int tally_data__for_each(struct tally_data *d, unsigned flags, tally_record_fn f
 		case TALLY_RECORD_COMPRESSED2:
 			if (flags & TALLY_DATA_RAW)
 				ret = deliver_aligned(&w, rec, off, true);
+			else
+				d->nr_consumed++;
 			if (!ret)
 				ret = decompress(&w, rec, hdr, off);
 			break;

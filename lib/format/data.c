@@ -419,3 +419,8 @@ uint64_t tally_data__nr_unknown_records(const struct tally_data *d)
 {
 	return d->nr_unknown;
 }
+
+uint64_t tally_data__nr_consumed_records(const struct tally_data *d)
+{
+	return d ? d->nr_consumed : 0;
+}

@@ -71,6 +71,7 @@ struct tally_data {
 
 	uint64_t truncated;
 	uint64_t nr_unknown;
+	uint64_t nr_consumed;	/* records taken in by the reader, not handed out */
 	uint64_t released;	/* file pages before this offset were given back */
 	int stream_fd;		/* pipe still being read (buf holds its start), or -1 */
 	bool stream_used;	/* a stream can be walked once */

@@ -105,6 +105,23 @@ for fl in trace trace,ip comm,tid,trace; do
 		eval 'test $rc -eq 0 && test -s p.out && diff -q p.out t.out && diff -q p.err t.err'
 done
 
+# a file whose ring dropped records (LOST: chunks; LOST_SAMPLES: the kernel's count of
+# samples it could not write): perf's warnings after the pass, word for word, on stderr;
+# --show-lost-events prints the chunks instead of warning about them
+for c in "script -F trace" "script --show-lost-events -F comm,tid" "report --stdio" \
+	 "report -q --stdio" "report --stats" "report --stats --no-skip-empty"; do
+	# shellcheck disable=SC2086
+	perf $c -i "$FIX/lost.data" >p.out 2>p.err
+	# shellcheck disable=SC2086
+	"$TALLY" $c -i "$FIX/lost.data" >t.out 2>t.err; rc=$?
+	case $c in
+	*--stats*) check "lost.data, $c: perf's counts, per event its lost samples (rc $rc)" \
+		eval 'test $rc -eq 0 && grep -q LOST_SAMPLES p.out && diff p.out t.out';;
+	*) check "lost.data, $c: perf's warnings about lost data (rc $rc, $(grep -c Processed p.err) of perf's)" \
+		eval 'test $rc -eq 0 && diff p.err t.err';;
+	esac
+done
+
 # the fixtures, with perf's filters, times, --max-stack and --header: perf's lines
 # (kernel frames aside: perf cannot read this kernel's symbols through --symfs)
 norm() { sed -E 's/(ffffffff[0-9a-f]+) [^ ]+ \(\[kernel\.kallsyms\]\)/\1 K/'; }
