@@ -127,12 +127,7 @@ check "--mmap-flush=lots: usage error" test $rc = 129
 "$TALLY" record -q --vmlinux /no/such/vmlinux -o x.data true 2>err; rc=$?
 check "--vmlinux of a missing file: one line, exit 1" test $rc = 1 -a "$(wc -l <err)" = 1
 
-# refused in one line saying what is missing
-for w in "--aio" "--aio=2" "--debuginfod" "--debuginfod=http://x"; do
-	# shellcheck disable=SC2086
-	"$TALLY" record $w -o x.data true >out 2>err; rc=$?
-	check "record $w: refused in one line, exit 1" test $rc = 1 -a "$(wc -l <err)" = 1
-done
+# (--aio and --debuginfod: tests/cli/test-record-aio.sh, test-record-debuginfod.sh)
 
 # --all-cgroups: CGROUP records of every cgroup (synthesized, perf's order) and the
 # cgroup id in each sample; a workload in a cgroup the test makes is charged to it
