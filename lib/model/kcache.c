@@ -9,7 +9,8 @@
  * touch, fault-around, and a report's scattered kernel addresses would make most of a
  * 6 MB table resident.) struct tally_symbol values are made per block read, so the
  * pointers handed out stay put. An ELF table is read whole, a chunk of blocks at a time,
- * keeping the symbols and their names but not the records (a quarter of the memory).
+ * keeping the symbols and their names but not the records (a quarter of the memory);
+ * chunks of 32 KiB, so that the buffer adds little to a small table's peak.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -485,7 +486,7 @@ const struct tally_symbol *tly_kcache__find(struct tly_kcache *c, uint64_t addr)
 	return &k->syms[lo - 1];
 }
 
-#define KC_CHUNK ((size_t)256 << 10)	/* bytes read at once by a whole-table load */
+#define KC_CHUNK ((size_t)32 << 10)	/* bytes read at once by a whole-table load */
 
 /* Blocks b .. e-1 in buf made into t's symbols from b's on, their names copied to names
  * (from offset *at on): the records are not kept, only what the symbols point to. */
