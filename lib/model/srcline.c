@@ -72,6 +72,14 @@ struct tally_lines {
 	/* the function of the last lookup: its ranges and inlined instances */
 	struct scope *scopes;
 	size_t nr_scopes, cap_scopes;
+	/* the scopes of functions looked up before it (not in a listing): a call chain's
+	 * frames go from function to function, and a function's tree is a walk of all
+	 * its DIEs */
+	struct scope_set {
+		struct scope *v;
+		size_t nr, cap;
+	} kept[16];
+	size_t nr_kept, next_out;
 	/* every concrete function of the units looked into, by address: finding the
 	 * function around an address is a binary search, not a walk of its unit */
 	struct func_range {
@@ -248,12 +256,21 @@ static void forget_names(struct tally_lines *l)
 	l->nr_named = 0;
 }
 
+static void free_set(struct scope_set *set)
+{
+	for (size_t i = 0; i < set->nr; i++)
+		free(set->v[i].name);
+	free(set->v);
+}
+
 void tally_lines__delete(struct tally_lines *l)
 {
 	if (!l)
 		return;
 	clear_scopes(l);
 	free(l->scopes);
+	for (size_t i = 0; i < l->nr_kept; i++)
+		free_set(&l->kept[i]);
 	for (size_t i = 0; i < l->nr_paths; i++)
 		free(l->paths[i]);
 	free(l->paths);
@@ -924,14 +941,53 @@ static bool find_subprogram(struct tally_lines *l, uint64_t addr, Dwarf_Die *out
 }
 
 /* Load the subprogram around addr (if it is not the one loaded). */
+static bool set_holds(const struct scope *v, size_t nr, uint64_t addr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (v[i].depth == 0 && addr >= v[i].lo && addr < v[i].hi)
+			return true;
+	return false;
+}
+
+/* Make the function around addr the loaded one if it is a kept one (true); else keep
+ * the loaded one (evicting the oldest kept) and leave none loaded. */
+static bool swap_function(struct tally_lines *l, uint64_t addr)
+{
+	struct scope_set cur = { l->scopes, l->nr_scopes, l->cap_scopes }, *slot = NULL;
+	const size_t n = sizeof(l->kept) / sizeof(l->kept[0]);
+
+	for (size_t i = 0; i < l->nr_kept && !slot; i++)
+		if (set_holds(l->kept[i].v, l->kept[i].nr, addr))
+			slot = &l->kept[i];
+	if (!slot && !l->nr_scopes)
+		return false;
+	if (!slot) {
+		if (l->nr_kept < n) {
+			slot = &l->kept[l->nr_kept++];
+		} else {
+			slot = &l->kept[l->next_out];
+			l->next_out = (l->next_out + 1) % n;
+			free_set(slot);
+			*slot = (struct scope_set){ 0 };
+		}
+	}
+	l->scopes = slot->v;
+	l->nr_scopes = slot->nr;
+	l->cap_scopes = slot->cap;
+	*slot = cur;
+	return l->nr_scopes != 0;
+}
+
 static void load_function(struct tally_lines *l, uint64_t addr)
 {
 	Dwarf_Die *scopes = NULL, sub;
 	int n;
 
-	for (size_t i = 0; i < l->nr_scopes; i++)
-		if (l->scopes[i].depth == 0 && addr >= l->scopes[i].lo && addr < l->scopes[i].hi)
-			return;
+	if (set_holds(l->scopes, l->nr_scopes, addr))
+		return;
+	/* (a listing names functions as one run of objdump: in the order it meets them) */
+	if (!l->listing && swap_function(l, addr))
+		return;
 	clear_scopes(l);
 	/* assembler units may have several subprograms over the same code (glibc's
 	 * memmove and memcpy entry points): all of them, binutils names the last */
