@@ -575,8 +575,8 @@ static void symtab_source(struct tally_session *s, struct tally_dso *d, const ch
 	static const enum tally_buildid_kind kinds[] = { TALLY_BUILDID_ELF, TALLY_BUILDID_DEBUG };
 	char c[4096];
 
-	if (!d->bid.size || s->symfs || tly_elf__has_symtab(debug[0] ? debug : NULL) ||
-	    tly_elf__has_symtab(path))
+	if (!d->bid.size || s->symfs || !tally_buildid_cache__has(s->cache, &d->bid) ||
+	    tly_elf__has_symtab(debug[0] ? debug : NULL) || tly_elf__has_symtab(path))
 		return;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!tally_buildid_cache__find(s->cache, &d->bid, d->name, kinds[i], c, sizeof(c),
