@@ -34,6 +34,14 @@ record_by() {
 # mounts tracefs on demand as perf does, so a test does not skip its tracepoints on a
 # fresh boot just because nothing mounted tracefs before it.
 have_tracepoint() { "$TALLY" list "$1" 2>/dev/null | grep -q "^  $1  *\[Tracepoint event\]$"; }
+# perf_event_cgroup_root: the mount point of the perf_event controller's hierarchy (a
+# cgroup v1 mount that has it, else the cgroup2 mount), or nothing.
+perf_event_cgroup_root() {
+	local m
+	m=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$m" ] || m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	echo "$m"
+}
 # Under ASan builds, tests that time things or run perf-heavy comparisons may skip.
 asan_build() { [ -f "$TALLY_BUILD/.asan" ]; }
 # pub_copy FILE...: copies of FILEs that any user can run, in $TMP/pub (echoes the

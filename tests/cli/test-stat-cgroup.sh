@@ -7,9 +7,7 @@
 command -v python3 >/dev/null || { skip "stat cgroups (python3 absent)"; exit 0; }
 HOT="$TALLY_BUILD/workloads/hot"
 
-# the perf_event controller's hierarchy: a cgroup v1 mount with it, else cgroup2
-MNT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
-[ -n "$MNT" ] || MNT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+MNT=$(perf_event_cgroup_root)
 CG=tally-test-$$
 if [ -z "$MNT" ] || ! mkdir "$MNT/$CG" 2>/dev/null; then
 	skip "stat cgroups (no writable perf_event cgroup hierarchy; needs root)"
