@@ -43,11 +43,13 @@ for who in perf tally; do
 	# side-band, so file 2 was synthesized while the command ran. perf: one (perf 6.1
 	# may miss a SIGUSR2 that comes while it switches)
 	# perf 6.1 ignores a SIGUSR2 that comes before its trigger is armed (after the
-	# command started): send it again until a cut is reported (every 5 s, 10 times)
+	# command started): send it again until a cut is reported. A cut takes well under a
+	# second; a loaded machine may take seconds more, and a signal sent again while the
+	# first is still being handled would make another cut: every 30 s, 10 times.
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		kill -USR2 $pid
 		i=0
-		while ! grep -q 'Dump' $d/err 2>/dev/null && [ $i -lt 50 ] && kill -0 $pid 2>/dev/null; do
+		while ! grep -q 'Dump' $d/err 2>/dev/null && [ $i -lt 300 ] && kill -0 $pid 2>/dev/null; do
 			sleep 0.1
 			i=$((i + 1))
 		done

@@ -31,10 +31,37 @@ if ! "$TALLY" top --stdio -d 0.1 --iterations 1 >/dev/null 2>err; then
 	exit 0
 fi
 
+# wait_for CMD...: until CMD holds, checked every 0.1 s for up to 60 s (a loaded machine
+# may take long to start a process; nothing here is timed). 1 when it never held.
+wait_for() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# running PID FILE: process PID runs FILE (it has exec'd it)
+running() { [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$2")" ]; }
+# table_has FILE N RE: FILE holds N tables or more, and the Nth has a line matching RE
+table_has() { awk -v n="$2" '/PerfTop:/ { k++ } k == n' "$1" 2>/dev/null | grep -q -- "$3"; }
+
 # (long enough to outlive every check below on a loaded machine; the trap ends it)
 "$HOT" 300 & HP=$!
 trap 'kill $HP 2>/dev/null; rm -rf "$TMP"' EXIT
-sleep 0.3
+wait_for running $HP "$HOT"
+# top_until FILE CHECK ARGS...: tally top --stdio --iterations 1 ARGS into FILE (its
+# errors into err), the refresh delay doubled from 0.5 s up to 8 s until CHECK (eval'd)
+# holds: on a loaded machine a short window can hold too few samples for the shares a
+# check looks at. 1 when it never held.
+top_until() {
+	local f=$1 c=$2 d
+	shift 2
+	for d in 0.5 1 2 4 8; do
+		"$TALLY" top --stdio -d $d --iterations 1 "$@" >"$f" 2>err && eval "$c" && return 0
+	done
+	return 1
+}
 
 # The last table of a --stdio run: the rows after the last header.
 last_table() { awk '/PerfTop:/ { n = 0; delete r; next } /^---/ { next } NF { r[n++] = $0 } END { for (i = 0; i < n; i++) print r[i] }' "$1"; }
@@ -67,9 +94,12 @@ check "top -g shows the callers of spin" grep -q -- '---.*main\|main$' cg
 check "top -e task-clock exits 0" test $rc -eq 0
 check "top -e task-clock names the event" grep -q '4000Hz task-clock\]' ev
 
-# A process that starts and execs while top runs: resolved by its new image.
-(sleep 0.4; exec "$HOT" 2) & EP=$!
-"$TALLY" top --stdio -d 1 --iterations 2 -K --sort pid,dso,sym >ex 2>err; rc=$?
+# A process that starts and execs while top runs (after its first table): resolved by
+# its new image. Its entries stay (decayed) until the last table.
+"$TALLY" top --stdio -d 1 --iterations 3 -K --sort pid,dso,sym >ex 2>err & TP=$!
+wait_for table_has ex 1 .
+(exec "$HOT" 1) & EP=$!
+wait $TP; rc=$?
 wait $EP
 check "top while a process execs exits 0" test $rc -eq 0
 if last_table ex | grep -Eq "^ +[0-9.]+% +$EP:hot +hot +\[\.\] spin"; then ok "exec'd process resolved by its new comm and dso"
@@ -111,17 +141,26 @@ else
 fi
 
 # Decay: after the process ends its entries fade but stay (7/8 per refresh); with -z
-# they are gone at the next refresh.
-"$HOT" 0.6 & DP=$!
-"$TALLY" top --stdio -d 0.4 --iterations 4 -p $DP >decay 2>err; rc=$?
+# they are gone at the next refresh. The process ends once top's first table is out.
+# decay_run FILE ARGS...: top -p of a fresh hot, 4 tables 1 s apart, into FILE; hot
+# ended after the first table. Sets rc.
+decay_run() {
+	local f=$1 dp tp
+	shift
+	"$HOT" 300 & dp=$!
+	wait_for running $dp "$HOT"
+	"$TALLY" top --stdio -d 1 --iterations 4 -p $dp "$@" >"$f" 2>err & tp=$!
+	wait_for table_has "$f" 1 .
+	kill $dp; wait $dp 2>/dev/null
+	wait $tp; rc=$?
+}
+decay_run decay
 check "top -p of a process that exits meanwhile exits 0" test $rc -eq 0
-check "decayed entries stay after the process exits" bash -c "awk '/PerfTop:/ { n++ } n == 4' decay | grep -q '\[\.\] spin'"
-"$HOT" 0.6 & DP=$!
-"$TALLY" top --stdio -d 0.4 --iterations 4 -p $DP -z >zero 2>err; rc=$?
+check "decayed entries stay after the process exits" table_has decay 4 '\[\.\] spin'
+decay_run zero -z
 check "top -z exits 0" test $rc -eq 0
-check "-z: the first table has the process" bash -c "awk '/PerfTop:/ { n++ } n == 1' zero | grep -q '\[\.\] spin'"
-check "-z: the last table is empty once it exited" bash -c "! awk '/PerfTop:/ { n++ } n == 4' zero | grep -q '\\[[.k]\\]'"
-wait $DP 2>/dev/null
+check "-z: the first table has the process" table_has zero 1 '\[\.\] spin'
+check "-z: the last table is empty once it exited" eval '! table_has zero 4 "\[[.k]\]"'
 
 # -F above the kernel's maximum is lowered to it with a warning, as perf does.
 if max=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null) && [ "$max" -gt 0 ]; then
@@ -139,8 +178,8 @@ if can_drop_root && pub=$(pub_copy "$TALLY" "$HOT"); then
 	check "unprivileged system-wide top fails" test $rc -ne 0
 	check "unprivileged system-wide top explains paranoid and CAP_PERFMON" \
 		grep -q 'perf_event_paranoid is .*CAP_PERFMON' perm
-	"${NOBODY[@]}" "$pub/hot" 3 & UP=$!	# setpriv execs: $! is hot itself
-	sleep 0.2
+	"${NOBODY[@]}" "$pub/hot" 300 & UP=$!	# setpriv execs: $! is hot itself
+	wait_for running $UP "$pub/hot"
 	as_nobody "$pub/tally" top --stdio -d 0.4 --iterations 1 -p $UP >own 2>ownerr; rc=$?
 	kill $UP 2>/dev/null
 	check "unprivileged top -p of its own process exits 0 ($(head -c 300 ownerr))" test $rc -eq 0
@@ -154,9 +193,10 @@ fi
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP -c 100000 >cnt 2>err
 check "top -c shows the period" grep -q '\[100000 [a-z-]*\]' cnt
 
-# SIGINT ends a run cleanly.
-"$TALLY" top --stdio -d 0.3 >/dev/null 2>err & TP=$!
-sleep 1; kill -INT $TP; wait $TP; rc=$?
+# SIGINT ends a run cleanly (sent once the first table is out: top runs by then).
+"$TALLY" top --stdio -d 0.3 >int 2>err & TP=$!
+wait_for table_has int 1 .
+kill -INT $TP; wait $TP; rc=$?
 check "SIGINT ends top with status 0" test $rc -eq 0
 
 # A reader that goes away: top notices at the next refresh and ends quietly.
@@ -190,9 +230,8 @@ check "top --count-filter 3: every row has more than 3 samples" \
 	eval 'last_table cf | grep -q spin && last_table cf | awk "{ if (\$2 <= 3) exit 1 }"'
 # -u: the user's processes (hot is one of ours), named in the header as perf does
 me=$(id -un)
-"$TALLY" top --stdio -d 0.4 --iterations 1 -u "$me" --comms hot >uid 2>err
-check "top -u $me: the header names the user, hot's spin is sampled" \
-	eval 'grep -q "(uid: $me" uid && last_table uid | grep -q "hot  *\[\.\] spin"'
+check "top -u $me: the header names the user, hot's spin is sampled" top_until uid \
+	'grep -q "(uid: $me" uid && last_table uid | grep -q "hot  *\[\.\] spin"' -u "$me" --comms hot
 bad "top -u of a user that does not exist" "no user 'nosuchuser'" --stdio -u nosuchuser
 bad "top -u of a user without processes" "runs no process" --stdio -u 4242
 bad "top -u and -p exclude each other" "exclude each other" --stdio -u "$me" -p $HP
@@ -248,9 +287,9 @@ check "top --switch-off of an event that never comes: hot's spin counted" \
 bad "top --switch-on of an event top does not sample" "no event 'nope'" --stdio --switch-on nope
 # --ignore-callees: with -g, a sample in spin called by hot_a or hot_b is hot_a's or
 # hot_b's own (their callees leave the chain), as perf's
-"$TALLY" top --stdio -d 0.5 --iterations 1 -p $HP -g --no-children --ignore-callees 'hot_[ab]' >ic 2>err
-check "top --ignore-callees 'hot_[ab]': hot_a and hot_b are the two first rows" \
-	eval 'test "$(last_table ic | grep -E "^ +[0-9.]+%  " | head -2 | grep -oE "hot_[ab]$" | sort | tr "\n" " ")" = "hot_a hot_b "'
+check "top --ignore-callees 'hot_[ab]': hot_a and hot_b are the two first rows" top_until ic \
+	'test "$(last_table ic | grep -E "^ +[0-9.]+%  " | head -2 | grep -oE "hot_[ab]$" | sort | tr "\n" " ")" = "hot_a hot_b "' \
+	-p $HP -g --no-children --ignore-callees 'hot_[ab]'
 bad "top --ignore-callees with a bad regex" "invalid regex" --stdio --ignore-callees '('
 "$TALLY" top --stdio -d 0.3 --iterations 1 -p $HP --raw-trace >rtr 2>err
 check "top --raw-trace accepted (no trace key to print raw)" eval 'last_table rtr | grep -q spin'
@@ -262,8 +301,7 @@ check "top -w 9,2,6: hot's spin as '  ho  [.] sp' after a 9-wide percent" \
 bad "top -w with --hierarchy: not implemented, said" "not implemented" --stdio -w 5 --hierarchy
 bad "top -w of no widths" "not a list of widths" --stdio -w x
 # -G/--cgroup: system-wide, only what runs in the cgroup (one the test makes)
-cgmnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
-[ -n "$cgmnt" ] || cgmnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+cgmnt=$(perf_event_cgroup_root)
 cg=tally-top-$$
 if [ "$(id -u)" = 0 ] && [ -n "$cgmnt" ] && mkdir "$cgmnt/$cg" 2>/dev/null; then
 	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$1" 30' "$cgmnt/$cg" "$HOT" & inpid=$!
