@@ -97,7 +97,9 @@ TALLY_API bool tally_counters__unsupported_err(int err);
  * records where it happened in fail_* and returns -errno. flags: perf_event_open flags (FD_CLOEXEC is
  * always added). */
 TALLY_API int tally_counters__open(struct tally_counters *set, unsigned long flags);
-/* ENABLE / DISABLE / RESET every open fd. 0 or the first -errno. */
+/* ENABLE / DISABLE / RESET every open fd. 0 or the first -errno. With events on CPUs,
+ * the calling thread runs on each of those CPUs in turn while it issues their ioctls
+ * (as perf does), and gets its own CPU affinity back before the call returns. */
 TALLY_API int tally_counters__enable(struct tally_counters *set);
 TALLY_API int tally_counters__disable(struct tally_counters *set);
 TALLY_API int tally_counters__reset(struct tally_counters *set);
