@@ -50,17 +50,19 @@ table_has() { awk -v n="$2" '/PerfTop:/ { k++ } k == n' "$1" 2>/dev/null | grep 
 "$HOT" 300 & HP=$!
 trap 'kill $HP 2>/dev/null; rm -rf "$TMP"' EXIT
 wait_for running $HP "$HOT"
-# top_until FILE CHECK ARGS...: tally top --stdio --iterations 1 ARGS into FILE (its
-# errors into err), the refresh delay doubled from 0.5 s up to 8 s until CHECK (eval'd)
-# holds: on a loaded machine a short window can hold too few samples for the shares a
-# check looks at. 1 when it never held.
-top_until() {
-	local f=$1 c=$2 d
-	shift 2
+# check_top NAME FILE CHECK ARGS...: tally top --stdio --iterations 1 ARGS into FILE
+# (its errors into err), the refresh delay doubled from 0.5 s up to 8 s until CHECK
+# (eval'd) holds: on a loaded machine a short window can hold too few samples for the
+# shares a check looks at. When it never held: what top said the last time.
+check_top() {
+	local n=$1 f=$2 c=$3 d rc
+	shift 3
 	for d in 0.5 1 2 4 8; do
-		"$TALLY" top --stdio -d $d --iterations 1 "$@" >"$f" 2>err && eval "$c" && return 0
+		"$TALLY" top --stdio -d $d --iterations 1 "$@" >"$f" 2>err; rc=$?
+		[ $rc -eq 0 ] && eval "$c" && { ok "$n"; return; }
 	done
-	return 1
+	fail "$n (rc $rc)"
+	{ head -3 err; head -6 "$f"; } | sed 's/^/# /'
 }
 
 # The last table of a --stdio run: the rows after the last header.
@@ -95,12 +97,12 @@ check "top -e task-clock exits 0" test $rc -eq 0
 check "top -e task-clock names the event" grep -q '4000Hz task-clock\]' ev
 
 # A process that starts and execs while top runs (after its first table): resolved by
-# its new image. Its entries stay (decayed) until the last table.
+# its new image. It runs until top is done.
 "$TALLY" top --stdio -d 1 --iterations 3 -K --sort pid,dso,sym >ex 2>err & TP=$!
 wait_for table_has ex 1 .
-(exec "$HOT" 1) & EP=$!
+(exec "$HOT" 300) & EP=$!
 wait $TP; rc=$?
-wait $EP
+kill $EP; wait $EP 2>/dev/null
 check "top while a process execs exits 0" test $rc -eq 0
 if last_table ex | grep -Eq "^ +[0-9.]+% +$EP:hot +hot +\[\.\] spin"; then ok "exec'd process resolved by its new comm and dso"
 else fail "exec'd process resolved by its new comm and dso"; last_table ex | head -5; fi
@@ -230,7 +232,7 @@ check "top --count-filter 3: every row has more than 3 samples" \
 	eval 'last_table cf | grep -q spin && last_table cf | awk "{ if (\$2 <= 3) exit 1 }"'
 # -u: the user's processes (hot is one of ours), named in the header as perf does
 me=$(id -un)
-check "top -u $me: the header names the user, hot's spin is sampled" top_until uid \
+check_top "top -u $me: the header names the user, hot's spin is sampled" uid \
 	'grep -q "(uid: $me" uid && last_table uid | grep -q "hot  *\[\.\] spin"' -u "$me" --comms hot
 bad "top -u of a user that does not exist" "no user 'nosuchuser'" --stdio -u nosuchuser
 bad "top -u of a user without processes" "runs no process" --stdio -u 4242
@@ -287,7 +289,7 @@ check "top --switch-off of an event that never comes: hot's spin counted" \
 bad "top --switch-on of an event top does not sample" "no event 'nope'" --stdio --switch-on nope
 # --ignore-callees: with -g, a sample in spin called by hot_a or hot_b is hot_a's or
 # hot_b's own (their callees leave the chain), as perf's
-check "top --ignore-callees 'hot_[ab]': hot_a and hot_b are the two first rows" top_until ic \
+check_top "top --ignore-callees 'hot_[ab]': hot_a and hot_b are the two first rows" ic \
 	'test "$(last_table ic | grep -E "^ +[0-9.]+%  " | head -2 | grep -oE "hot_[ab]$" | sort | tr "\n" " ")" = "hot_a hot_b "' \
 	-p $HP -g --no-children --ignore-callees 'hot_[ab]'
 bad "top --ignore-callees with a bad regex" "invalid regex" --stdio --ignore-callees '('
