@@ -97,11 +97,14 @@ check "top -e task-clock exits 0" test $rc -eq 0
 check "top -e task-clock names the event" grep -q '4000Hz task-clock\]' ev
 
 # A process that starts and execs while top runs (after its first table): resolved by
-# its new image. It runs until top is done.
-"$TALLY" top --stdio -d 1 --iterations 3 -K --sort pid,dso,sym >ex 2>err & TP=$!
+# its new image. top is stopped (SIGINT) two tables after the exec.
+"$TALLY" top --stdio -d 0.5 -K --sort pid,dso,sym >ex 2>err & TP=$!
 wait_for table_has ex 1 .
 (exec "$HOT" 300) & EP=$!
-wait $TP; rc=$?
+wait_for running $EP "$HOT"
+n=$(grep -c PerfTop: ex)
+wait_for eval '[ "$(grep -c PerfTop: ex)" -ge $((n + 2)) ]'
+kill -INT $TP; wait $TP; rc=$?
 kill $EP; wait $EP 2>/dev/null
 check "top while a process execs exits 0" test $rc -eq 0
 if last_table ex | grep -Eq "^ +[0-9.]+% +$EP:hot +hot +\[\.\] spin"; then ok "exec'd process resolved by its new comm and dso"
