@@ -103,8 +103,8 @@ TALLY_API int tally_counters__open(struct tally_counters *set, unsigned long fla
 TALLY_API int tally_counters__enable(struct tally_counters *set);
 TALLY_API int tally_counters__disable(struct tally_counters *set);
 TALLY_API int tally_counters__reset(struct tally_counters *set);
-/* ENABLE (enable true) or DISABLE every open fd of event i alone. 0, the first -errno,
- * or -EINVAL for a bad index. */
+/* ENABLE (enable true) or DISABLE every open fd of event i alone, CPU by CPU from each
+ * CPU as tally_counters__enable. 0, the first -errno, or -EINVAL for a bad index. */
 TALLY_API int tally_counters__enable_event(struct tally_counters *set, size_t i, bool enable);
 /* Set a tracepoint filter (ftrace syntax, PERF_EVENT_IOC_SET_FILTER) on every open fd
  * of event i. 0, or the first -errno (EINVAL: the kernel rejects the filter). */

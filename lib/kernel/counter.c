@@ -287,7 +287,8 @@ static int ioctl_event(struct tally_counters *set, size_t i, unsigned long req,
 }
 
 /*
- * req on every open fd: 0, or the first -errno (all are tried). With events on CPUs, CPU
+ * req on every open fd of events from..to-1: 0, or the first -errno (all are tried).
+ * With events on CPUs, CPU
  * by CPU with the calling thread moved onto each in turn (its affinity restored after),
  * as perf does: the kernel then acts on the CPU's events locally, not through an
  * interrupt that lands on whatever task runs there. A cgroup event enabled through
@@ -296,7 +297,7 @@ static int ioctl_event(struct tally_counters *set, size_t i, unsigned long req,
  * run of 10 on a loaded machine; never when enabled from the CPU itself). Best effort:
  * where the thread may not run on a CPU, its fds get the ioctl from where it is.
  */
-static int ioctl_all(struct tally_counters *set, unsigned long req)
+static int ioctl_cpus(struct tally_counters *set, size_t from, size_t to, unsigned long req)
 {
 	cpu_set_t saved, one;
 	bool moved = false;
@@ -314,7 +315,7 @@ static int ioctl_all(struct tally_counters *set, unsigned long req)
 			moved = true;
 			sched_setaffinity(0, sizeof(one), &one);
 		}
-		for (size_t e = 0; e < set->nr; e++) {
+		for (size_t e = from; e < to; e++) {
 			for (size_t ti = 0; ti < set->threads->nr; ti++) {
 				int fd = set->ev[e].fd[tally_counters__idx(set, ci, ti)], r;
 
@@ -331,11 +332,17 @@ static int ioctl_all(struct tally_counters *set, unsigned long req)
 	return err;
 }
 
+static int ioctl_all(struct tally_counters *set, unsigned long req)
+{
+	return set ? ioctl_cpus(set, 0, set->nr, req) : -EINVAL;
+}
+
+/* One event on or off, CPU by CPU from each CPU as ioctl_all (--control, -D). */
 int tally_counters__enable_event(struct tally_counters *set, size_t i, bool enable)
 {
 	if (!set || i >= set->nr)
 		return -EINVAL;
-	return ioctl_event(set, i, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	return ioctl_cpus(set, i, i + 1, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
 }
 
 int tally_counters__set_filter(struct tally_counters *set, size_t i, const char *filter)
