@@ -1172,17 +1172,10 @@ static void print_side_band(struct script *s, int evidx, const struct perf_event
 /* What perf's warnings about lost data count. */
 static void count_record(struct lost_counts *c, const struct perf_event_header *hdr)
 {
-	uint64_t lost;
-
 	c->nr_records++;
-	if (hdr->type == PERF_RECORD_SAMPLE)
-		c->nr_samples++;
-	else if (hdr->type == PERF_RECORD_LOST)
-		c->nr_lost_records++;
-	else if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16) {
-		memcpy(&lost, hdr + 1, sizeof(lost));
-		c->lost_samples += lost;
-	}
+	c->nr_samples += hdr->type == PERF_RECORD_SAMPLE;
+	c->nr_lost_records += hdr->type == PERF_RECORD_LOST;
+	c->lost_samples += record_lost_samples(hdr);
 }
 
 static int on_record(void *arg, const struct perf_event_header *hdr,

@@ -117,6 +117,15 @@ int report_walk_end(struct tally_data *d, const char *input, int ret,
 	return 0;
 }
 
+uint64_t record_lost_samples(const struct perf_event_header *hdr)
+{
+	uint64_t lost = 0;
+
+	if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16)
+		memcpy(&lost, hdr + 1, sizeof(lost));
+	return lost;
+}
+
 void report_warn_lost(const struct lost_counts *c, bool chunks)
 {
 	uint64_t taken = c->nr_samples + c->lost_samples;

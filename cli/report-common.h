@@ -51,6 +51,10 @@ struct lost_counts {
 	uint64_t lost_samples;	/* the sum of PERF_RECORD_LOST_SAMPLES' counts */
 };
 
+/* The count of samples a PERF_RECORD_LOST_SAMPLES record says were lost (0 for any
+ * other record, or one too short to say). */
+uint64_t record_lost_samples(const struct perf_event_header *hdr);
+
 /* perf's warnings after a pass, on stderr: "lost N chunks" for LOST records (unless
  * chunks is false: --show-lost-events printed them), and the share of samples lost when
  * over 5%. */

@@ -42,14 +42,11 @@ int report__on_record(void *arg, const struct perf_event_header *hdr,
 	if (r->o->dump_raw)
 		report__dump_record(r, hdr, ctx);
 	if (hdr->type != PERF_RECORD_SAMPLE) {
-		if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= 16) {
-			uint64_t lost;
+		uint64_t lost = record_lost_samples(hdr);
 
-			memcpy(&lost, hdr + 1, sizeof(lost));
-			r->lost_samples += lost;
-			if (evidx >= 0 && (size_t)evidx < r->nr_ev)
-				r->lost_samples_ev[evidx] += lost;
-		}
+		r->lost_samples += lost;
+		if (lost && evidx >= 0 && (size_t)evidx < r->nr_ev)
+			r->lost_samples_ev[evidx] += lost;
 		if (r->o->dump_raw || r->o->stats)
 			return 0;	/* counted and shown: no threads, maps or symbols */
 		if (hdr->type == PERF_RECORD_READ && r->o->show_threads &&

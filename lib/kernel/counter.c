@@ -303,8 +303,6 @@ static int ioctl_cpus(struct tally_counters *set, size_t from, size_t to, unsign
 	bool moved = false;
 	int err = 0;
 
-	if (!set)
-		return -EINVAL;
 	for (size_t ci = 0; ci < set->cpus->nr; ci++) {
 		int cpu = set->cpus->cpu[ci];
 
