@@ -200,8 +200,10 @@ static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hi
 	case TALLY_HIST_CPU:
 		fprintf(fp, "%*.*d", w, 3, e->cpu);
 		break;
-	case TALLY_HIST_TRACE:	/* the last column is not padded, as perf's */
-		fmt_str_left(fp, e->trace ? e->trace : "N/A", last ? 0 : (size_t)w, 0);
+	case TALLY_HIST_TRACE:	/* the last column is not padded, as perf's; the text cut to
+				 * the width (see trace_uncounted) */
+		fmt_str_left(fp, e->trace ? e->trace : "N/A", last ? 0 : (size_t)w,
+			     w > 0 ? (size_t)w : 0);
 		break;
 	case TALLY_HIST_SRCLINE:	/* as perf: not padded when last */
 		fmt_str_left(fp, e->srcline ? e->srcline : "", last ? 0 : (size_t)w, 0);
@@ -600,11 +602,85 @@ static int print_user_cell(FILE *fp, const struct tally_hist_entry *e, enum tall
 	return 0;
 }
 
+struct group_key {
+	char *text;	/* the cells of the keys before the trace key */
+	size_t k;	/* the entry's place in sorted */
+};
+
+static int group_key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct group_key *)a)->text, ((const struct group_key *)b)->text);
+}
+
+/*
+ * perf 6.1 formats a row's trace output only when it compares the row with another on
+ * the trace key (building its tree of rows), and sizes the column over the texts made
+ * by then; a text made later, to print it, is cut to that width. Without children the
+ * rows compared on the trace key are those whose values of the keys before it are
+ * those of at least one other sample: a group of rows equal on the keys before the
+ * trace key, holding a single sample, is left out of the width (an event of one sample
+ * under --sort trace prints "comm=migrati"). In children mode each sample's own row is
+ * compared with its call chain's first frame, so every row counts. Sets uncounted[k]
+ * for those rows of sorted; 0 or -ENOMEM.
+ */
+static int trace_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sorted,
+			   const enum tally_hist_col *cols, size_t nr,
+			   const struct hist_print_opts *o, bool *uncounted)
+{
+	struct group_key *g;
+	size_t ti = nr;
+	int err = 0;
+
+	for (size_t i = 0; i < nr && ti == nr; i++)
+		if (cols[i] == TALLY_HIST_TRACE)
+			ti = i;
+	if (ti == nr || o->children || o->hierarchy || !nr_sorted)
+		return 0;
+	g = calloc(nr_sorted, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	for (size_t k = 0; k < nr_sorted && !err; k++) {
+		size_t len = 0;
+		FILE *mf = open_memstream(&g[k].text, &len);
+
+		g[k].k = k;
+		if (!mf) {
+			err = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < ti; i++) {
+			if (!tally_hist_col__is_key(cols[i]))
+				continue;
+			print_cell(mf, sorted[k], cols[i], 0, 0, true);
+			fputc('\x1f', mf);
+		}
+		if (fclose(mf))
+			err = -ENOMEM;
+	}
+	if (!err) {
+		qsort(g, nr_sorted, sizeof(*g), group_key_cmp);
+		for (size_t a = 0, b; a < nr_sorted; a = b) {
+			uint64_t n = 0;
+
+			for (b = a; b < nr_sorted && !strcmp(g[a].text, g[b].text); b++)
+				n += sorted[g[b].k]->nr_samples;
+			for (size_t j = a; j < b; j++)
+				uncounted[g[j].k] = n < 2;
+		}
+	}
+	for (size_t k = 0; k < nr_sorted; k++)
+		free(g[k].text);
+	free(g);
+	return err;
+}
+
 /* The columns' widths over the entries that will be shown (widths[] holding the headers'
- * and minimum widths); the number of sorted entries up to the last shown. */
+ * and minimum widths); the number of sorted entries up to the last shown. uncounted:
+ * the rows whose trace text perf leaves out of the width (NULL: none). */
 static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sorted,
 			   const enum tally_hist_col *cols, size_t nr, size_t *widths,
-			   const struct hist_print_opts *o, uint64_t total, int sym_depth)
+			   const struct hist_print_opts *o, uint64_t total, int sym_depth,
+			   const bool *uncounted)
 {
 	size_t nshow = 0;
 	bool unresolved = false;
@@ -621,6 +697,8 @@ static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sor
 		for (size_t i = 0; i < nr; i++) {
 			size_t l = cell_len(e, cols[i]);
 
+			if (cols[i] == TALLY_HIST_TRACE && uncounted && uncounted[k])
+				continue;
 			if (cols[i] == TALLY_HIST_PID && l < 8 + 7)
 				l = 8 + 7;
 			if (l > widths[i])
@@ -649,6 +727,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 	enum tally_hist_col cols[TALLY_HIST_NR_COLS * 2];
 	size_t widths[TALLY_HIST_NR_COLS * 2], nr = 0, nshow = 0, nr_keys = 0;
 	int err = 0, sym_depth = -1;
+	bool *uncounted = NULL;
 
 	for (size_t i = 0; i < o->nr_cols && nr < TALLY_HIST_NR_COLS * 2; i++)
 		if (o->cols[i] >= TALLY_HIST_NR_COLS || !o->elide[o->cols[i]])
@@ -664,7 +743,15 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		widths[i] = strlen(col_header(cols[i], o->overhead_is_self)) > minw
 				    ? strlen(col_header(cols[i], o->overhead_is_self)) : minw;
 	}
-	nshow = entry_widths(sorted, nr_sorted, cols, nr, widths, o, total, sym_depth);
+	if (nr_sorted) {
+		uncounted = calloc(nr_sorted, sizeof(*uncounted));
+		if (!uncounted || trace_uncounted(sorted, nr_sorted, cols, nr, o, uncounted)) {
+			free(uncounted);
+			return -ENOMEM;
+		}
+	}
+	nshow = entry_widths(sorted, nr_sorted, cols, nr, widths, o, total, sym_depth, uncounted);
+	free(uncounted);
 	for (size_t i = 0; i < nr; i++) {	/* --column-widths: keys at that, values at least */
 		size_t u = user_width(o, i), hl = strlen(col_header(cols[i], o->overhead_is_self));
 

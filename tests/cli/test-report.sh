@@ -266,18 +266,40 @@ fi
 # single dso perf orders them by address, as tally.
 perf record -q -N -g --kernel-callchains -e sched:sched_switch -e sched:sched_wakeup -o tponly.data \
 	-- sh -c "$HOT --sleeps 20; ls / >/dev/null" >/dev/null 2>&1
-for tv in "" "--no-children" "--sort trace,comm" "-g none"; do
-	# shellcheck disable=SC2086
-	perf report --stdio --no-inline $tv -i tponly.data 2>/dev/null | grep -v '^# (Tip' >p.out
-	# shellcheck disable=SC2086
-	"$TALLY" report --stdio $tv -i tponly.data 2>&1 | grep -v '^# (Tip' >t.out
+# trace_report NAME FILE [OPTIONS]: perf's and tally's report of a tracepoint file, the
+# same byte for byte and with a Trace output column
+trace_report() {
+	local name=$1 f=$2
+	shift 2
+	perf report --stdio --no-inline "$@" -i "$f" 2>/dev/null | grep -v '^# (Tip' >p.out
+	"$TALLY" report --stdio "$@" -i "$f" 2>&1 | grep -v '^# (Tip' >t.out
 	if grep -q "Trace output" p.out && diff p.out t.out >d.out; then
-		ok "tracepoints only ${tv:-(default)}: perf's Trace output report"
+		ok "$name"
 	else
-		fail "tracepoints only ${tv:-(default)}: perf's Trace output report"
+		fail "$name"
 		head -20 d.out | sed 's/^/# /'
 	fi
+}
+for tv in "" "--no-children" "--sort trace,comm" "-g none"; do
+	# shellcheck disable=SC2086
+	trace_report "tracepoints only ${tv:-(default)}: perf's Trace output report" tponly.data $tv
 done
+
+# perf sizes the Trace output column over the texts it made while comparing rows on the
+# trace key: rows equal on the keys before it holding one sample leave none, and print
+# cut to the column ("comm=true pi"): one exit, one or two execs, two exits of two comms
+perf record -q -e sched:sched_process_exec -e sched:sched_process_exit -o tpone.data \
+	-- sh -c 'exec true' >/dev/null 2>&1
+perf record -q -e sched:sched_process_exec -e sched:sched_process_exit -o tptwo.data \
+	-- sh -c '/bin/true; /bin/true; :' >/dev/null 2>&1
+for f in tpone tptwo; do
+	for tv in "" "--sort comm,trace" "--sort pid,trace" "--sort trace,comm" "-t ,"; do
+		# shellcheck disable=SC2086
+		trace_report "$f.data ${tv:-(default)}: Trace output column as wide as perf's" $f.data $tv
+	done
+done
+check "an event of one sample: perf cuts its trace output to the header's width" eval \
+	'perf report --stdio -i tpone.data 2>/dev/null | grep -q "comm=true pi\$" && "$TALLY" report --stdio -i tpone.data 2>/dev/null | grep -q "comm=true pi\$"'
 
 perf record -q -F 2000 -g -o - "$HOT" 0.2 2>/dev/null >gpipe.data
 perf report --stdio --no-inline --percent-limit 1 -i - <gpipe.data 2>/dev/null | grep -v '^# (Tip' >p.out
