@@ -615,15 +615,18 @@ static void print_sym(struct out *o, const struct tally_addr_loc *loc, unsigned 
 #define LINE_MOVE 32
 #define LINE_ARENA_MAX ((size_t)1 << 20)
 #define LINE_ROUND(n) (((size_t)(n) + LINE_MOVE - 1) & ~(size_t)(LINE_MOVE - 1))
+#define LINE_BY_DSO 0xff		/* a user frame's line by dso (print_user_frame) */
 
 struct line_slot {
-	uint64_t ip;
-	uint64_t gen;		/* the session's generation when made (0: empty) */
-	int32_t pid;		/* -1: a kernel address (any process) */
+	uint64_t ip;		/* LINE_BY_DSO: the address in the dso */
+	uint64_t gen;		/* the session's generation when made (0: empty; 1 for
+				 * LINE_BY_DSO lines, always valid) */
+	int32_t pid;		/* -1: a kernel address (any process); LINE_BY_DSO: the
+				 * dso's index */
 	uint32_t fields;
 	uint32_t off;		/* its text in the arena (LINE_ROUND(len) bytes there) */
 	uint16_t len;
-	uint8_t cpumode;
+	uint8_t cpumode;	/* the frame's, or LINE_BY_DSO */
 };
 
 _Static_assert(sizeof(struct line_slot) == 32, "line slots are 32 bytes");
@@ -774,12 +777,87 @@ static int print_frame(struct script *s, const struct tally_addr_loc *l, unsigne
 	return 0;
 }
 
-static struct line_slot *line_slot(struct script *s, uint64_t ip, int32_t key, uint8_t cpumode)
+static struct line_slot *line_slot(struct line_cache *c, uint64_t ip, int32_t key, uint8_t cpumode)
 {
 	uint64_t h = (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
 		     0xff51afd7ed558ccdull;
 
-	return &s->lines->slots[(h >> 40) & s->lines->mask];
+	return &c->slots[(h >> 40) & c->mask];
+}
+
+static inline bool line_hit(const struct line_slot *ls, uint64_t ip, int32_t key, uint8_t cpumode,
+			    unsigned f, uint64_t since)
+{
+	return ls->gen >= since && ls->ip == ip && ls->pid == key && ls->cpumode == cpumode &&
+	       ls->fields == f && ls->gen;
+}
+
+/* Keep the line just printed (the buffer from start on) in ls's place, unless the buffer
+ * was flushed meanwhile or the line is too long. 0 or -ENOMEM. */
+static int line_keep(struct line_cache *c, struct line_slot *ls, const struct out *o,
+		     unsigned long flushes, size_t start, uint64_t ip, int32_t key,
+		     uint8_t cpumode, unsigned f, uint64_t gen)
+{
+	char *text;
+
+	if (o->flushes != flushes || o->len - start > LINE_TEXT)
+		return 0;
+	if (ls->gen && (ls->ip != ip || ls->pid != key || ls->cpumode != cpumode)) {
+		line_evicted(c);
+		ls = line_slot(c, ip, key, cpumode);	/* the table may have grown */
+	}
+	text = line_room(c, ls, o->len - start);
+	if (!text)
+		return -ENOMEM;
+	ls->ip = ip;
+	ls->pid = key;
+	ls->gen = gen;
+	ls->fields = f;
+	ls->cpumode = cpumode;
+	ls->len = (uint16_t)(o->len - start);
+	memcpy(text, o->buf + start, ls->len);
+	return 0;
+}
+
+/*
+ * A user frame's line is its dso's address, symbol and name (perf prints the address
+ * in the dso): the same in every process that maps the dso. A system-wide file has
+ * thousands of processes running the same binaries (a compiler's forks), so these
+ * lines are kept by dso and address, made once for all of them, and always valid (a
+ * dso's symbols and name never change). Frames outside any map print their address
+ * and [unknown]: quicker made than kept. 1: a frame this does not print (a user map
+ * of a kernel dso), for the caller's way.
+ */
+static int print_user_frame(struct script *s, const struct tally_sample *smp, uint8_t cpumode,
+			    uint64_t ip, unsigned f)
+{
+	struct tally_addr_loc loc;
+	struct line_slot *ls;
+	struct out *o = s->out;
+	unsigned long flushes;
+	size_t start;
+	int32_t key;
+
+	/* no thread (out of memory) leaves the address unknown, as resolving does */
+	tally_session__locate(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
+	if (o->len + LINE_TEXT > sizeof(o->buf))
+		out_flush(o);
+	if (!loc.dso)
+		return print_frame(s, &loc, f);
+	if (tally_dso__is_kernel(loc.dso))
+		return 1;
+	key = (int32_t)tally_dso__index(loc.dso);
+	ls = line_slot(s->lines, loc.dso_addr, key, LINE_BY_DSO);
+	if (line_hit(ls, loc.dso_addr, key, LINE_BY_DSO, f, 1)) {
+		out_line(o, s->lines->text + ls->off, ls->len);
+		return 0;
+	}
+	loc.sym = tally_session__dso_symbol(s->session, loc.dso, loc.dso_addr);
+	start = o->len;
+	flushes = o->flushes;
+	if (print_frame(s, &loc, f))
+		return -ENOMEM;
+	return line_keep(s->lines, ls, o, flushes, start, loc.dso_addr, key, LINE_BY_DSO, f, 1);
 }
 
 /* The chain's lines, callee first; nothing for a corrupt chain (as perf). */
@@ -790,6 +868,9 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 	uint64_t since = 0;
 	int32_t key = 0;
 	struct out *o = s->out;
+	/* -F srcline's text is not the dso's alone; --stop-bt looks at each symbol */
+	bool by_dso = !(f & F_SRCLINE) && !s->o->stop_bt;
+	int ret;
 
 	for (uint64_t i = 0; i < smp->callchain_nr; i++)
 		if (smp->callchain[i] >= PERF_CONTEXT_MAX &&
@@ -816,9 +897,13 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 			key = tally_cpumode_is_kernel(cpumode) ? -1 : (int32_t)smp->pid;
 			since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
 		}
-		ls = line_slot(s, ip, key, cpumode);
-		if (!s->o->stop_bt && ls->gen >= since && ls->ip == ip && ls->pid == key && ls->cpumode == cpumode &&
-		    ls->fields == f && ls->gen) {
+		if (by_dso && key != -1 && (ret = print_user_frame(s, smp, cpumode, ip, f)) <= 0) {
+			if (ret)
+				return ret;
+			continue;
+		}
+		ls = line_slot(s->lines, ip, key, cpumode);
+		if (!s->o->stop_bt && line_hit(ls, ip, key, cpumode, f, since)) {
 			out_line(o, s->lines->text + ls->off, ls->len);
 			continue;
 		}
@@ -832,24 +917,9 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 		/* --stop-bt: perf prints the frame of the symbol, then no more */
 		if (s->o->stop_bt && loc.sym && loc.sym->name && strlist_has(s->o->stop_bt, loc.sym->name))
 			break;
-		if (o->flushes == flushes && o->len - start <= LINE_TEXT) {
-			char *text;
-
-			if (ls->gen && (ls->ip != ip || ls->pid != key || ls->cpumode != cpumode)) {
-				line_evicted(s->lines);
-				ls = line_slot(s, ip, key, cpumode);	/* the table may have grown */
-			}
-			text = line_room(s->lines, ls, o->len - start);
-			if (!text)
-				return -ENOMEM;
-			ls->ip = ip;
-			ls->pid = key;
-			ls->gen = tally_session__generation(s->session);
-			ls->fields = f;
-			ls->cpumode = cpumode;
-			ls->len = (uint16_t)(o->len - start);
-			memcpy(text, o->buf + start, ls->len);
-		}
+		if (line_keep(s->lines, ls, o, flushes, start, ip, key, cpumode, f,
+			      tally_session__generation(s->session)))
+			return -ENOMEM;
 	}
 	return 0;
 }

@@ -126,6 +126,14 @@ TALLY_API struct tally_thread *tally_session__thread(struct tally_session *s, pi
  * everything), so answers are always what an uncached lookup would give. */
 TALLY_API int tally_session__resolve(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
 				     uint64_t ip, struct tally_addr_loc *loc);
+/* Where an address is, without its symbol: *loc as tally_session__resolve fills it
+ * (thread, map, dso, dso_addr; the dso's symbols loaded as resolving loads them) but
+ * with loc->sym NULL, and not through the cache. For a caller that keeps what it makes
+ * of a frame by dso and dso_addr, the same in every process mapping the dso: for a dso
+ * that is not the kernel's, tally_session__dso_symbol(s, loc->dso, loc->dso_addr) is
+ * the symbol resolving gives, and never changes. 0, or -ENOMEM (no thread). */
+TALLY_API int tally_session__locate(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+				    uint64_t ip, struct tally_addr_loc *loc);
 
 /* What kind of code a resolved frame is, for views that tell them apart (a flame
  * graph's colours). */

@@ -1252,8 +1252,10 @@ static bool ksyms_exist(struct tally_session *s)
 }
 
 /* The lookup itself: thread, map, dso, symbol. */
-static int resolve_addr(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
-			uint64_t ip, struct tally_addr_loc *loc)
+/* resolve_addr up to the symbol: the thread, map, dso and dso_addr (the dso's symbols
+ * loaded as resolving loads them), loc->sym left NULL */
+static int locate_addr(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+		       uint64_t ip, struct tally_addr_loc *loc)
 {
 	struct tally_map *m = NULL;
 
@@ -1294,19 +1296,33 @@ static int resolve_addr(struct tally_session *s, pid_t pid, pid_t tid, uint8_t c
 	}
 	if (!loc->dso)
 		return 0;
-	if (loc->dso->kernel) {
+	if (loc->dso->kernel)
 		loc->dso_addr = ip;
-		if (loc->dso->syms.nr) {	/* KSYMBOL */
-			loc->sym = tly_symtab__find(&loc->dso->syms, ip);
-			return 0;
-		}
-		loc->sym = ksym_find(s, ip);
-		return 0;
-	}
-	if (!loc->dso->loaded)
+	else if (!loc->dso->loaded)
 		dso_load(s, loc->dso, loc->thread->pid);
-	loc->sym = tly_symtab__find(&loc->dso->syms, loc->dso_addr);
 	return 0;
+}
+
+static int resolve_addr(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+			uint64_t ip, struct tally_addr_loc *loc)
+{
+	int err = locate_addr(s, pid, tid, cpumode, ip, loc);
+
+	if (err || !loc->dso)
+		return err;
+	if (!loc->dso->kernel)
+		loc->sym = tly_symtab__find(&loc->dso->syms, loc->dso_addr);
+	else if (loc->dso->syms.nr)	/* KSYMBOL */
+		loc->sym = tly_symtab__find(&loc->dso->syms, ip);
+	else
+		loc->sym = ksym_find(s, ip);
+	return 0;
+}
+
+int tally_session__locate(struct tally_session *s, pid_t pid, pid_t tid, uint8_t cpumode,
+			  uint64_t ip, struct tally_addr_loc *loc)
+{
+	return locate_addr(s, pid, tid, cpumode, ip, loc);
 }
 
 /* ---- what annotate needs of a dso ------------------------------------------ */
