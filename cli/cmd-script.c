@@ -520,8 +520,38 @@ static inline size_t dec_len(uint64_t v)
 	return v ? n + (v >= pow10[n]) : 1;
 }
 
-/* unsigned in base 10 or 16, at least width chars, padded with pad on the left; the
- * digits go straight into the buffer, last first */
+/* v's 16 hex digits (leading zeros included), most significant first: each 32-bit
+ * half spread a nibble to a byte, made ASCII in one go ('a'-'9'-1 is 0x27 more) */
+static inline void hex16(uint64_t v, char t[16])
+{
+	for (int i = 0; i < 2; i++) {
+		uint64_t x = i ? v & 0xffffffffull : v >> 32;
+
+		x = (x | x << 16) & 0x0000ffff0000ffffull;
+		x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+		x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;	/* byte k: nibble k */
+		x += 0x3030303030303030ull +
+		     (((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull) * 0x27;
+		x = __builtin_bswap64(x);	/* the highest nibble first in memory */
+		memcpy(t + 8 * i, &x, 8);
+	}
+}
+
+/* width - n pad chars at p (n < width <= 64); the buffer has 16 bytes of room past
+ * them */
+static inline char *pad_to(char *p, size_t n, size_t width, char pad)
+{
+	static const char spaces[16] = "                ", zeros[16] = "0000000000000000";
+
+	if (width - n <= 16)
+		memcpy(p, pad == '0' ? zeros : spaces, 16);	/* digits overwrite the rest */
+	else
+		memset(p, pad, width - n);
+	return p + (width - n);
+}
+
+/* unsigned in base 10 or 16, at least width chars, padded with pad (' ' or '0') on the
+ * left; the digits go straight into the buffer */
 static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char pad)
 {
 	size_t n = base == 16 ? (size_t)(67 - __builtin_clzll(v | 1)) / 4 : dec_len(v);
@@ -529,18 +559,18 @@ static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char
 
 	if (width > 64)
 		width = 64;
-	if (o->len + n + width > sizeof(o->buf))
+	if (o->len + width + 32 > sizeof(o->buf))
 		out_flush(o);
 	p = o->buf + o->len;
-	for (size_t i = n; i < width; i++)
-		*p++ = pad;
+	if (n < width)
+		p = pad_to(p, n, width, pad);
 	e = p + n;
 	o->len = (size_t)(e - o->buf);
 	if (base == 16) {
-		do {
-			*--e = "0123456789abcdef"[v & 15];
-			v >>= 4;
-		} while (v);
+		char t[32] = "";	/* past the digits: what the whole copy takes along */
+
+		hex16(v, t);
+		memcpy(p, t + 16 - n, 16);	/* the bytes past the digits lie past o->len */
 		return;
 	}
 	while (v >= 100) {
@@ -907,7 +937,11 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 			out_line(o, s->lines->text + ls->off, ls->len);
 			continue;
 		}
-		tally_session__resolve(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
+		/* not through the session's resolve cache: the line cache is this one's (its
+		 * slots would only double the pages touched) */
+		tally_session__locate(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
+		if (loc.dso)
+			loc.sym = tally_session__dso_symbol(s->session, loc.dso, loc.dso_addr);
 		if (o->len + LINE_TEXT > sizeof(o->buf))
 			out_flush(o);
 		start = o->len;
