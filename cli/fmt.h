@@ -8,8 +8,11 @@
 #define TALLY_CLI_FMT_H
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* "%u" of v into buf (at least 20 bytes); returns the length. */
@@ -82,27 +85,144 @@ static inline void fmt_pct(FILE *fp, double v, int width)
 	fwrite_unlocked(buf, 1, n, fp);
 }
 
+/*
+ * A line of text built in memory and written with one fwrite: a report row is a dozen
+ * cells, and a stdio call per piece costs more than formatting it.
+ */
+struct fmt_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;	/* a growth failed: the text is cut */
+};
+
+/* room for n more bytes (false: out of memory, b->oom set) */
+static inline bool fb_room(struct fmt_buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	char *p;
+
+	if (b->len + n + 1 <= b->cap)
+		return true;
+	if (b->oom)
+		return false;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static inline void fb_put(struct fmt_buf *b, const char *s, size_t n)
+{
+	if (!fb_room(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+static inline void fb_putc(struct fmt_buf *b, char c)
+{
+	fb_put(b, &c, 1);
+}
+
+static inline void fb_puts(struct fmt_buf *b, const char *s)
+{
+	fb_put(b, s, strlen(s));
+}
+
+static inline void fb_spaces(struct fmt_buf *b, size_t n)
+{
+	if (!fb_room(b, n))
+		return;
+	memset(b->p + b->len, ' ', n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+/* printf into b */
+static inline __attribute__((format(printf, 2, 3))) void fb_printf(struct fmt_buf *b,
+								      const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(NULL, 0, f, ap);
+	va_end(ap);
+	if (n < 0 || !fb_room(b, (size_t)n))
+		return;
+	va_start(ap, f);
+	vsnprintf(b->p + b->len, (size_t)n + 1, f, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* "%*.2f%%" (width counts the number only; 0: no padding) */
+static inline void fb_pct(struct fmt_buf *b, double v, int width)
+{
+	char buf[FMT_FIXED2_MAX + 1];
+	size_t n = fmt_fixed2(buf, v);
+
+	if (width > 0 && (size_t)width > n)
+		fb_spaces(b, (size_t)width - n);
+	buf[n++] = '%';
+	fb_put(b, buf, n);
+}
+
 /* "%*" PRIu64 */
-static inline void fmt_u64_pad(FILE *fp, uint64_t v, int width)
+static inline void fb_u64_pad(struct fmt_buf *b, uint64_t v, int width)
 {
 	char buf[24];
 	size_t n = fmt_u64(buf, v);
 
 	if (width > 0 && (size_t)width > n)
-		fmt_spaces(fp, (size_t)width - n);
-	fwrite_unlocked(buf, 1, n, fp);
+		fb_spaces(b, (size_t)width - n);
+	fb_put(b, buf, n);
 }
 
 /* "%-*.*s" when cut, else "%-*s": s left-aligned in width, cut to max bytes (0: no cut) */
-static inline void fmt_str_left(FILE *fp, const char *s, size_t width, size_t max)
+static inline void fb_str_left(struct fmt_buf *b, const char *s, size_t width, size_t max)
 {
 	size_t n = strlen(s);
 
 	if (max && n > max)
 		n = max;
-	fwrite_unlocked(s, 1, n, fp);
+	fb_put(b, s, n);
 	if (n < width)
-		fmt_spaces(fp, width - n);
+		fb_spaces(b, width - n);
+}
+
+/* "%#.16" PRIx64: "0x" and 16 digits, or 16 zeros for 0 (no prefix); returns the length */
+static inline size_t fb_addr16(struct fmt_buf *b, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char buf[18];
+	size_t n = v ? 2 : 0;
+
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (int i = 15; i >= 0; i--)
+		buf[n + (size_t)(15 - i)] = hex[(v >> (4 * i)) & 0xf];
+	fb_put(b, buf, n + 16);
+	return n + 16;
+}
+
+/* b's text to fp, b emptied; false: b had run out of memory */
+static inline bool fb_flush(struct fmt_buf *b, FILE *fp)
+{
+	bool ok = !b->oom;
+
+	if (b->len)
+		fwrite_unlocked(b->p, 1, b->len, fp);
+	b->len = 0;
+	b->oom = false;
+	return ok;
 }
 
 #endif

@@ -107,7 +107,7 @@ static const char *thread_comm(const struct tally_hist_entry *e)
 	return c ? c : e->comm;
 }
 
-static void print_value_cell(FILE *fp, size_t nr_members, const struct tally_hist_entry *e,
+static void print_value_cell(struct fmt_buf *fp, size_t nr_members, const struct tally_hist_entry *e,
 			     enum tally_hist_col c, const struct hist_print_opts *o, uint64_t total)
 {
 	for (size_t k = 0; k < nr_members; k++) {
@@ -115,21 +115,21 @@ static void print_value_cell(FILE *fp, size_t nr_members, const struct tally_his
 		uint64_t t = k == 0 ? total : o->member_totals ? o->member_totals[k] : 0;
 
 		if (cpu_util_col(c)) {
-			fmt_pct(fp, pct(cpu_util_period(m, c), t), 7);
+			fb_pct(fp, pct(cpu_util_period(m, c), t), 7);
 			continue;
 		}
 		switch (c) {
 		case TALLY_HIST_OVERHEAD:
-			fmt_pct(fp, pct(m ? m->period : 0, t), 7);
+			fb_pct(fp, pct(m ? m->period : 0, t), 7);
 			break;
 		case TALLY_HIST_CHILDREN:
-			fmt_pct(fp, pct(m ? m->period_acc : 0, t), 7);
+			fb_pct(fp, pct(m ? m->period_acc : 0, t), 7);
 			break;
 		case TALLY_HIST_SAMPLES:
-			fmt_u64_pad(fp, m ? m->nr_samples : 0, 12);
+			fb_u64_pad(fp, m ? m->nr_samples : 0, 12);
 			break;
 		case TALLY_HIST_PERIOD:
-			fmt_u64_pad(fp, m ? m->period : 0, 12);
+			fb_u64_pad(fp, m ? m->period : 0, 12);
 			break;
 		default:
 			break;
@@ -148,77 +148,78 @@ static void time_text(char *buf, size_t len, uint64_t t, int w)
 			 t % UINT64_C(1000000000) / 1000);
 }
 
-static void print_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hist_col c, int w,
+static void print_cell(struct fmt_buf *fp, const struct tally_hist_entry *e, enum tally_hist_col c, int w,
 		       uint64_t total, bool last)
 {
 	if (cpu_util_col(c)) {
-		fmt_pct(fp, pct(cpu_util_period(e, c), total), w - 1);
+		fb_pct(fp, pct(cpu_util_period(e, c), total), w - 1);
 		return;
 	}
 	switch (c) {
 	case TALLY_HIST_OVERHEAD:	/* perf's " %*.2f%%": a space even past 999% */
-		fputc(' ', fp);
-		fmt_pct(fp, pct(e->period, total), w - 2);
+		fb_putc(fp, ' ');
+		fb_pct(fp, pct(e->period, total), w - 2);
 		break;
 	case TALLY_HIST_CHILDREN:
-		fputc(' ', fp);
-		fmt_pct(fp, pct(e->period_acc, total), w - 2);
+		fb_putc(fp, ' ');
+		fb_pct(fp, pct(e->period_acc, total), w - 2);
 		break;
 	case TALLY_HIST_SAMPLES:
-		fmt_u64_pad(fp, e->nr_samples, w);
+		fb_u64_pad(fp, e->nr_samples, w);
 		break;
 	case TALLY_HIST_PERIOD:
-		fmt_u64_pad(fp, e->period, w);
+		fb_u64_pad(fp, e->period, w);
 		break;
 	case TALLY_HIST_COMM:
 		/* as perf: the width comes from the threads' current comms (cell_len), so
 		 * an entry's older comm ("perf-exec" before the exec) is cut to it */
-		fmt_str_left(fp, e->comm, (size_t)w, (size_t)w);
+		fb_str_left(fp, e->comm, (size_t)w, (size_t)w);
 		break;
 	case TALLY_HIST_PID:
-		fprintf(fp, "%7d:%-*s", e->tid, w - 8, thread_comm(e));
+		fb_printf(fp, "%7d:%-*s", e->tid, w - 8, thread_comm(e));
 		break;
 	case TALLY_HIST_DSO:
-		fmt_str_left(fp, e->dso_name, (size_t)w, 0);
+		fb_str_left(fp, e->dso_name, (size_t)w, 0);
 		break;
 	case TALLY_HIST_SYM: {
-		int n;
+		const char lv[4] = { '[', e->level, ']', ' ' };
+		int n = 4;
 
+		fb_put(fp, lv, 4);
 		if (sym_name(e)) {
-			const char lv[4] = { '[', e->level, ']', ' ' };
+			size_t len = strlen(sym_name(e));
 
-			fwrite_unlocked(lv, 1, 4, fp);
-			fmt_puts(fp, sym_name(e));
-			n = 4 + (int)strlen(sym_name(e));
+			fb_put(fp, sym_name(e), len);
+			n += (int)len;
 		} else {
-			n = fprintf(fp, "[%c] %-#.*" PRIx64, e->level, 16, e->ip);
+			n += (int)fb_addr16(fp, e->ip);	/* "%-#.16" PRIx64 */
 		}
 		if (!last && n < w)
-			fmt_spaces(fp, (size_t)(w - n));
+			fb_spaces(fp, (size_t)(w - n));
 		break;
 	}
 	case TALLY_HIST_CPU:
-		fprintf(fp, "%*.*d", w, 3, e->cpu);
+		fb_printf(fp, "%*.*d", w, 3, e->cpu);
 		break;
 	case TALLY_HIST_TRACE:	/* the last column is not padded, as perf's; the text cut to
 				 * the width (see trace_uncounted) */
-		fmt_str_left(fp, e->trace ? e->trace : "N/A", last ? 0 : (size_t)w,
+		fb_str_left(fp, e->trace ? e->trace : "N/A", last ? 0 : (size_t)w,
 			     w > 0 ? (size_t)w : 0);
 		break;
 	case TALLY_HIST_SRCLINE:	/* as perf: not padded when last */
-		fmt_str_left(fp, e->srcline ? e->srcline : "", last ? 0 : (size_t)w, 0);
+		fb_str_left(fp, e->srcline ? e->srcline : "", last ? 0 : (size_t)w, 0);
 		break;
 	case TALLY_HIST_SRCFILE:
-		fmt_str_left(fp, e->srcfile ? e->srcfile : "", last ? 0 : (size_t)w, 0);
+		fb_str_left(fp, e->srcfile ? e->srcfile : "", last ? 0 : (size_t)w, 0);
 		break;
 	case TALLY_HIST_PARENT:	/* padded also when last, as perf */
-		fmt_str_left(fp, e->parent ? e->parent : "[other]", (size_t)w, 0);
+		fb_str_left(fp, e->parent ? e->parent : "[other]", (size_t)w, 0);
 		break;
 	case TALLY_HIST_TIME: {	/* seconds.microseconds (--ns: nanoseconds), not padded last */
 		char t[48];
 
 		time_text(t, sizeof(t), e->time, w);
-		fmt_str_left(fp, t, last ? 0 : (size_t)w, 0);
+		fb_str_left(fp, t, last ? 0 : (size_t)w, 0);
 		break;
 	}
 	default:
@@ -280,56 +281,48 @@ static bool filtered_out(const struct tally_hist_entry *e, const struct hist_pri
 /* -t: a cell as perf 6.1 prints it with a field separator: values at their narrowest
  * behind one space, keys as without it but with the separator's first character made a
  * '.', every cell but the last padded to its column's width. */
-static int print_cell_sep(FILE *fp, size_t nr_members, const struct tally_hist_entry *e,
-			  enum tally_hist_col c, const struct hist_print_opts *o, uint64_t total,
-			  size_t width, bool last)
+static void print_cell_sep(struct fmt_buf *fp, size_t nr_members, const struct tally_hist_entry *e,
+			   enum tally_hist_col c, const struct hist_print_opts *o, uint64_t total,
+			   size_t width, bool last)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mf = open_memstream(&buf, &len);
+	size_t at = fp->len, len;
 
-	if (!mf)
-		return -ENOMEM;
 	if (!tally_hist_col__is_key(c)) {
 		for (size_t k = 0; k < nr_members; k++) {
 			const struct tally_hist_entry *m = member(e, k);
 			uint64_t t = k == 0 ? total : o->member_totals ? o->member_totals[k] : 0;
 
-			fputc(' ', mf);
+			fb_putc(fp, ' ');
 			if (cpu_util_col(c)) {
-				fmt_pct(mf, pct(cpu_util_period(m, c), t), 0);
+				fb_pct(fp, pct(cpu_util_period(m, c), t), 0);
 				continue;
 			}
 			switch (c) {
 			case TALLY_HIST_OVERHEAD:
-				fmt_pct(mf, pct(m ? m->period : 0, t), 0);
+				fb_pct(fp, pct(m ? m->period : 0, t), 0);
 				break;
 			case TALLY_HIST_CHILDREN:
-				fmt_pct(mf, pct(m ? m->period_acc : 0, t), 0);
+				fb_pct(fp, pct(m ? m->period_acc : 0, t), 0);
 				break;
 			case TALLY_HIST_SAMPLES:
-				fmt_u64_pad(mf, m ? m->nr_samples : 0, 0);
+				fb_u64_pad(fp, m ? m->nr_samples : 0, 0);
 				break;
 			default:
-				fmt_u64_pad(mf, m ? m->period : 0, 0);
+				fb_u64_pad(fp, m ? m->period : 0, 0);
 				break;
 			}
 		}
 	} else {
-		print_cell(mf, e, c, (int)width, total, last);
+		print_cell(fp, e, c, (int)width, total, last);
 	}
-	if (fclose(mf)) {
-		free(buf);
-		return -ENOMEM;
-	}
+	if (fp->oom)
+		return;
+	len = fp->len - at;
 	if (tally_hist_col__is_key(c))
-		for (char *s = buf; (s = strchr(s, o->sep[0])); s++)
-			*s = '.';
-	fputs(buf, fp);
+		for (char *t = fp->p + at; (t = memchr(t, o->sep[0], (size_t)(fp->p + fp->len - t))); t++)
+			*t = '.';
 	if (!last && len < width)
-		fmt_spaces(fp, width - len);
-	free(buf);
-	return 0;
+		fb_spaces(fp, width - len);
 }
 
 /* "# " and the column names, then (without a separator) the dotted rule and "#". */
@@ -363,23 +356,17 @@ static void print_header(FILE *fp, const enum tally_hist_col *cols, const size_t
 
 /* A key's cell in the hierarchy view: as in the table, without its leading spaces,
  * padded only where perf's own format pads it (comm, dso, pid, parent). */
-static int hierarchy_key(FILE *fp, const struct tally_hist_entry *e, enum tally_hist_col c,
-			 size_t width)
+static void hierarchy_key(struct fmt_buf *fp, const struct tally_hist_entry *e,
+			  enum tally_hist_col c, size_t width)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mf = open_memstream(&buf, &len);
+	size_t at = fp->len, lead;
 
-	if (!mf)
-		return -ENOMEM;
-	print_cell(mf, e, c, (int)width, 0, true);
-	if (fclose(mf)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	fputs(buf + strspn(buf, " "), fp);
-	free(buf);
-	return 0;
+	print_cell(fp, e, c, (int)width, 0, true);
+	if (fp->oom)
+		return;
+	lead = strspn(fp->p + at, " ");
+	memmove(fp->p + at, fp->p + at + lead, fp->len - at - lead + 1);
+	fp->len -= lead;
 }
 
 static void spaces(FILE *fp, size_t n, char c)
@@ -482,7 +469,8 @@ static void hier_header(FILE *fp, const struct hist_print_opts *o, const enum ta
 /* One row: its values indented by its level, then its own key. */
 static int hier_row(FILE *fp, struct tally_hist *h, const struct tally_hist_entry *e,
 		    const struct hist_print_opts *o, const enum tally_hist_col *cols,
-		    const size_t *widths, size_t nr, const struct hier_layout *l, uint64_t total)
+		    const size_t *widths, size_t nr, const struct hier_layout *l, uint64_t total,
+		    struct fmt_buf *line)
 {
 	size_t nr_members = tally_hist__nr_members(h), key = nr;
 
@@ -491,22 +479,20 @@ static int hier_row(FILE *fp, struct tally_hist *h, const struct tally_hist_entr
 			key = i;
 	if (key == nr)
 		return 0;
-	fputs("  ", fp);
-	spaces(fp, e->depth * 3u, ' ');
+	fb_spaces(line, 2 + e->depth * 3u);
 	for (size_t i = 0; i < nr; i++) {
 		if (tally_hist_col__is_key(cols[i]))
 			continue;
 		if (nr_members > 1)
-			print_value_cell(fp, nr_members, e, cols[i], o, total);
+			print_value_cell(line, nr_members, e, cols[i], o, total);
 		else
-			print_cell(fp, e, cols[i], (int)widths[i], total, false);
-		fputs("  ", fp);
+			print_cell(line, e, cols[i], (int)widths[i], total, false);
+		fb_put(line, "  ", 2);
 	}
-	spaces(fp, l->indent, ' ');
-	if (hierarchy_key(fp, e, cols[key], widths[key]))
-		return -ENOMEM;
-	fputc('\n', fp);
-	return 0;
+	fb_spaces(line, l->indent);
+	hierarchy_key(line, e, cols[key], widths[key]);
+	fb_putc(line, '\n');
+	return fb_flush(line, fp) ? 0 : -ENOMEM;
 }
 
 /*
@@ -524,6 +510,7 @@ static int hierarchy_fprintf(struct tally_hist *h, FILE *fp, const struct hist_p
 	size_t nr_sorted;
 	struct tally_hist_entry *const *sorted = tally_hist__sorted(h, &nr_sorted);
 	struct hier_layout l;
+	struct fmt_buf line = { 0 };
 	int err = 0;
 
 	hier_layout(&l, cols, widths, nr, nr_keys);
@@ -536,7 +523,7 @@ static int hierarchy_fprintf(struct tally_hist *h, FILE *fp, const struct hist_p
 
 		if (!shown(e, o, total, l.sym_depth))
 			continue;
-		err = hier_row(fp, h, e, o, cols, widths, nr, &l, total);
+		err = hier_row(fp, h, e, o, cols, widths, nr, &l, total, &line);
 		if (err)
 			break;
 		if (d + 1 < nr_keys) {
@@ -555,6 +542,7 @@ static int hierarchy_fprintf(struct tally_hist *h, FILE *fp, const struct hist_p
 			err = cc_print(fp, &e->chain, &cc);
 		}
 	}
+	free(line.p);
 	return err;
 }
 
@@ -566,40 +554,35 @@ static size_t user_width(const struct hist_print_opts *o, size_t i)
 
 /* A cell at a --column-widths width u, as perf prints it: a value at u (a percent in
  * u - 1, both behind a space) then padded to its column, a key cut to u. */
-static int print_user_cell(FILE *fp, const struct tally_hist_entry *e, enum tally_hist_col c,
-			   size_t u, size_t width, uint64_t total, bool last)
+static void print_user_cell(struct fmt_buf *fp, const struct tally_hist_entry *e,
+			    enum tally_hist_col c, size_t u, size_t width, uint64_t total, bool last)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mf = open_memstream(&buf, &len);
+	size_t at = fp->len, len;
 
-	if (!mf)
-		return -ENOMEM;
 	if (c == TALLY_HIST_OVERHEAD || c == TALLY_HIST_CHILDREN || cpu_util_col(c)) {
-		fputc(' ', mf);
-		fmt_pct(mf, pct(cpu_util_col(c) ? cpu_util_period(e, c) :
-				c == TALLY_HIST_CHILDREN ? e->period_acc : e->period, total),
-			(int)u - 2);
+		fb_putc(fp, ' ');
+		fb_pct(fp, pct(cpu_util_col(c) ? cpu_util_period(e, c) :
+			       c == TALLY_HIST_CHILDREN ? e->period_acc : e->period, total),
+		       (int)u - 2);
 	} else if (c == TALLY_HIST_SAMPLES || c == TALLY_HIST_PERIOD) {
-		fputc(' ', mf);
-		fmt_u64_pad(mf, c == TALLY_HIST_SAMPLES ? e->nr_samples : e->period, (int)u - 1);
+		fb_putc(fp, ' ');
+		fb_u64_pad(fp, c == TALLY_HIST_SAMPLES ? e->nr_samples : e->period, (int)u - 1);
 	} else {
-		print_cell(mf, e, c, (int)u, total, last);
+		print_cell(fp, e, c, (int)u, total, last);
 	}
-	if (fclose(mf)) {
-		free(buf);
-		return -ENOMEM;
-	}
+	if (fp->oom)
+		return;
+	len = fp->len - at;
 	/* perf cuts comm, dso and a symbol's name to the width (not an address; the name
 	 * after its "[.] ", so not under 4) */
 	if (tally_hist_col__is_key(c) && c != TALLY_HIST_PID && c != TALLY_HIST_CPU &&
-	    (c != TALLY_HIST_SYM || (sym_name(e) && u >= 4)) && len > u)
+	    (c != TALLY_HIST_SYM || (sym_name(e) && u >= 4)) && len > u) {
 		len = u;
-	fwrite(buf, 1, len, fp);
+		fp->len = at + u;
+		fp->p[fp->len] = 0;
+	}
 	if (!tally_hist_col__is_key(c) && len < width)
-		fmt_spaces(fp, width - len);
-	free(buf);
-	return 0;
+		fb_spaces(fp, width - len);
 }
 
 struct group_key {
@@ -640,21 +623,18 @@ static int trace_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sor
 	if (!g)
 		return -ENOMEM;
 	for (size_t k = 0; k < nr_sorted && !err; k++) {
-		size_t len = 0;
-		FILE *mf = open_memstream(&g[k].text, &len);
+		struct fmt_buf b = { 0 };
 
 		g[k].k = k;
-		if (!mf) {
-			err = -ENOMEM;
-			break;
-		}
+		fb_put(&b, "", 0);	/* an empty text, at least */
 		for (size_t i = 0; i < ti; i++) {
 			if (!tally_hist_col__is_key(cols[i]))
 				continue;
-			print_cell(mf, sorted[k], cols[i], 0, 0, true);
-			fputc('\x1f', mf);
+			print_cell(&b, sorted[k], cols[i], 0, 0, true);
+			fb_putc(&b, '\x1f');
 		}
-		if (fclose(mf))
+		g[k].text = b.p;
+		if (b.oom)
 			err = -ENOMEM;
 	}
 	if (!err) {
@@ -728,6 +708,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 	size_t widths[TALLY_HIST_NR_COLS * 2], nr = 0, nshow = 0, nr_keys = 0;
 	int err = 0, sym_depth = -1;
 	bool *uncounted = NULL;
+	struct fmt_buf line = { 0 };
 
 	for (size_t i = 0; i < o->nr_cols && nr < TALLY_HIST_NR_COLS * 2; i++)
 		if (o->cols[i] >= TALLY_HIST_NR_COLS || !o->elide[o->cols[i]])
@@ -762,48 +743,40 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		return hierarchy_fprintf(h, fp, o, cols, widths, nr, nr_keys);
 	if (o->header)
 		print_header(fp, cols, widths, nr, o);
-	for (size_t k = 0; k < nshow; k++) {
+	for (size_t k = 0; k < nshow && !err; k++) {
 		struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;
 
 		if ((o->percent_limit > 0 && pct(v, total) < o->percent_limit) || filtered_out(e, o))
 			continue;
-		if (o->sep) {
-			for (size_t i = 0; i < nr && !err; i++) {
-				if (i)
-					fputs(o->sep, fp);
-				err = print_cell_sep(fp, nr_members, e, cols[i], o, total, widths[i],
-						     i + 1 == nr);
-			}
-			if (err)
-				break;
-		} else {
-			fputs("  ", fp);
-		}
-		for (size_t i = 0; i < nr && !o->sep && !err; i++) {
+		if (!o->sep)
+			fb_put(&line, "  ", 2);
+		for (size_t i = 0; i < nr; i++) {
 			if (i)
-				fputs("  ", fp);
-			if (nr_members > 1 && !tally_hist_col__is_key(cols[i]))
-				print_value_cell(fp, nr_members, e, cols[i], o, total);
+				fb_puts(&line, o->sep ? o->sep : "  ");
+			if (o->sep)
+				print_cell_sep(&line, nr_members, e, cols[i], o, total, widths[i],
+					       i + 1 == nr);
+			else if (nr_members > 1 && !tally_hist_col__is_key(cols[i]))
+				print_value_cell(&line, nr_members, e, cols[i], o, total);
 			else if (user_width(o, i))
-				err = print_user_cell(fp, e, cols[i], user_width(o, i), widths[i],
-						      total, i + 1 == nr);
+				print_user_cell(&line, e, cols[i], user_width(o, i), widths[i],
+						total, i + 1 == nr);
 			else
-				print_cell(fp, e, cols[i], (int)widths[i], total, i + 1 == nr);
+				print_cell(&line, e, cols[i], (int)widths[i], total, i + 1 == nr);
 		}
-		if (err)
-			break;
-		fputc('\n', fp);
-		if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
+		fb_putc(&line, '\n');
+		if (!fb_flush(&line, fp))
+			err = -ENOMEM;
+		else if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
 			struct cc_print_opts cc = o->cc;
 
 			cc.total = t->period;	/* perf: of all samples, also with --percentage relative */
 			cc.hit_total = o->relative ? t->filtered_period : 0;	/* its threshold not */
 			cc.parent = v;
 			err = cc_print(fp, &e->chain, &cc);
-			if (err)
-				break;
 		}
 	}
+	free(line.p);
 	return err;
 }

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,26 +64,42 @@ static void fixed2_matches_printf(void **state)
 
 static void padded_cells(void **state)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	struct fmt_buf b = { 0 };
+	char want[256];
 	(void)state;
 
-	assert_non_null(fp);
-	fmt_pct(fp, 12.3456, 6);
-	fmt_pct(fp, 100.0, 0);
-	fmt_u64_pad(fp, 42, 5);
-	fmt_u64_pad(fp, 1234567, 3);
-	fmt_str_left(fp, "perf-exec", 7, 7);
-	fmt_str_left(fp, "ab", 4, 0);
-	fmt_spaces(fp, 70);
-	fputc('|', fp);
-	fclose(fp);
-	char want[256];
-	snprintf(want, sizeof(want), "%6.2f%%%.2f%%%5d%3d%-7.7s%-4s%70s|", 12.3456, 100.0, 42,
-		 1234567, "perf-exec", "ab", "");
-	assert_string_equal(buf, want);
-	free(buf);
+	fb_pct(&b, 12.3456, 6);
+	fb_pct(&b, 100.0, 0);
+	fb_u64_pad(&b, 42, 5);
+	fb_u64_pad(&b, 1234567, 3);
+	fb_str_left(&b, "perf-exec", 7, 7);
+	fb_str_left(&b, "ab", 4, 0);
+	fb_spaces(&b, 70);
+	fb_printf(&b, "%7d:", -3);
+	fb_putc(&b, '|');
+	assert_false(b.oom);
+	snprintf(want, sizeof(want), "%6.2f%%%.2f%%%5d%3d%-7.7s%-4s%70s%7d:|", 12.3456, 100.0,
+		 42, 1234567, "perf-exec", "ab", "", -3);
+	assert_string_equal(b.p, want);
+	free(b.p);
+}
+
+/* an unresolved row's address: "%-#.*" PRIx64 at 16 (no "0x" for 0) */
+static void addresses(void **state)
+{
+	static const uint64_t v[] = { 0, 1, 0xabc, 0x7fffffffffffffffull, 0xffffffff81000000ull,
+				      UINT64_MAX };
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct fmt_buf b = { 0 };
+		char want[64];
+		int n = snprintf(want, sizeof(want), "%-#.*" PRIx64, 16, v[i]);
+
+		assert_int_equal(fb_addr16(&b, v[i]), n);
+		assert_string_equal(b.p, want);
+		free(b.p);
+	}
 }
 
 int main(void)
@@ -90,6 +107,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fixed2_matches_printf),
 		cmocka_unit_test(padded_cells),
+		cmocka_unit_test(addresses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
