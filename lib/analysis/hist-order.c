@@ -247,9 +247,9 @@ static bool spreads_fit(const uint64_t *key, const uint32_t *idx, size_t n, size
 	return true;
 }
 
-/* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree does). */
 /* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree
- * does); a node's links side by side: a step down the tree touches one cache line. */
+ * does); a node's links side by side, and where the caller keeps its rows' keys next to
+ * them (a node every stride bytes), a step down the tree touches one cache line. */
 struct rb_node {
 	uint32_t c[2];	/* left, right */
 	uint32_t p;
@@ -257,74 +257,87 @@ struct rb_node {
 };
 
 struct rb {
-	struct rb_node *t;
+	char *base;
+	size_t stride;
 	uint32_t root;
 };
 
 #define NIL UINT32_MAX
 
+static inline struct rb_node *rb_at(const struct rb *rb, uint32_t i)
+{
+	return (struct rb_node *)(rb->base + (size_t)i * rb->stride);
+}
+
 /* rotate x down to the side left (true) or right */
 static void rb_rotate(struct rb *rb, uint32_t x, bool left)
 {
-	struct rb_node *t = rb->t;
+	struct rb_node *nx = rb_at(rb, x), *ny;
 	int a = left ? 1 : 0, b = !a;
-	uint32_t y = t[x].c[a];
+	uint32_t y = nx->c[a];
 
-	t[x].c[a] = t[y].c[b];
-	if (t[y].c[b] != NIL)
-		t[t[y].c[b]].p = x;
-	t[y].p = t[x].p;
-	if (t[x].p == NIL)
+	ny = rb_at(rb, y);
+	nx->c[a] = ny->c[b];
+	if (ny->c[b] != NIL)
+		rb_at(rb, ny->c[b])->p = x;
+	ny->p = nx->p;
+	if (nx->p == NIL)
 		rb->root = y;
-	else
-		t[t[x].p].c[x == t[t[x].p].c[0] ? 0 : 1] = y;
-	t[y].c[b] = x;
-	t[x].p = y;
+	else {
+		struct rb_node *pp = rb_at(rb, nx->p);
+
+		pp->c[x == pp->c[0] ? 0 : 1] = y;
+	}
+	ny->c[b] = x;
+	nx->p = y;
 }
 
 static void rb_fixup(struct rb *rb, uint32_t z)
 {
-	struct rb_node *t = rb->t;
+	while (rb_at(rb, z)->p != NIL && rb_at(rb, rb_at(rb, z)->p)->red) {
+		uint32_t p = rb_at(rb, z)->p, g = rb_at(rb, p)->p;
+		bool pleft = p == rb_at(rb, g)->c[0];
+		uint32_t u = rb_at(rb, g)->c[pleft ? 1 : 0];
 
-	while (t[z].p != NIL && t[t[z].p].red) {
-		uint32_t p = t[z].p, g = t[p].p;
-		bool pleft = p == t[g].c[0];
-		uint32_t u = t[g].c[pleft ? 1 : 0];
-
-		if (u != NIL && t[u].red) {
-			t[p].red = t[u].red = false;
-			t[g].red = true;
+		if (u != NIL && rb_at(rb, u)->red) {
+			rb_at(rb, p)->red = rb_at(rb, u)->red = false;
+			rb_at(rb, g)->red = true;
 			z = g;
 			continue;
 		}
-		if (z == t[p].c[pleft ? 1 : 0]) {
+		if (z == rb_at(rb, p)->c[pleft ? 1 : 0]) {
 			z = p;
 			rb_rotate(rb, z, pleft);
-			p = t[z].p;
-			g = t[p].p;
+			p = rb_at(rb, z)->p;
+			g = rb_at(rb, p)->p;
 		}
-		t[p].red = false;
-		t[g].red = true;
+		rb_at(rb, p)->red = false;
+		rb_at(rb, g)->red = true;
 		rb_rotate(rb, g, !pleft);
 	}
-	t[rb->root].red = false;
+	rb_at(rb, rb->root)->red = false;
 }
 
 /* Insert 0..n) in order into a red-black tree where goes_left(new, existing) sends a row
- * left; perm: its in-order walk. */
-int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx,
-		 size_t *perm)
+ * left; perm: its in-order walk. The nodes: every stride bytes from base (NULL: an array
+ * of their own). Inlined where goes_left is known, so that a step down the tree is a
+ * comparison in place rather than a call. */
+static inline __attribute__((always_inline)) int
+rb_order_with(size_t n, void *base, size_t stride,
+	      bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx, size_t *perm)
 {
-	struct rb rb = { .root = NIL };
+	struct rb rb = { .base = base, .stride = base ? stride : sizeof(struct rb_node), .root = NIL };
 	uint32_t *stack, x;
 	size_t sp = 0, k = 0;
 
 	if (n >= NIL)
 		return -ENOMEM;
-	rb.t = malloc((n ? n : 1) * sizeof(*rb.t));
+	if (!base)
+		rb.base = malloc((n ? n : 1) * sizeof(struct rb_node));
 	stack = malloc((n ? n : 1) * sizeof(*stack));
-	if (!rb.t || !stack) {
-		free(rb.t);
+	if (!rb.base || !stack) {
+		if (!base)
+			free(rb.base);
 		free(stack);
 		return -ENOMEM;
 	}
@@ -332,27 +345,46 @@ int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx
 		uint32_t y = NIL;
 		int side = 0;
 
-		for (x = rb.root; x != NIL; x = rb.t[x].c[side]) {
+		for (x = rb.root; x != NIL; x = rb_at(&rb, x)->c[side]) {
 			y = x;
 			side = !goes_left(z, x, ctx);
 		}
-		rb.t[z] = (struct rb_node){ .c = { NIL, NIL }, .p = y, .red = true };
+		*rb_at(&rb, z) = (struct rb_node){ .c = { NIL, NIL }, .p = y, .red = true };
 		if (y == NIL)
 			rb.root = z;
 		else
-			rb.t[y].c[side] = z;
+			rb_at(&rb, y)->c[side] = z;
 		rb_fixup(&rb, z);
 	}
 	for (x = rb.root; x != NIL || sp;) {	/* in-order walk */
-		for (; x != NIL; x = rb.t[x].c[0])
+		for (; x != NIL; x = rb_at(&rb, x)->c[0])
 			stack[sp++] = x;
 		x = stack[--sp];
 		perm[k++] = x;
-		x = rb.t[x].c[1];
+		x = rb_at(&rb, x)->c[1];
 	}
-	free(rb.t);
+	if (!base)
+		free(rb.base);
 	free(stack);
 	return 0;
+}
+
+int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx,
+		 size_t *perm)
+{
+	return rb_order_with(n, NULL, 0, goes_left, ctx, perm);
+}
+
+/* v[0..n) put in the order perm gives (out: room for n, scratch); err passed through */
+static int permute_rows(struct tally_hist_entry **v, size_t n, const size_t *perm,
+			struct tally_hist_entry **out, int err)
+{
+	for (size_t i = 0; !err && i < n; i++)
+		out[i] = v[perm[i]];
+	if (!err)
+		memcpy(v, out, n * sizeof(*out));
+	free(out);
+	return err;
 }
 
 int tly_rb_sort_rows(struct tally_hist_entry **v, size_t n,
@@ -362,12 +394,8 @@ int tly_rb_sort_rows(struct tally_hist_entry **v, size_t n,
 	struct tally_hist_entry **out = malloc((n ? n : 1) * sizeof(*out));
 	int err = perm && out ? tly_rb_order(n, goes_left, ctx, perm) : -ENOMEM;
 
-	for (size_t i = 0; !err && i < n; i++)
-		out[i] = v[perm[i]];
-	if (!err)
-		memcpy(v, out, n * sizeof(*out));
+	err = permute_rows(v, n, perm, out, err);
 	free(perm);
-	free(out);
 	return err;
 }
 
@@ -469,6 +497,229 @@ static int emulate_trees(const struct tally_hist *h, struct tally_hist_entry **v
 	return err;
 }
 
+/* ---- keys packed into one integer ---- */
+
+/* How one slot's values go into a packed integer: minus the least, UINT64_MAX (a row
+ * without a value, ordered last) as one past the greatest other value. */
+struct slot_pack {
+	uint64_t min, none;	/* none: what UINT64_MAX becomes */
+	unsigned bits, shift;
+};
+
+static unsigned bit_len(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
+}
+
+/* Plan packing slots first .. first + ns of n rows of nk slots into the top bits of one
+ * integer, leaving `spare` low bits free; false when they do not fit. */
+static bool plan_pack(const uint64_t *key, size_t n, size_t nk, size_t first, size_t ns,
+		      unsigned spare, struct slot_pack *sp)
+{
+	unsigned total = spare;
+
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+		bool none = false;
+
+		for (size_t j = 0; j < n; j++) {
+			uint64_t v = key[j * nk + first + i];
+
+			if (v == UINT64_MAX) {
+				none = true;
+				continue;
+			}
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		if (lo > hi)	/* every row without a value */
+			lo = hi = 0;
+		sp[i].min = lo;
+		sp[i].none = hi - lo + 1;
+		if (!sp[i].none)
+			return false;
+		sp[i].bits = bit_len(none ? sp[i].none : hi - lo);
+		total += sp[i].bits;
+		if (total > 64)
+			return false;
+	}
+	for (size_t i = ns; i-- > 0;) {
+		sp[i].shift = spare;
+		spare += sp[i].bits;
+	}
+	return true;
+}
+
+static uint64_t pack(const uint64_t *k, size_t ns, const struct slot_pack *sp)
+{
+	uint64_t x = 0;
+
+	for (size_t i = 0; i < ns; i++)
+		if (sp[i].bits)
+			x |= (k[i] == UINT64_MAX ? sp[i].none : k[i] - sp[i].min) << sp[i].shift;
+	return x;
+}
+
+/* A row's keys when the symbol is the last key: the keys before it and whether the row
+ * is unresolved (lowest bit) in one integer, then its address and end (key_slots). */
+struct packed_in {
+	struct rb_node node;	/* the row's in the trees */
+	uint64_t pre, addr, end;
+};
+
+/* key_goes_left on packed rows */
+static bool packed_goes_left(size_t z, size_t x, const void *arg)
+{
+	const struct packed_in *n = (const struct packed_in *)arg + z, *e = (const struct packed_in *)arg + x;
+	int64_t d;
+
+	if (n->pre != e->pre)
+		return n->pre < e->pre;
+	d = (int64_t)(n->addr - e->addr);
+	if (!d)
+		d = (int64_t)(n->end - e->end);
+	return d < 0;
+}
+
+static int packed_cmp(const void *pa, const void *pb, void *arg)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct packed_in *x = (const struct packed_in *)arg + a, *y = (const struct packed_in *)arg + b;
+
+	if (x->pre != y->pre)
+		return x->pre < y->pre ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return (a > b) - (a < b);	/* ties: in insertion order */
+}
+
+/* spreads_fit on packed rows, without sorting them: per group of rows equal on the keys
+ * before the symbol, the spread of unresolved addresses, starts and ends. */
+static int packed_fits(const struct packed_in *p, size_t n)
+{
+	struct grp {
+		uint64_t lo[3], hi[3];
+	} *g = malloc(n * sizeof(*g));
+	size_t cap = 16, ng = 0;
+	uint64_t *ks;
+	uint32_t *id;
+	int fits = 1;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	ks = malloc(cap * sizeof(*ks));
+	id = calloc(cap, sizeof(*id));	/* group + 1 */
+	if (!g || !ks || !id) {
+		fits = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < n; j++) {
+		uint64_t k = p[j].pre >> 1;
+		size_t i = (k * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (cap - 1);
+		struct grp *r;
+
+		while (id[i] && ks[i] != k)
+			i = (i + 1) & (cap - 1);
+		if (!id[i]) {
+			ks[i] = k;
+			id[i] = (uint32_t)++ng;
+			g[ng - 1] = (struct grp){ .lo = { UINT64_MAX, UINT64_MAX, UINT64_MAX } };
+		}
+		r = &g[id[i] - 1];
+		for (int m = 0; m < 3; m++) {	/* unresolved addresses, starts, ends */
+			uint64_t x = m == 2 ? p[j].end : p[j].addr;
+
+			if ((m == 0) != (p[j].pre & 1))
+				continue;
+			r->lo[m] = x < r->lo[m] ? x : r->lo[m];
+			r->hi[m] = x > r->hi[m] ? x : r->hi[m];
+		}
+	}
+	for (size_t i = 0; i < ng && fits == 1; i++)
+		for (int m = 0; m < 3; m++)
+			if (g[i].hi[m] >= g[i].lo[m] && g[i].hi[m] - g[i].lo[m] >= SIGN_FLIP)
+				fits = 0;
+out:
+	free(g);
+	free(ks);
+	free(id);
+	return fits;
+}
+
+static int packed_tree(size_t n, struct packed_in *p, size_t *perm)
+{
+	return rb_order_with(n, (void *)p, sizeof(*p), packed_goes_left, p, perm);
+}
+
+/* tly_hist__in_order when the symbol is the last key and the keys before it pack into
+ * one integer with the resolved bit; 1: they do not */
+static int packed_in_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
+			   const uint64_t *key, size_t nk, size_t sym_slot)
+{
+	struct slot_pack sp[MAX_SLOTS];
+	struct packed_in *p, *moved = NULL;
+	struct tally_hist_entry **out = NULL;
+	size_t *perm = NULL;
+	uint32_t *idx = NULL;
+	bool collapse = false;
+	int err, fits;
+
+	if (sym_slot != nk - 3 || !plan_pack(key, n, nk, 0, sym_slot, 1, sp))
+		return 1;
+	p = malloc(n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		const uint64_t *k = key + j * nk;
+
+		p[j] = (struct packed_in){ .pre = pack(k, sym_slot, sp) | (k[sym_slot] & 1),
+					   .addr = k[sym_slot + 1], .end = k[sym_slot + 2] };
+	}
+	for (size_t i = 0; i < h->nr_keys; i++)
+		collapse = collapse || h->keys[i] == TALLY_HIST_COMM;
+	fits = packed_fits(p, n);
+	out = malloc(n * sizeof(*out));
+	if (fits == 1) {	/* consistent: one stable sort is both trees */
+		idx = malloc(n * sizeof(*idx));
+		err = idx && out ? 0 : -ENOMEM;
+		for (size_t i = 0; !err && i < n; i++)
+			idx[i] = (uint32_t)i;
+		if (!err) {
+			qsort_r(idx, n, sizeof(*idx), packed_cmp, p);
+			for (size_t i = 0; i < n; i++)
+				out[i] = v[idx[i]];
+			memcpy(v, out, n * sizeof(*out));
+		}
+		goto done;
+	}
+	/* addresses far apart: the trees' shapes decide; the keys move with their rows */
+	perm = malloc(n * sizeof(*perm));
+	moved = malloc(n * sizeof(*moved));
+	err = fits < 0 || !perm || !moved || !out ? -ENOMEM : 0;
+	for (int tree = 0; !err && tree < (collapse ? 2 : 1); tree++) {
+		struct packed_in *t;
+
+		err = packed_tree(n, p, perm);
+		for (size_t i = 0; !err && i < n; i++) {
+			moved[i] = p[perm[i]];
+			out[i] = v[perm[i]];
+		}
+		if (!err) {
+			t = p, p = moved, moved = t;
+			memcpy(v, out, n * sizeof(*out));
+		}
+	}
+done:
+	free(p);
+	free(moved);
+	free(out);
+	free(perm);
+	free(idx);
+	return err;
+}
+
 int tly_hist__in_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n)
 {
 	size_t nk = key_slots(h), sym_slot = SIZE_MAX, slot = 0;
@@ -496,6 +747,13 @@ int tly_hist__in_order(const struct tally_hist *h, struct tally_hist_entry **v, 
 			sym_slot = slot;
 		sym[slot] = h->keys[i] == TALLY_HIST_SYM;
 		slot += h->keys[i] == TALLY_HIST_SYM ? 3 : 1;
+	}
+	if (sym_slot != SIZE_MAX) {
+		err = packed_in_order(h, v, n, key, nk, sym_slot);
+		if (err != 1) {
+			free(key);
+			return err;
+		}
 	}
 	err = sort_rows(v, n, &rk, sym_slot);
 	if (err == 1)	/* addresses far apart: the trees' shapes decide */
@@ -561,6 +819,74 @@ static bool fill_out_keys(const struct tally_hist *h, struct tally_hist_entry **
 	return true;
 }
 
+/* A row's output keys when there are at most two values to order by and the keys pack
+ * into one integer: the values, pid and tid, depth, the keys. */
+struct packed_out {
+	struct rb_node node;	/* the row's in the tree */
+	uint64_t v[2];
+	uint64_t thread;
+	uint64_t depth;
+	uint64_t key;
+};
+
+struct packed_out_ctx {
+	const struct packed_out *p;
+	size_t nr_order;
+	bool children[2];
+	bool caller;
+};
+
+/* out_goes_left on packed rows */
+static bool packed_out_goes_left(size_t z, size_t x, const void *arg)
+{
+	const struct packed_out_ctx *c = arg;
+	const struct packed_out *a = c->p + z, *b = c->p + x;
+
+	for (size_t i = 0; i < c->nr_order; i++) {
+		if (a->v[i] != b->v[i])
+			return a->v[i] > b->v[i];
+		if (c->children[i] && a->thread == b->thread && a->depth != b->depth)
+			return c->caller ? a->depth > b->depth : a->depth < b->depth;
+	}
+	return a->key < b->key;
+}
+
+/* tly_rb_sort_rows by packed_out_goes_left; 1: the keys do not pack */
+static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct out_keys *ok)
+{
+	struct slot_pack sp[TALLY_HIST_NR_COLS];
+	struct packed_out_ctx c = { .nr_order = ok->nr_order, .caller = ok->caller };
+	size_t nr_keys = ok->nk - ok->nr_order - 3, *perm;
+	struct packed_out *p;
+	struct tally_hist_entry **out;
+	int err;
+
+	if (ok->nr_order > 2 || nr_keys > TALLY_HIST_NR_COLS ||
+	    !plan_pack(ok->key, n, ok->nk, ok->nr_order + 3, nr_keys, 0, sp))
+		return 1;
+	p = malloc(n * sizeof(*p));
+	perm = malloc(n * sizeof(*perm));
+	out = malloc(n * sizeof(*out));
+	err = p && perm && out ? 0 : -ENOMEM;
+	for (size_t j = 0; !err && j < n; j++) {
+		const uint64_t *k = ok->key + j * ok->nk, *t = k + ok->nr_order;
+
+		p[j] = (struct packed_out){ .thread = t[0] << 32 | t[1], .depth = t[2],
+					    .key = pack(t + 3, nr_keys, sp) };
+		for (size_t i = 0; i < ok->nr_order; i++)
+			p[j].v[i] = k[i];
+	}
+	for (size_t i = 0; i < ok->nr_order; i++)
+		c.children[i] = ok->children[i];
+	c.p = p;
+	if (!err)
+		err = rb_order_with(n, p, sizeof(*p), packed_out_goes_left, &c, perm);
+	err = permute_rows(v, n, perm, out, err);
+	free(p);
+	free(perm);
+	return err;
+}
+
 int tly_hist__out_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
 			const enum tally_hist_col *order, size_t nr_order)
 {
@@ -589,7 +915,9 @@ int tly_hist__out_order(const struct tally_hist *h, struct tally_hist_entry **v,
 			k[nr_order + 1] = (uint32_t)v[j]->tid;
 			k[nr_order + 2] = v[j]->max_depth;
 		}
-		err = tly_rb_sort_rows(v, n, out_goes_left, &ok);
+		err = packed_out_order(v, n, &ok);
+		if (err == 1)
+			err = tly_rb_sort_rows(v, n, out_goes_left, &ok);
 	}
 	free(key);
 	return err;
