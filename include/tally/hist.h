@@ -162,6 +162,13 @@ TALLY_API struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
  * has. Call for each member before sorting the leader. 0 or -ENOMEM. */
 TALLY_API int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *member,
 				      size_t idx, size_t nr);
+/* Undo tally_hist__link_member: every row of leader forgets its members and
+ * tally_hist__nr_members is 1 again (NULL: nothing to do). The rows the linking added
+ * for keys only a member had stay, empty (0 periods: tally_hists__decay drops them).
+ * Call it before a member hist decays or is deleted apart from its leader, and before
+ * linking a group again (live views: every refresh, as members gain rows);
+ * tally_hists__decay drops the links of the hists it decays itself. */
+TALLY_API void tally_hist__unlink_members(struct tally_hist *leader);
 /* perf's --group-sort-idx: rows of a group sort by member idx's value first, then the
  * other members' after the leader (not the leader's); idx 0 or not a member: by the
  * leader's, as usual. */
@@ -283,7 +290,9 @@ TALLY_API int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 TALLY_API int tally_hists__finish(struct tally_hists *hs);
 
 /* Age every hist (live views between refreshes): periods and counts * 7/8, or 0 when
- * zero; entries and branches that reach 0 go. Needs opts.decay. 0 or -ENOMEM. */
+ * zero; entries and branches that reach 0 go. Groups are unlinked (link them again
+ * before the next sort) and tally_hist__group_sort_idx is reset. Needs opts.decay.
+ * 0 or -ENOMEM. */
 TALLY_API int tally_hists__decay(struct tally_hists *hs, bool zero);
 
 #ifdef __cplusplus

@@ -830,6 +830,20 @@ int tally_hist__link_member(struct tally_hist *leader, struct tally_hist *m, siz
 	return 0;
 }
 
+void tally_hist__unlink_members(struct tally_hist *leader)
+{
+	if (!leader || !leader->table)
+		return;
+	for (size_t i = 0; i < leader->cap; i++) {
+		struct tally_hist_entry *e = leader->table[i];
+
+		if (e) {
+			free(e->members);
+			e->members = NULL;
+		}
+	}
+	leader->nr_members = 1;
+}
 
 struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
 					  const struct tally_hist_entry *like)

@@ -443,6 +443,57 @@ static void group_members(void **state)
 	tally_session__delete(s);
 }
 
+/* A live view's group: linked, unlinked before the member gains rows and linked again;
+ * decay drops the links (and the empty leader rows linking added). */
+static void group_relink(void **state)
+{
+	struct tally_session *s = session();
+	struct tally_hists_opts o = { .decay = true };
+	struct tally_hists *hs;
+	struct tally_hist *leader, *member;
+	struct tally_hist_entry *const *e;
+	size_t nr;
+	(void)state;
+
+	assert_int_equal(tally_hists__new(&hs, s, 2, &o), 0);
+	leader = tally_hists__hist(hs, 0);
+	member = tally_hists__hist(hs, 1);
+	tally_hist__unlink_members(NULL);	/* NULL-safe */
+	tally_hist__unlink_members(leader);	/* never linked: nothing to do */
+	assert_int_equal(tally_hist__nr_members(leader), 1);
+	add(hs, 0, 10, 0, 16, 0x10010);
+	add(hs, 1, 10, 0, 24, 0x10010);
+	assert_int_equal(tally_hist__link_member(leader, member, 1, 2), 0);
+	tally_hist__unlink_members(leader);
+	assert_int_equal(tally_hist__nr_members(leader), 1);
+	e = sorted(leader, false, &nr);
+	assert_int_equal(nr, 1);
+	assert_null(e[0]->members);
+	add(hs, 1, 20, 0, 40, 0x20000);	/* a new row of the member only */
+	assert_int_equal(tally_hist__link_member(leader, member, 1, 2), 0);
+	tally_hist__group_sort_idx(leader, 1);
+	e = sorted(leader, false, &nr);
+	assert_int_equal(nr, 2);
+	assert_int_equal(e[0]->period, 0);	/* by the member's: 40, then 24 */
+	assert_int_equal(e[0]->members[1]->period, 40);
+	assert_int_equal(e[1]->members[1]->period, 24);
+	assert_int_equal(tally_hists__decay(hs, false), 0);
+	assert_int_equal(tally_hist__nr_members(leader), 1);
+	e = sorted(leader, false, &nr);
+	assert_int_equal(nr, 1);	/* the empty row went */
+	assert_int_equal(e[0]->period, 14);
+	assert_null(e[0]->members);
+	assert_int_equal(tally_hist__link_member(leader, member, 1, 2), 0);
+	e = sorted(leader, false, &nr);
+	assert_int_equal(nr, 2);
+	/* decay reset the sort index: by the leader's again */
+	assert_int_equal(e[0]->period, 14);
+	assert_int_equal(e[0]->members[1]->period, 21);
+	assert_int_equal(e[1]->members[1]->period, 35);
+	tally_hists__delete(hs);
+	tally_session__delete(s);
+}
+
 static void decay(void **state)
 {
 	struct tally_session *s = session();
@@ -513,6 +564,7 @@ int main(void)
 		cmocka_unit_test(time_and_unresolved),
 		cmocka_unit_test(memo_follows_the_session),
 		cmocka_unit_test(group_members),
+		cmocka_unit_test(group_relink),
 		cmocka_unit_test(decay),
 		cmocka_unit_test(shared_pool),
 	};
