@@ -314,13 +314,10 @@ static const struct cli_opt top_options[] = {
 		    CLI_NO_ANNOTATE_TUI("top", "--sym-annotate")),
 	OPT_BOOL(0, "all-cgroups", all_cgroups, "Record cgroup events"),
 	OPT_BOOL(0, "namespaces", namespaces, "Record namespaces events"),
-	OPT_REFUSED(0, "group", NULL, CLI_ARG_NONE, "put the counters into a counter group",
-		    "--group (a column per member event) is not implemented in tally top: use "
-		    "'tally record --group' and 'tally report --group'"),
-	OPT_REFUSED(0, "group-sort-idx", "n", CLI_ARG_REQUIRED,
-		    "Sort the output by the event at the index n in group",
-		    "--group-sort-idx needs --group, which tally top does not have: use 'tally "
-		    "report --group --group-sort-idx N'"),
+	OPT_BOOL(0, "group", group, "put the counters into a counter group"),
+	OPT_INT(0, "group-sort-idx", group_sort_idx, "n",
+		"Sort the output by the event at the index n in group. If n is invalid, sort by "
+		"the first event. WARNING: should be used on grouped events."),
 	OPT_REFUSED(0, "overwrite", NULL, CLI_ARG_NONE, "Use a backward ring buffer, default: no",
 		    "--overwrite (backward rings) is not implemented in tally top"),
 	OPT_BOOL('i', "no-inherit", no_inherit, "child tasks do not inherit counters"),

@@ -107,29 +107,36 @@ static const char *thread_comm(const struct tally_hist_entry *e)
 	return c ? c : e->comm;
 }
 
+/* The group's cells of a value column, side by side; at a --column-widths width u
+ * (0: none) each member's is u wide, as a single value's (print_user_cell). */
 static void print_value_cell(struct fmt_buf *fp, size_t nr_members, const struct tally_hist_entry *e,
-			     enum tally_hist_col c, const struct hist_print_opts *o, uint64_t total)
+			     enum tally_hist_col c, const struct hist_print_opts *o, uint64_t total,
+			     size_t u)
 {
+	int wp = u ? (int)u - 2 : 7, wn = u ? (int)u - 1 : 12;
+
 	for (size_t k = 0; k < nr_members; k++) {
 		const struct tally_hist_entry *m = member(e, k);
 		uint64_t t = k == 0 ? total : o->member_totals ? o->member_totals[k] : 0;
 
+		if (u)
+			fb_putc(fp, ' ');
 		if (cpu_util_col(c)) {
-			fb_pct(fp, pct(cpu_util_period(m, c), t), 7);
+			fb_pct(fp, pct(cpu_util_period(m, c), t), wp);
 			continue;
 		}
 		switch (c) {
 		case TALLY_HIST_OVERHEAD:
-			fb_pct(fp, pct(m ? m->period : 0, t), 7);
+			fb_pct(fp, pct(m ? m->period : 0, t), wp);
 			break;
 		case TALLY_HIST_CHILDREN:
-			fb_pct(fp, pct(m ? m->period_acc : 0, t), 7);
+			fb_pct(fp, pct(m ? m->period_acc : 0, t), wp);
 			break;
 		case TALLY_HIST_SAMPLES:
-			fb_u64_pad(fp, m ? m->nr_samples : 0, 12);
+			fb_u64_pad(fp, m ? m->nr_samples : 0, wn);
 			break;
 		case TALLY_HIST_PERIOD:
-			fb_u64_pad(fp, m ? m->period : 0, 12);
+			fb_u64_pad(fp, m ? m->period : 0, wn);
 			break;
 		default:
 			break;
@@ -484,7 +491,7 @@ static int hier_row(FILE *fp, struct tally_hist *h, const struct tally_hist_entr
 		if (tally_hist_col__is_key(cols[i]))
 			continue;
 		if (nr_members > 1)
-			print_value_cell(line, nr_members, e, cols[i], o, total);
+			print_value_cell(line, nr_members, e, cols[i], o, total, 0);
 		else
 			print_cell(line, e, cols[i], (int)widths[i], total, false);
 		fb_put(line, "  ", 2);
@@ -738,6 +745,10 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 
 		if (u)
 			widths[i] = tally_hist_col__is_key(cols[i]) ? u : u > hl ? u : hl;
+		/* a group's value column: at least its members' default cells (perf's) */
+		if (u && nr_members > 1 && !tally_hist_col__is_key(cols[i]) &&
+		    widths[i] < nr_members * col_min_width(cols[i]))
+			widths[i] = nr_members * col_min_width(cols[i]);
 	}
 	if (o->hierarchy)
 		return hierarchy_fprintf(h, fp, o, cols, widths, nr, nr_keys);
@@ -754,16 +765,23 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		for (size_t i = 0; i < nr; i++) {
 			if (i)
 				fb_puts(&line, o->sep ? o->sep : "  ");
-			if (o->sep)
+			if (o->sep) {
 				print_cell_sep(&line, nr_members, e, cols[i], o, total, widths[i],
 					       i + 1 == nr);
-			else if (nr_members > 1 && !tally_hist_col__is_key(cols[i]))
-				print_value_cell(&line, nr_members, e, cols[i], o, total);
-			else if (user_width(o, i))
+			} else if (nr_members > 1 && !tally_hist_col__is_key(cols[i])) {
+				size_t u = user_width(o, i);
+
+				print_value_cell(&line, nr_members, e, cols[i], o, total, u);
+				/* padded to the column after the cells (-w narrower than
+				 * the members' default cells) */
+				if (u && widths[i] > nr_members * u)
+					fb_spaces(&line, widths[i] - nr_members * u);
+			} else if (user_width(o, i)) {
 				print_user_cell(&line, e, cols[i], user_width(o, i), widths[i],
 						total, i + 1 == nr);
-			else
+			} else {
 				print_cell(&line, e, cols[i], (int)widths[i], total, i + 1 == nr);
+			}
 		}
 		fb_putc(&line, '\n');
 		if (!fb_flush(&line, fp))

@@ -27,14 +27,25 @@ int top_print_report_table(const struct top *t, FILE *fp, size_t rows)
 		.dso_list = t->o->filter.dsos != NULL,
 		.cc = { .mode = t->o->callgraph ? CC_GRAPH : CC_NONE, .min_percent = 0.5 },
 	};
+	size_t nm = top__nr_members(t);
+	uint64_t *totals = malloc(nm * sizeof(*totals));
 	char *text = NULL, *p;
 	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
+	FILE *m;
 	int err;
 
-	if (!m)
+	if (!totals)
 		return -1;
+	for (size_t k = 0; k < nm; k++)
+		totals[k] = top_member_total(t, k);
+	ho.member_totals = totals;
+	m = open_memstream(&text, &len);
+	if (!m) {
+		free(totals);
+		return -1;
+	}
 	err = hist_fprintf(top__hist(t), m, &ho);
+	free(totals);
 	if (fclose(m) || err) {
 		free(text);
 		return -1;

@@ -37,6 +37,8 @@ static int add_event(struct top *t, const struct perf_event_attr *attr, const ch
 	e = &t->ev[t->nr_ev];
 	memset(e, 0, sizeof(*e));
 	e->attr = *attr;
+	e->leader = (int)t->nr_ev;
+	e->nr_members = 1;
 	e->name = strdup(name);
 	if (!e->name)
 		return -ENOMEM;
@@ -108,9 +110,29 @@ static int parse_events(struct top *t)
 		const struct tally_event *ev = tally_evlist__event(list, i);
 
 		err = add_event(t, &ev->attr, ev->name, ev->period_set || ev->freq_set);
+		if (!err) {
+			t->ev[i].leader = ev->leader;
+			t->ev[i].nr_members = ev->nr_members;
+		}
 	}
 	tally_evlist__delete(list);
 	return err;
+}
+
+/* The groups: -e's {a,b}, or with --group every event in the first one's (as perf's
+ * evlist__set_leader). Either shows perf's group view. */
+static void set_groups(struct top *t)
+{
+	if (t->o->group && t->nr_ev > 1) {
+		for (size_t i = 0; i < t->nr_ev; i++) {
+			t->ev[i].leader = 0;
+			t->ev[i].nr_members = 1;
+		}
+		t->ev[0].nr_members = (int)t->nr_ev;
+	}
+	for (size_t i = 0; i < t->nr_ev; i++)
+		if (t->ev[i].leader == (int)i && t->ev[i].nr_members > 1)
+			t->group_view = true;
 }
 
 /* The user registers a dwarf unwind needs: x86_64's general registers, ip and sp
@@ -262,7 +284,11 @@ static int open_events(struct top *t)
 		struct perf_event_attr a = t->ev[e].attr;
 
 		apply_policy(t, &a, e == 0);
-		err = tally_sampler__add(t->sampler, &a, -1, NULL, NULL);
+		/* a group starts once complete (as perf's): a member joining a running
+		 * leader of another software clock is never scheduled in a CPU's context */
+		a.disabled = t->ev[e].leader == (int)e && t->ev[e].nr_members > 1;
+		err = tally_sampler__add(t->sampler, &a,
+					 t->ev[e].leader == (int)e ? -1 : t->ev[e].leader, NULL, NULL);
 		if (!err && t->cgroup_fds)
 			err = tally_sampler__set_cgroup(t->sampler, e, t->cgroup_fds[e]);
 	}
@@ -280,6 +306,10 @@ static int open_events(struct top *t)
 	if (!tally_sampler__nr_fds(t->sampler)) {
 		cli_error("no CPU could be sampled (all offline?)");
 		return -ENODEV;
+	}
+	if (t->group_view && (err = tally_sampler__enable(t->sampler))) {
+		cli_error("cannot enable the event groups: %s", strerror(-err));
+		return err;
 	}
 	for (size_t e = 0; e < t->nr_ev && verbose >= 2; e++)	/* as perf top -vv */
 		attr_block_fprintf(stderr, &t->ev[e].attr, 0);
@@ -501,6 +531,10 @@ int top__open(struct top *t, const struct top_opts *o)
 	err = parse_events(t);
 	if (err)
 		return err == -ENOMEM ? (cli_error("out of memory"), err) : err;
+	set_groups(t);
+	if (o->group_sort_idx && !t->group_view)
+		cli_warn("--group-sort-idx %d: no event group to sort (make one with --group or "
+			 "-e '{a,b}'): rows sorted as usual", o->group_sort_idx);
 	err = top_evswitch(t, o);
 	if (err)
 		return err;
@@ -703,7 +737,17 @@ void top__decay(struct top *t, bool zero)
 
 int top__sort(struct top *t)
 {
+	struct tally_hist *h = top__hist(t);
+	size_t nm = top__nr_members(t);
+
+	/* the members have rows the last link did not see (and decay dropped the links) */
+	tally_hist__unlink_members(h);
+	for (size_t k = 1; k < nm; k++)
+		if (tally_hist__link_member(h, tally_hists__hist(t->hists, t->cur + k), k, nm))
+			return -ENOMEM;
+	if (nm > 1 && t->o->group_sort_idx > 0)
+		tally_hist__group_sort_idx(h, (size_t)t->o->group_sort_idx);
 	if (t->o->hierarchy)
-		return tally_hist__sort_hierarchy(top__hist(t));
-	return tally_hist__sort(top__hist(t), t->children);
+		return tally_hist__sort_hierarchy(h);
+	return tally_hist__sort(h, t->children);
 }

@@ -16,15 +16,22 @@ int top_header(const struct top *t, char *buf, size_t len)
 {
 	const struct top_event *ev = &t->ev[t->cur];
 	double secs = t->interval_secs > 0 ? t->interval_secs : 1.0;
-	double irqs = (double)ev->shown_samples / secs;
-	double kpct = ev->shown_samples ?
-			      100.0 * (double)ev->shown_kernel / (double)ev->shown_samples : 0;
-	char rate[48], target[160];
+	uint64_t samples = 0, kernel = 0;
+	double irqs, kpct;
+	char rate[48] = "", target[160];
 	size_t n;
 
-	if (ev->attr.freq)
+	/* as perf: the rate of every event's samples; the period or frequency only when
+	 * there is one event */
+	for (size_t i = 0; i < t->nr_ev; i++) {
+		samples += t->ev[i].shown_samples;
+		kernel += t->ev[i].shown_kernel;
+	}
+	irqs = (double)samples / secs;
+	kpct = samples ? 100.0 * (double)kernel / (double)samples : 0;
+	if (t->nr_ev == 1 && ev->attr.freq)
 		snprintf(rate, sizeof(rate), "%" PRIu64 "Hz ", (uint64_t)ev->attr.sample_freq);
-	else
+	else if (t->nr_ev == 1)
 		snprintf(rate, sizeof(rate), "%" PRIu64 " ", (uint64_t)ev->attr.sample_period);
 	if (t->o->uid)	/* perf names the user, not its processes */
 		n = (size_t)snprintf(target, sizeof(target), "(uid: %s", t->o->uid);
@@ -64,6 +71,20 @@ static double pct(uint64_t v, uint64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
+uint64_t top_member_total(const struct top *t, size_t k)
+{
+	const struct tally_hist_totals *tot =
+		tally_hist__totals(tally_hists__hist(t->hists, t->cur + k));
+
+	return t->o->relative ? tot->filtered_period : tot->period;
+}
+
+/* Group member k's row of e (0: e itself; NULL: the member has none). */
+static const struct tally_hist_entry *member(const struct tally_hist_entry *e, size_t k)
+{
+	return k == 0 ? e : e->members ? e->members[k] : NULL;
+}
+
 bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
 {
 	uint64_t total = top_total(t);
@@ -74,6 +95,12 @@ bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
 		return true;
 	if (t->hide_user && !kernel)
 		return true;
+	/* the group view shows a row any member has (as perf: "0.00%  0.04%") */
+	for (size_t k = 1; !v && k < top__nr_members(t); k++) {
+		const struct tally_hist_entry *m = member(e, k);
+
+		v = m ? (t->children ? m->period_acc : m->period) : 0;
+	}
 	if (!v)
 		return true;
 	if (t->o->count_filter > 0 &&
@@ -138,7 +165,7 @@ void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 {
 	uint64_t total = top_total(t);
 	enum tally_hist_col cols[TOP_MAX_COLS];
-	size_t n = 0, nr = top_columns(t, cols);
+	size_t n = 0, nr = top_columns(t, cols), nm = top__nr_members(t);
 	/* without --fields the Samples and Period columns follow the children mode */
 	bool acc = t->children && !t->nr_fields;
 
@@ -152,6 +179,32 @@ void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 	for (size_t i = 0; i < nr; i++) {
 		bool last = i + 1 == nr;
 
+		if (nm > 1 && !tally_hist_col__is_key(cols[i])) {
+			/* the group view: the column's cell of each member, side by side */
+			PUT("  ");
+			for (size_t k = 0; k < nm; k++) {
+				const struct tally_hist_entry *m = member(e, k);
+				uint64_t tot = k ? top_member_total(t, k) : total;
+
+				switch (cols[i]) {
+				case TALLY_HIST_CHILDREN:
+					PUT("%7.2f%%", pct(m ? m->period_acc : 0, tot));
+					break;
+				case TALLY_HIST_OVERHEAD:
+					PUT("%7.2f%%", pct(m ? m->period : 0, tot));
+					break;
+				case TALLY_HIST_SAMPLES:
+					PUT("%12" PRIu64, !m ? 0 : acc ? m->nr_samples_acc : m->nr_samples);
+					break;
+				case TALLY_HIST_PERIOD:
+					PUT("%12" PRIu64, !m ? 0 : acc ? m->period_acc : m->period);
+					break;
+				default:
+					break;
+				}
+			}
+			continue;
+		}
 		switch (cols[i]) {
 		case TALLY_HIST_CHILDREN:
 			PUT("  %7.2f%%", pct(e->period_acc, total));

@@ -162,22 +162,24 @@ static void column_header(const struct top *t, const struct top_widths *w, char 
 {
 	enum tally_hist_col cols[TOP_MAX_COLS];
 	size_t n = 0, nr = top_columns(t, cols);
+	/* the group view: a value's header over its members' cells */
+	int nm = (int)top__nr_members(t);
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < nr && n < len; i++) {
 		switch (cols[i]) {
 		case TALLY_HIST_CHILDREN:
-			n += (size_t)snprintf(buf + n, len - n, "  Children");
+			n += (size_t)snprintf(buf + n, len - n, "  %*s", 8 * nm, "Children");
 			break;
 		case TALLY_HIST_OVERHEAD:
-			n += (size_t)snprintf(buf + n, len - n, t->children && !t->nr_fields
-					      ? "      Self" : "  Overhead");
+			n += (size_t)snprintf(buf + n, len - n, "  %*s", 8 * nm,
+					      t->children && !t->nr_fields ? "Self" : "Overhead");
 			break;
 		case TALLY_HIST_SAMPLES:
-			n += (size_t)snprintf(buf + n, len - n, "  %12s", "Samples");
+			n += (size_t)snprintf(buf + n, len - n, "  %*s", 12 * nm, "Samples");
 			break;
 		case TALLY_HIST_PERIOD:
-			n += (size_t)snprintf(buf + n, len - n, "  %12s", "Period");
+			n += (size_t)snprintf(buf + n, len - n, "  %*s", 12 * nm, "Period");
 			break;
 		case TALLY_HIST_COMM:
 			n += (size_t)snprintf(buf + n, len - n, "  %-*s", w->comm, "Command");
@@ -377,8 +379,8 @@ int top_tui__keys(struct top_tui *ui, struct top *t)
 		case 'z':
 			ui->zero = !ui->zero;
 			break;
-		case '\t':
-			t->cur = (t->cur + 1) % t->nr_ev;
+		case '\t':	/* the next event; in the group view the next group */
+			t->cur = (t->cur + top__nr_members(t)) % t->nr_ev;
 			top__sort(t);
 			ui->callers = false;
 			break;

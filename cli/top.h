@@ -74,12 +74,16 @@ struct top_opts {
 	char **cgroups;		/* -G: the n-th name for the n-th event; one for all */
 	bool all_cgroups;	/* --all-cgroups: CGROUP in samples, cgroup records */
 	bool namespaces;	/* --namespaces: NAMESPACES records */
+	bool group;		/* --group: every event in the first one's group */
+	int group_sort_idx;	/* --group-sort-idx: the group's rows by this member */
 };
 
 struct top_event {
 	struct perf_event_attr attr;
 	char *name;
 	struct tally_sample_layout layout;
+	int leader;		/* index of its group's leader (its own: a leader or alone) */
+	int nr_members;		/* on a leader: the group's size, its members after it */
 	uint64_t interval_samples, interval_kernel;	/* being counted */
 	uint64_t shown_samples, shown_kernel;		/* of the last finished interval */
 };
@@ -115,7 +119,8 @@ struct top {
 	uint64_t total_samples;
 	double interval_secs;		/* length of the last interval */
 	/* view state */
-	size_t cur;			/* event shown */
+	bool group_view;		/* perf's group view: a column per member ({a,b}, --group) */
+	size_t cur;			/* event shown (a group's leader in the group view) */
 	bool hide_kernel, hide_user;
 	bool children;
 	enum tally_hist_col keys[TALLY_HIST_NR_COLS];
@@ -133,6 +138,15 @@ static inline struct tally_hist *top__hist(const struct top *t)
 	return tally_hists__hist(t->hists, t->cur);
 }
 
+/* The events shown as one row each: the shown event and, in the group view, its
+ * group's members after it (1: the event alone). perf 6.1's top --hierarchy shows the
+ * leader's columns only, so does tally's. */
+static inline size_t top__nr_members(const struct top *t)
+{
+	return t->group_view && !t->o->hierarchy && t->ev[t->cur].nr_members > 1
+		       ? (size_t)t->ev[t->cur].nr_members : 1;
+}
+
 /* top-sample.c */
 /* Open events and rings and read what already runs; t is zeroed with keys set. */
 int top__open(struct top *t, const struct top_opts *o);
@@ -143,12 +157,15 @@ int top__drain(struct top *t);
 void top__end_interval(struct top *t);
 /* Between refreshes: samples decay by 7/8 (or are zeroed with -z). */
 void top__decay(struct top *t, bool zero);
-/* Sort the shown event's entries for display (after top__drain). */
+/* Sort the shown event's entries for display (after top__drain); in the group view
+ * its members are linked to it first (a column each). */
 int top__sort(struct top *t);
 
 /* top-stdio.c */
 /* "   PerfTop:  N irqs/sec  kernel:x% ..." (no newline). */
 int top_header(const struct top *t, char *buf, size_t len);
+/* What group member k's percentages are of (k 0: the shown event). */
+uint64_t top_member_total(const struct top *t, size_t k);
 /* Whether entry e is hidden by the kernel/user toggles or the percent limit. */
 bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e);
 /* One table row into buf (no newline); widths from top_widths(). */

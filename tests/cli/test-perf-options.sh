@@ -49,7 +49,7 @@ echo "# $known_total of $total long options of perf's seven commands recognized"
 bad=""
 for w in "report --itrace" "report --asm-raw" "report -b" "top --objdump x" "top -b" \
 	 "record --off-cpu" "record --kcore" "script --itrace" "script -s x.py" "stat --no-such" \
-	 "top --group" "top --group-sort-idx 1"; do
+	 "top --overwrite" "top --stitch-lbr"; do
 	# shellcheck disable=SC2086
 	"$TALLY" $w </dev/null >out 2>err; rc=$?
 	case $w in
