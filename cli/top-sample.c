@@ -284,8 +284,9 @@ static int open_events(struct top *t)
 		struct perf_event_attr a = t->ev[e].attr;
 
 		apply_policy(t, &a, e == 0);
-		/* a group starts once complete (as perf's): a member joining a running
-		 * leader of another software clock is never scheduled in a CPU's context */
+		/* a group starts once complete (as perf's): a member that joins a running
+		 * leader of another software clock (task-clock under cpu-clock, system
+		 * wide) got no samples at all */
 		a.disabled = t->ev[e].leader == (int)e && t->ev[e].nr_members > 1;
 		err = tally_sampler__add(t->sampler, &a,
 					 t->ev[e].leader == (int)e ? -1 : t->ev[e].leader, NULL, NULL);

@@ -48,6 +48,14 @@ start() {	# ARGS for tally top
 		"TERM=xterm-256color '$TALLY' top -d 0.3 $* 2>'$TMP/err'; echo \$? >'$TMP/rc'"
 }
 
+# quits VIEW WHERE: q ends the view with status 0 and nothing on stderr
+quits() {
+	tm send-keys -t top q
+	if wait_rc 10; then check "q quits $1 with status 0" test "$(cat rc)" = 0
+	else fail "q quits $1 with status 0 (still running)"; fi
+	check "nothing on stderr $2" test ! -s err
+}
+
 start -p $HP
 if wait_pane 'spin' 10; then ok "terminal view shows the table"; else fail "terminal view shows the table"; cat pane; fi
 check "terminal view shows the PerfTop header" grep -q 'PerfTop:.*irqs/sec' pane
@@ -74,10 +82,21 @@ if wait_pane 'Callers of the selected symbol' 5; then ok "Enter shows the caller
 check "callers view shows main" grep -q 'main' pane
 tm send-keys -t top Escape
 if wait_pane 'q quit  arrows' 5; then ok "Esc goes back to the table"; else fail "Esc goes back to the table"; fi
-tm send-keys -t top q
-if wait_rc 10; then check "q quits the -g view with status 0" test "$(cat rc)" = 0
-else fail "q quits the -g view with status 0 (still running)"; fi
-check "nothing on stderr with -g" test ! -s err
+quits "the -g view" "with -g"
+
+# The group view: a cell per member under one Overhead header; Tab goes from the group
+# to the event after it (alone: one cell) and back.
+start -p $HP -e "'{cpu-clock,task-clock},cpu-clock'"
+if wait_pane '% *[0-9.]*%  *hot  *\[\.\] spin' 10; then ok "group view: two cells per row"
+else fail "group view: two cells per row"; cat pane; fi
+check "group view: the Overhead header over both cells" grep -q '^          Overhead  Shared Object' pane
+tm send-keys -t top Tab
+if wait_pane '^  Overhead  Shared Object' 5; then ok "Tab: the event after the group, one cell"
+else fail "Tab: the event after the group, one cell"; cat pane; fi
+tm send-keys -t top Tab
+if wait_pane '^          Overhead' 5; then ok "Tab: back to the group"; else fail "Tab: back to the group"; fi
+quits "the group view" "in the group view"
+tm kill-server 2>/dev/null
 
 # A terminal ncurses cannot drive: one clear message, no exit from inside ncurses.
 rm -f rc
