@@ -80,6 +80,27 @@ struct script_ev {
 	uint64_t nr_dumped;
 };
 
+/* A number's text as last made (out_num_memo) */
+struct num_memo {
+	uint64_t v;
+	size_t width;
+	uint8_t len;	/* 0: none */
+	char text[32];
+};
+
+/* The start of a line before its time, as last made on a CPU (print_start) */
+#define START_MEMOS 16
+struct start_memo {
+	unsigned f;
+	bool chain;
+	int pid, tid;
+	uint32_t cpu;
+	uint8_t comm_len;
+	uint8_t len;	/* 0: none */
+	char comm[32];
+	char text[128];
+};
+
 struct script {
 	struct script_opts *o;
 	struct tally_data *data;
@@ -98,6 +119,8 @@ struct script {
 	uint64_t first_time, prev_time;	/* --reltime, --deltatime (0: none yet) */
 	struct evswitch sw;	/* --switch-on, --switch-off */
 	struct lost_counts lost;	/* for perf's warnings after the pass */
+	struct start_memo starts[START_MEMOS];	/* by CPU */
+	struct num_memo secs, period;
 };
 
 static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
@@ -532,7 +555,9 @@ static inline void hex16(uint64_t v, char t[16])
 		x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;	/* byte k: nibble k */
 		x += 0x3030303030303030ull +
 		     (((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull) * 0x27;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 		x = __builtin_bswap64(x);	/* the highest nibble first in memory */
+#endif
 		memcpy(t + 8 * i, &x, 8);
 	}
 }
@@ -584,6 +609,37 @@ static void out_num(struct out *o, uint64_t v, unsigned base, size_t width, char
 	} else {
 		*--e = (char)('0' + v);
 	}
+}
+
+/* a mask of a word's first k bytes in memory (k <= 8) */
+static inline uint64_t lead_bytes(size_t k)
+{
+	if (k >= 8)
+		return ~0ull;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (1ull << (8 * k)) - 1;
+#else
+	return ~(~0ull >> (8 * k));
+#endif
+}
+
+/* "%16lx": an address as perf prints it in a column */
+static inline void out_addr(struct out *o, uint64_t v)
+{
+	size_t pad = 16 - (size_t)(67 - __builtin_clzll(v | 1)) / 4;	/* 0..15 */
+	uint64_t w[2], m[2] = {	/* the bytes of w to be spaces */
+		lead_bytes(pad < 8 ? pad : 8), lead_bytes(pad > 8 ? pad - 8 : 0),
+	};
+	char t[16];
+
+	if (o->len + 16 > sizeof(o->buf))
+		out_flush(o);
+	hex16(v, t);
+	memcpy(w, t, 16);
+	for (int i = 0; i < 2; i++)
+		w[i] = (w[i] & ~m[i]) | (0x2020202020202020ull & m[i]);
+	memcpy(o->buf + o->len, w, 16);
+	o->len += 16;
 }
 
 /* "%5d" / "%-5d" of a signed int */
@@ -797,7 +853,7 @@ static int print_frame(struct script *s, const struct tally_addr_loc *l, unsigne
 	struct out *o = s->out;
 
 	out_ch(o, '\t');
-	out_num(o, l->map ? l->dso_addr : l->addr, 16, 16, ' ');
+	out_addr(o, l->map ? l->dso_addr : l->addr);
 	print_sym(o, l, f);
 	if ((f & F_SRCLINE) && print_srcline(s, l))
 		return -ENOMEM;
@@ -872,8 +928,16 @@ static int print_user_frame(struct script *s, const struct tally_sample *smp, ui
 	tally_session__locate(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
 	if (o->len + LINE_TEXT > sizeof(o->buf))
 		out_flush(o);
-	if (!loc.dso)
-		return print_frame(s, &loc, f);
+	if (!loc.dso) {		/* print_frame's line of an unknown address, quicker */
+		o->buf[o->len++] = '\t';
+		out_addr(o, ip);
+		if (f & F_SYM)
+			out_mem(o, " [unknown]", 10);
+		if (f & F_DSO)
+			out_mem(o, " ([unknown])", 12);
+		o->buf[o->len++] = '\n';
+		return 0;
+	}
 	if (tally_dso__is_kernel(loc.dso))
 		return 1;
 	key = (int32_t)tally_dso__index(loc.dso);
@@ -894,7 +958,7 @@ static int print_user_frame(struct script *s, const struct tally_sample *smp, ui
 static int print_chain(struct script *s, const struct tally_sample *smp, unsigned f)
 {
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, m = cpumode;
-	uint8_t since_mode = UINT8_MAX;	/* the cpumode since and key are for */
+	uint8_t key_mode = UINT8_MAX, since_mode = UINT8_MAX;	/* the cpumode key, since are for */
 	uint64_t since = 0;
 	int32_t key = 0;
 	struct out *o = s->out;
@@ -922,15 +986,18 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 			continue;
 		nr++;	/* perf's --max-stack counts the frames, not the context marks */
 		/* the same for every frame of one context: asked once per context */
-		if (cpumode != since_mode) {
-			since_mode = cpumode;
+		if (cpumode != key_mode) {
+			key_mode = cpumode;
 			key = tally_cpumode_is_kernel(cpumode) ? -1 : (int32_t)smp->pid;
-			since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
 		}
 		if (by_dso && key != -1 && (ret = print_user_frame(s, smp, cpumode, ip, f)) <= 0) {
 			if (ret)
 				return ret;
 			continue;
+		}
+		if (cpumode != since_mode) {
+			since_mode = cpumode;
+			since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
 		}
 		ls = line_slot(s->lines, ip, key, cpumode);
 		if (!s->o->stop_bt && line_hit(ls, ip, key, cpumode, f, since)) {
@@ -1074,11 +1141,9 @@ static uint64_t shown_time(struct script *s, uint64_t t)
 
 /* perf's start of a line (perf_sample__fprintf_start): comm (not padded before a call
  * chain), pid/tid, [cpu], time. */
-static void print_start(struct script *s, unsigned f, bool chain, const char *comm, int pid,
-			int tid, uint32_t cpu, uint64_t time)
+static void print_start_fields(struct out *o, unsigned f, bool chain, const char *comm, int pid,
+			       int tid, uint32_t cpu)
 {
-	struct out *o = s->out;
-
 	if (f & F_COMM) {
 		out_pad(o, comm, chain ? 0 : 16, true);
 		out_ch(o, ' ');
@@ -1097,16 +1162,86 @@ static void print_start(struct script *s, unsigned f, bool chain, const char *co
 		out_num(o, cpu, 10, 3, '0');
 		out_mem(o, "] ", 2);
 	}
+}
+
+/* v (below a million) as six digits */
+static inline void out_dec6(struct out *o, uint32_t v)
+{
+	char *p;
+
+	if (o->len + 6 > sizeof(o->buf))
+		out_flush(o);
+	p = o->buf + o->len;
+	memcpy(p, digits2 + 2 * (v / 10000), 2);
+	memcpy(p + 2, digits2 + 2 * (v / 100 % 100), 2);
+	memcpy(p + 4, digits2 + 2 * (v % 100), 2);
+	o->len += 6;
+}
+
+/* v in base 10, at least width chars padded with spaces, through a memo of the last
+ * text made (a field that repeats from line to line: the seconds, the period) */
+static void out_num_memo(struct out *o, struct num_memo *m, uint64_t v, size_t width)
+{
+	size_t start;
+
+	if (m->len && m->v == v && m->width == width) {
+		out_mem(o, m->text, m->len);
+		return;
+	}
+	if (o->len + width + 64 > sizeof(o->buf))
+		out_flush(o);	/* out_num's room: it flushes nothing now */
+	start = o->len;
+	out_num(o, v, 10, width, ' ');
+	m->len = 0;
+	if (o->len - start <= sizeof(m->text)) {
+		m->v = v;
+		m->width = width;
+		m->len = (uint8_t)(o->len - start);
+		memcpy(m->text, o->buf + start, m->len);
+	}
+}
+
+/* perf's start of a line (perf_sample__fprintf_start): comm (not padded before a call
+ * chain), pid/tid, [cpu], time. All before the time is the same from sample to sample
+ * of a thread on a CPU: kept per CPU, by the comm's text (a COMM record changes it). */
+static void print_start(struct script *s, unsigned f, bool chain, const char *comm, int pid,
+			int tid, uint32_t cpu, uint64_t time)
+{
+	struct start_memo *m = &s->starts[cpu % START_MEMOS];
+	struct out *o = s->out;
+	size_t cl = strlen(comm), start;
+
+	if (m->len && m->f == f && m->chain == chain && m->pid == pid && m->tid == tid &&
+	    m->cpu == cpu && m->comm_len == cl && !memcmp(m->comm, comm, cl)) {
+		out_mem(o, m->text, m->len);
+	} else {
+		if (o->len + sizeof(m->text) > sizeof(o->buf))
+			out_flush(o);
+		start = o->len;
+		print_start_fields(o, f, chain, comm, pid, tid, cpu);
+		m->len = 0;
+		if (cl <= sizeof(m->comm) && o->len - start <= sizeof(m->text)) {
+			m->f = f;
+			m->chain = chain;
+			m->pid = pid;
+			m->tid = tid;
+			m->cpu = cpu;
+			m->comm_len = (uint8_t)cl;
+			memcpy(m->comm, comm, cl);
+			m->len = (uint8_t)(o->len - start);
+			memcpy(m->text, o->buf + start, m->len);
+		}
+	}
 	if (f & F_TIME) {
 		uint64_t t = shown_time(s, time);
 		uint64_t secs = t / 1000000000ull, ns = t % 1000000000ull;
 
-		out_num(o, secs, 10, 5, ' ');
+		out_num_memo(o, &s->secs, secs, 5);
 		out_ch(o, '.');
 		if (s->o->ns)
 			out_num(o, ns, 10, 9, '0');
 		else
-			out_num(o, ns / 1000, 10, 6, '0');
+			out_dec6(o, (uint32_t)(ns / 1000));
 		out_mem(o, ": ", 2);
 	}
 }
@@ -1133,7 +1268,7 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 	print_start(s, f, chain, th ? tally_thread__comm(th) : ":-1", (int)smp.pid, (int)smp.tid,
 		    smp.cpu, smp.time);
 	if (f & F_PERIOD) {
-		out_num(o, tally_sample__period(&smp, &ev->attr), 10, 10, ' ');
+		out_num_memo(o, &s->period, tally_sample__period(&smp, &ev->attr), 10);
 		out_ch(o, ' ');
 	}
 	if (f & F_EVENT) {
@@ -1150,7 +1285,7 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 			out_ch(o, ' ');
 	}
 	if (f & F_ADDR)
-		out_num(o, smp.addr, 16, 16, ' ');
+		out_addr(o, smp.addr);
 	if (f & F_IP) {
 		if (chain) {
 			out_ch(o, '\n');
@@ -1162,7 +1297,7 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 			tally_session__resolve(s->session, (pid_t)smp.pid, (pid_t)smp.tid,
 					       smp.misc & PERF_RECORD_MISC_CPUMODE_MASK, smp.ip, &loc);
 			out_ch(o, ' ');
-			out_num(o, smp.ip, 16, 16, ' ');
+			out_addr(o, smp.ip);
 			print_sym(o, &loc, f);
 			if ((f & F_SRCLINE) && print_srcline(s, &loc))
 				return -ENOMEM;
