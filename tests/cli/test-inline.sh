@@ -107,6 +107,31 @@ check "report --no-inline: no inlined frames" eval '! grep -q "(inlined)" t.rep'
 cmp_report fp.data -g graph,2,caller
 cmp_report fp.data --no-children -g folded,2
 
+# --- no helper processes ---------------------------------------------------------------
+# perf 6.1 starts addr2line (inline frames, source lines) and objdump (annotate); tally
+# reads DWARF and disassembles in its own process: one execve (its own), no fork
+no_child() {	# NAME ARGS...: tally ARGS starts no process
+	local n=$1
+	shift
+	strace -f -qq -e trace=execve,clone,clone3,fork,vfork -o st.out "$TALLY" "$@" >/dev/null 2>&1
+	if [ "$(grep -c execve st.out)" = 1 ] && ! grep -E "clone|fork" st.out | grep -qv CLONE_THREAD; then
+		ok "$n: no process started (strace)"
+	else
+		fail "$n: no process started (strace)"
+		grep -E 'execve|clone|fork' st.out | head -4 | sed 's/^/# /'
+	fi
+}
+if command -v strace >/dev/null 2>&1; then
+	no_child "script with inline frames and source lines" script -i dw.data -F +srcline
+	no_child "report with inline frames, srcline key and chains" report --stdio -i dw.data \
+		--sort sym,srcline -g graph,0.5,caller,srcline
+	no_child "annotate" annotate --stdio -i dw.data -l
+	check "the profile has what perf starts helpers for" eval \
+		'"$TALLY" script -i dw.data -F +srcline >st.txt 2>/dev/null && grep -q "inl.c:" st.txt && grep -q "(inlined)" st.txt'
+else
+	skip "no helper processes (strace absent)"
+fi
+
 # --- the library's inline answers, address by address ------------------------------
 # perf 6.1 gets inline frames from binutils' addr2line -i: tally_lines__find_inline must
 # give the same chain (function, file:line of each call) at any address, not only at the
