@@ -209,12 +209,13 @@ static void print_cell(struct fmt_buf *fp, const struct tally_hist_entry *e, enu
 		fb_printf(fp, "%*.*d", w, 3, e->cpu);
 		break;
 	case TALLY_HIST_TRACE:	/* the last column is not padded, as perf's; the text cut to
-				 * the width (see trace_uncounted) */
+				 * the width (see lazy_uncounted) */
 		fb_str_left(fp, e->trace ? e->trace : "N/A", last ? 0 : (size_t)w,
-			     w > 0 ? (size_t)w : 0);
+			    w > 0 ? (size_t)w : 0);
 		break;
-	case TALLY_HIST_SRCLINE:	/* as perf: not padded when last */
-		fb_str_left(fp, e->srcline ? e->srcline : "", last ? 0 : (size_t)w, 0);
+	case TALLY_HIST_SRCLINE:	/* as perf: not padded when last, cut to the width */
+		fb_str_left(fp, e->srcline ? e->srcline : "", last ? 0 : (size_t)w,
+			    w > 0 ? (size_t)w : 0);
 		break;
 	case TALLY_HIST_SRCFILE:
 		fb_str_left(fp, e->srcfile ? e->srcfile : "", last ? 0 : (size_t)w, 0);
@@ -603,28 +604,27 @@ static int group_key_cmp(const void *a, const void *b)
 }
 
 /*
- * perf 6.1 formats a row's trace output only when it compares the row with another on
- * the trace key (building its tree of rows), and sizes the column over the texts made
- * by then; a text made later, to print it, is cut to that width. Without children the
- * rows compared on the trace key are those whose values of the keys before it are
- * those of at least one other sample: a group of rows equal on the keys before the
- * trace key, holding a single sample, is left out of the width (an event of one sample
- * under --sort trace prints "comm=migrati"). In children mode each sample's own row is
- * compared with its call chain's first frame, so every row counts. Sets uncounted[k]
- * for those rows of sorted; 0 or -ENOMEM.
+ * perf 6.1 makes a row's trace output and source line text only when it compares the
+ * row with another on that key, and sizes the column over the texts made by then; a
+ * text made later, to print it, is cut to that width. Rows are compared on a key when
+ * they are equal on the keys before it (its group), while the samples go into perf's
+ * first tree: a group holding one sample makes none (an event of one sample under
+ * --sort trace prints "comm=migrati"); in children mode each sample's own row is
+ * compared with its call chain's first frame, so every row counts. Sets bit 1 << c of
+ * uncounted[k] for those rows of sorted and key c (TRACE or SRCLINE); 0 or -ENOMEM.
  */
-static int trace_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sorted,
-			   const enum tally_hist_col *cols, size_t nr,
-			   const struct hist_print_opts *o, bool *uncounted)
+static int lazy_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sorted,
+			  const enum tally_hist_col *cols, size_t nr,
+			  const struct hist_print_opts *o, enum tally_hist_col c, uint32_t *uncounted)
 {
 	struct group_key *g;
-	size_t ti = nr;
+	size_t ci = nr;
 	int err = 0;
 
-	for (size_t i = 0; i < nr && ti == nr; i++)
-		if (cols[i] == TALLY_HIST_TRACE)
-			ti = i;
-	if (ti == nr || o->children || o->hierarchy || !nr_sorted)
+	for (size_t i = 0; i < nr && ci == nr; i++)
+		if (cols[i] == c)
+			ci = i;
+	if (ci == nr || o->children || o->hierarchy || !nr_sorted)
 		return 0;
 	g = calloc(nr_sorted, sizeof(*g));
 	if (!g)
@@ -634,7 +634,7 @@ static int trace_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sor
 
 		g[k].k = k;
 		fb_put(&b, "", 0);	/* an empty text, at least */
-		for (size_t i = 0; i < ti; i++) {
+		for (size_t i = 0; i < ci; i++) {
 			if (!tally_hist_col__is_key(cols[i]))
 				continue;
 			print_cell(&b, sorted[k], cols[i], 0, 0, true);
@@ -651,8 +651,8 @@ static int trace_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sor
 
 			for (b = a; b < nr_sorted && !strcmp(g[a].text, g[b].text); b++)
 				n += sorted[g[b].k]->nr_samples;
-			for (size_t j = a; j < b; j++)
-				uncounted[g[j].k] = n < 2;
+			for (size_t j = a; j < b && n < 2; j++)
+				uncounted[g[j].k] |= 1u << c;
 		}
 	}
 	for (size_t k = 0; k < nr_sorted; k++)
@@ -663,11 +663,11 @@ static int trace_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sor
 
 /* The columns' widths over the entries that will be shown (widths[] holding the headers'
  * and minimum widths); the number of sorted entries up to the last shown. uncounted:
- * the rows whose trace text perf leaves out of the width (NULL: none). */
+ * the rows' keys whose text perf leaves out of the width (see lazy_uncounted). */
 static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sorted,
 			   const enum tally_hist_col *cols, size_t nr, size_t *widths,
 			   const struct hist_print_opts *o, uint64_t total, int sym_depth,
-			   const bool *uncounted)
+			   const uint32_t *uncounted)
 {
 	size_t nshow = 0;
 	bool unresolved = false;
@@ -684,7 +684,8 @@ static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sor
 		for (size_t i = 0; i < nr; i++) {
 			size_t l = cell_len(e, cols[i]);
 
-			if (cols[i] == TALLY_HIST_TRACE && uncounted && uncounted[k])
+			if (cols[i] < TALLY_HIST_NR_COLS && uncounted &&
+			    (uncounted[k] & (1u << cols[i])))
 				continue;
 			if (cols[i] == TALLY_HIST_PID && l < 8 + 7)
 				l = 8 + 7;
@@ -714,7 +715,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 	enum tally_hist_col cols[TALLY_HIST_NR_COLS * 2];
 	size_t widths[TALLY_HIST_NR_COLS * 2], nr = 0, nshow = 0, nr_keys = 0;
 	int err = 0, sym_depth = -1;
-	bool *uncounted = NULL;
+	uint32_t *uncounted = NULL;
 	struct fmt_buf line = { 0 };
 
 	for (size_t i = 0; i < o->nr_cols && nr < TALLY_HIST_NR_COLS * 2; i++)
@@ -733,7 +734,9 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 	}
 	if (nr_sorted) {
 		uncounted = calloc(nr_sorted, sizeof(*uncounted));
-		if (!uncounted || trace_uncounted(sorted, nr_sorted, cols, nr, o, uncounted)) {
+		if (!uncounted ||
+		    lazy_uncounted(sorted, nr_sorted, cols, nr, o, TALLY_HIST_TRACE, uncounted) ||
+		    lazy_uncounted(sorted, nr_sorted, cols, nr, o, TALLY_HIST_SRCLINE, uncounted)) {
 			free(uncounted);
 			return -ENOMEM;
 		}

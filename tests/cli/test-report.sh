@@ -285,9 +285,10 @@ for tv in "" "--no-children" "--sort trace,comm" "-g none"; do
 	trace_report "tracepoints only ${tv:-(default)}: perf's Trace output report" tponly.data $tv
 done
 
-# perf sizes the Trace output column over the texts it made while comparing rows on the
-# trace key: rows equal on the keys before it holding one sample leave none, and print
-# cut to the column ("comm=true pi"): one exit, one or two execs, two exits of two comms
+# perf sizes the Trace output and Source:Line columns over the texts it made while
+# comparing rows on the key: rows equal on the keys before it holding one sample leave
+# none, and print cut to the column ("comm=true pi", "do_exit+110"): one exit, one or
+# two execs, two exits of two comms
 perf record -q -e sched:sched_process_exec -e sched:sched_process_exit -o tpone.data \
 	-- sh -c 'exec true' >/dev/null 2>&1
 perf record -q -e sched:sched_process_exec -e sched:sched_process_exit -o tptwo.data \
@@ -296,6 +297,16 @@ for f in tpone tptwo; do
 	for tv in "" "--sort comm,trace" "--sort pid,trace" "--sort trace,comm" "-t ,"; do
 		# shellcheck disable=SC2086
 		trace_report "$f.data ${tv:-(default)}: Trace output column as wide as perf's" $f.data $tv
+	done
+	for tv in "--sort srcline" "--sort comm,srcline" "--sort srcline,comm" "--sort pid,srcline"; do
+		rm -f d.out
+		# shellcheck disable=SC2086
+		perf report --stdio $tv -i $f.data 2>/dev/null | grep -v '^# (Tip' >p.out
+		# shellcheck disable=SC2086
+		"$TALLY" report --stdio $tv -i $f.data 2>&1 | grep -v '^# (Tip' >t.out
+		check "$f.data $tv: Source:Line column as wide as perf's" eval \
+			'grep -q "Source:Line" p.out && diff p.out t.out >d.out'
+		[ -s d.out ] && head -10 d.out | sed 's/^/# /'
 	done
 done
 check "an event of one sample: perf cuts its trace output to the header's width" eval \
