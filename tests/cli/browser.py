@@ -16,7 +16,7 @@ Steps, run in order after the page has loaded (its <html> got data-render-ms):
   shot:NAME          screenshot to OUTDIR/NAME.png; print its size, the share of
                      pixels unlike the most common colour and how many colours it has
   click:SEL          click the centre of the first element matching CSS selector SEL,
-                     or of the flame graph frame of function NAME for SEL = frame=NAME
+                     or of the widest flame graph frame of function NAME for SEL = frame=NAME
                      (found through the page's tallyFlame.nameOf)
   hover:SEL          move the mouse there
   type:SEL:TEXT      click SEL, then type TEXT one key at a time
@@ -133,8 +133,11 @@ class Browser:
 
     def centre(self, sel):
         if sel.startswith('frame='):
-            js = ('(function(){var g=[...document.querySelectorAll("#svg g")].find('
-                  'function(g){return tallyFlame.nameOf(g)===%s});if(!g)return null;'
+            # the widest frame of that name: a stack cut short (a sample in a
+            # prologue) may draw a narrow one of the same name first
+            js = ('(function(){var g=null,w=-1;[...document.querySelectorAll("#svg g")]'
+                  '.forEach(function(x){var v=+x.querySelector("rect").getAttribute("width");'
+                  'if(tallyFlame.nameOf(x)===%s&&v>w){g=x;w=v}});if(!g)return null;'
                   'g.scrollIntoView({block:"center"});'
                   'var r=g.querySelector("rect").getBoundingClientRect();'
                   'return [r.left+Math.min(r.width/2,20),r.top+r.height/2];})()'

@@ -75,8 +75,9 @@ fi
 
 labels='[...document.querySelectorAll("#svg g")].map(g=>g.textContent).join("|")'
 magenta='[...document.querySelectorAll("#svg g")].filter(g=>g.querySelector("rect").getAttribute("fill")=="rgb(230,0,230)").map(g=>g.textContent).join("|")'
-# a drawn frame by its function's name (its label may be cut short or left out)
-frame='(function(n){return [...document.querySelectorAll("#svg g")].find(g=>tallyFlame.nameOf(g)===n)})'
+# a drawn frame by its function's name (its label may be cut short or left out), the
+# widest of them (as browser.py's frame=NAME): a stack cut short draws narrow ones too
+frame='(function(n){return [...document.querySelectorAll("#svg g")].filter(g=>tallyFlame.nameOf(g)===n).reduce((a,g)=>!a||+g.querySelector("rect").getAttribute("width")>+a.querySelector("rect").getAttribute("width")?g:a,null)})'
 widthof="(function(n){var g=${frame}(n);return g?+g.querySelector('rect').getAttribute('width'):-1})"
 yof="(function(n){var g=${frame}(n);return g?+g.querySelector('rect').getAttribute('y'):-1})"
 browse hot.html . \
@@ -98,7 +99,12 @@ browse hot.html . \
 	"click:#reverse" \
 	"eval:[...document.querySelectorAll('#svg g')].filter(g=>g.querySelector('rect').getAttribute('y')=='17').map(g=>g.textContent).join('|')" \
 	>hot.steps 2>browser.err ||
-	{ fail "Chromium loads the page"; sed 's/^/# /' browser.err; exit 0; }
+	{
+		fail "Chromium loads the page"; sed 's/^/# /' browser.err
+		echo "# the heaviest stacks of hot.data:"
+		"$TALLY" flamegraph --no-inline --folded -i hot.data 2>&1 | sort -k2 -n -r | head -8 | sed 's/^/#   /'
+		exit 0
+	}
 ok "Chromium loads the page and its script draws it"
 step() { awk -F'\t' -v n="$1" '$1 == n {print $2}' hot.steps; }
 check "the DOM after the script ran names the hot functions" \
