@@ -17,6 +17,17 @@ skip() { echo "skip - $*"; }
 # check NAME CMD...: ok if CMD succeeds.
 check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n"; fi; }
 have_perf() { command -v perf >/dev/null 2>&1 && perf --version >/dev/null 2>&1; }
+# perf 6.1's report prints a call graph's remainder line "--0.33%--[...]" with
+# " (inlined)" when the heap memory under its made-up "[...]" symbol happens to say so
+# (it is malloc'ed and its inlined flag never set: seen once in a fresh run, not a
+# property of the file); the perf the tests compare with prints it as made.
+perf() {
+	if [ "${1:-}" = report ]; then
+		command perf "$@" | sed 's/\[\.\.\.\] (inlined)$/[...]/'
+		return "${PIPESTATUS[0]}"
+	fi
+	command perf "$@"
+}
 # record_by WHO OUT ARGS...: perf or tally (WHO) records ARGS (record's options, then the
 # command) into OUT, quietly. 0; 1 when the recording failed or is empty; 2 when WHO is
 # perf and perf is absent (the caller skips).
