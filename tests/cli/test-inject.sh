@@ -87,9 +87,12 @@ for opt in -b --buildid-all ""; do
 	check "inject $opt -o FILE: perf script reads it" eval 'test $rc -eq 0 && ! grep -qi "warn\|error" sc.err'
 	cat in.pipe | perf inject $opt 2>/dev/null >p.pipe
 	"$TALLY" inject $opt <in.pipe >t.pipe
-	# (perf names a vdso it dumped while reading by its random temporary file)
-	perf buildid-list -i p.pipe 2>/dev/null | sed 's,/tmp/perf-vdso\.so-[A-Za-z0-9]*,[vdso],' >pb
-	perf buildid-list -i t.pipe 2>/dev/null | sed 's,/tmp/perf-vdso\.so-[A-Za-z0-9]*,[vdso],' >tb
+	# (perf names a vdso it dumped while reading by its random temporary file; it decides
+	# on samples in its time-ordered queue, tally in stream order, each a record before
+	# the sample that first hits the binary: when the task moved between CPUs the order
+	# of two records may differ, so the lists are compared as sets)
+	perf buildid-list -i p.pipe 2>/dev/null | sed 's,/tmp/perf-vdso\.so-[A-Za-z0-9]*,[vdso],' | sort >pb
+	perf buildid-list -i t.pipe 2>/dev/null | sed 's,/tmp/perf-vdso\.so-[A-Za-z0-9]*,[vdso],' | sort >tb
 	same "inject $opt, a pipe in and out: perf's build-id records" pb tb
 	perf report -D -i t.pipe >dump 2>&1
 	check "inject $opt, a pipe out: perf report -D warns of nothing" eval '! grep -qE "$PERF_WARNS" dump'

@@ -48,7 +48,14 @@ check "--synth=bogus: usage error (129), as perf" test $rc = 129 -a -n "$(grep '
 # -u: the processes of a user (another user's busy loop), not the command's
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	"${NOBODY[@]}" sh -c 'while :; do :; done' & spin=$!
+	# the user's process exists once setpriv has dropped to it (a loaded machine
+	# takes its time)
+	for _ in $(seq 100); do
+		[ "$(stat -c %u /proc/$spin 2>/dev/null)" = 65534 ] && break
+		sleep 0.1
+	done
 	"$TALLY" record -q -u 65534 -o u.data -- sleep 0.3 2>err; rc=$?
+	[ $rc = 0 ] || sed 's/^/# /' err
 	perf record -q -u 65534 -o pu.data -- sleep 0.3 2>/dev/null
 	kill $spin; wait $spin 2>/dev/null
 	check "-u: exit 0" test $rc = 0
