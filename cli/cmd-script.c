@@ -80,7 +80,8 @@ struct script_ev {
 	uint64_t nr_dumped;
 };
 
-/* A number's text as last made (out_num_memo) */
+/* A number's text as last made (out_num_memo); the texts below are whole LINE_MOVEs,
+ * copied as out_line copies */
 struct num_memo {
 	uint64_t v;
 	size_t width;
@@ -716,6 +717,8 @@ struct line_slot {
 };
 
 _Static_assert(sizeof(struct line_slot) == 32, "line slots are 32 bytes");
+_Static_assert(sizeof(((struct num_memo *)0)->text) % LINE_MOVE == 0 &&
+	       sizeof(((struct start_memo *)0)->text) % LINE_MOVE == 0, "memo texts are whole moves");
 _Static_assert(LINE_TEXT <= UINT16_MAX && LINE_ARENA_MAX <= UINT32_MAX, "slot fields hold them");
 
 struct line_cache {
@@ -1186,7 +1189,7 @@ static void out_num_memo(struct out *o, struct num_memo *m, uint64_t v, size_t w
 	size_t start;
 
 	if (m->len && m->v == v && m->width == width) {
-		out_mem(o, m->text, m->len);
+		out_line(o, m->text, m->len);	/* whole moves: text is LINE_MOVE long */
 		return;
 	}
 	if (o->len + width + 64 > sizeof(o->buf))
@@ -1214,7 +1217,7 @@ static void print_start(struct script *s, unsigned f, bool chain, const char *co
 
 	if (m->len && m->f == f && m->chain == chain && m->pid == pid && m->tid == tid &&
 	    m->cpu == cpu && m->comm_len == cl && !memcmp(m->comm, comm, cl)) {
-		out_mem(o, m->text, m->len);
+		out_line(o, m->text, m->len);	/* whole moves: text is 4 LINE_MOVEs */
 	} else {
 		if (o->len + sizeof(m->text) > sizeof(o->buf))
 			out_flush(o);
