@@ -31,9 +31,23 @@ int tally_hist_col__parse(const char *name)
 	return -1;
 }
 
+/* The default keys, comm, dso, sym: the hash and the comparison without the loop. */
+static inline bool std_keys(const struct tally_hist *h)
+{
+	return h->nr_keys == 3 && h->keys[0] == TALLY_HIST_COMM && h->keys[1] == TALLY_HIST_DSO &&
+	       h->keys[2] == TALLY_HIST_SYM;
+}
+
 static uint64_t entry_hash(const struct tally_hist *h, const struct tally_hist_entry *e)
 {
 	uint64_t x = 0x12345;
+
+	if (std_keys(h)) {	/* what the loop makes of them */
+		x = tly_hash_mix(x, (uintptr_t)e->comm);
+		x = tly_hash_mix(x, (uintptr_t)e->dso_key);
+		x = tly_hash_mix(x, (uintptr_t)e->dso_key);
+		return tly_hash_mix(x, e->sym ? e->sym->start : e->ip);
+	}
 
 	for (size_t i = 0; i < h->nr_keys; i++) {
 		switch (h->keys[i]) {
@@ -75,9 +89,28 @@ static uint64_t entry_hash(const struct tally_hist *h, const struct tally_hist_e
 	return x;
 }
 
+/* the sym key: a symbol is its dso and start address (dsos may be per process); the
+ * level is not part of the key: the first sample's is shown */
+static inline bool sym_eq(const struct tally_hist_entry *a, const struct tally_hist_entry *b)
+{
+	if (!a->sym != !b->sym || a->dso_key != b->dso_key)
+		return false;
+	if (a->sym ? a->sym->start != b->sym->start : a->ip != b->ip)
+		return false;
+	/* two binaries of one short name, a function at the same address: perf keeps
+	 * them apart when they end apart */
+	if (a->sym && a->sym != b->sym && a->sym->size != b->sym->size)
+		return false;
+	/* an inlined function's symbol starts where the one it is in does */
+	return a->sym == b->sym || (!tally_symbol__is_inlined(a->sym) &&
+				    !tally_symbol__is_inlined(b->sym));
+}
+
 static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *a,
 		     const struct tally_hist_entry *b)
 {
+	if (std_keys(h))
+		return a->comm == b->comm && sym_eq(a, b);	/* sym_eq compares the dsos */
 	for (size_t i = 0; i < h->nr_keys; i++) {
 		switch (h->keys[i]) {
 		case TALLY_HIST_COMM:
@@ -93,19 +126,7 @@ static bool entry_eq(const struct tally_hist *h, const struct tally_hist_entry *
 				return false;
 			break;
 		case TALLY_HIST_SYM:
-			/* a symbol is its dso and start address (dsos may be per process) */
-			/* the level is not part of the key: the first sample's is shown */
-			if (!a->sym != !b->sym || a->dso_key != b->dso_key)
-				return false;
-			if (a->sym ? a->sym->start != b->sym->start : a->ip != b->ip)
-				return false;
-			/* two binaries of one short name, a function at the same address:
-			 * perf keeps them apart when they end apart */
-			if (a->sym && a->sym != b->sym && a->sym->size != b->sym->size)
-				return false;
-			/* an inlined function's symbol starts where the one it is in does */
-			if (a->sym != b->sym && (tally_symbol__is_inlined(a->sym) ||
-						 tally_symbol__is_inlined(b->sym)))
+			if (!sym_eq(a, b))
 				return false;
 			break;
 		case TALLY_HIST_CPU:
@@ -190,6 +211,13 @@ void tly_hist__exit(struct tally_hist *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* A hash's first slot in a table of cap: its high half folded in, the low bits of
+ * entry_hash alone being alike for rows of aligned symbols (long probe runs). */
+static inline size_t first_slot(uint64_t hash, size_t cap)
+{
+	return (size_t)(hash ^ hash >> 32) & (cap - 1);
+}
+
 static int grow(struct tally_hist *h)
 {
 	size_t cap = h->cap * 2;
@@ -207,7 +235,7 @@ static int grow(struct tally_hist *h)
 
 		if (!e)
 			continue;
-		for (j = e->hash & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+		for (j = first_slot(e->hash, cap); t[j]; j = (j + 1) & (cap - 1))
 			;
 		t[j] = e;
 		hs[j] = e->hash;
@@ -241,7 +269,7 @@ struct tally_hist_entry *tly_hist__findnew(struct tally_hist *h,
 	if ((h->nr + 1) * 4 >= h->cap * 3 && grow(h))
 		return NULL;
 	/* probe the hashes only: the entries themselves are far apart in memory */
-	for (i = hash & (h->cap - 1); h->hashes[i]; i = (i + 1) & (h->cap - 1))
+	for (i = first_slot(hash, h->cap); h->hashes[i]; i = (i + 1) & (h->cap - 1))
 		if (h->hashes[i] == hash && entry_eq(h, h->table[i], tmpl))
 			return h->table[i];
 	e = malloc(sizeof(*e));
@@ -850,7 +878,7 @@ struct tally_hist_entry *tally_hist__find(struct tally_hist *h,
 {
 	uint64_t hash = entry_hash(h, like) | 1;
 
-	for (size_t i = hash & (h->cap - 1); h->hashes[i]; i = (i + 1) & (h->cap - 1))
+	for (size_t i = first_slot(hash, h->cap); h->hashes[i]; i = (i + 1) & (h->cap - 1))
 		if (h->hashes[i] == hash && entry_eq(h, h->table[i], like))
 			return h->table[i];
 	return NULL;
