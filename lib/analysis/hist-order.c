@@ -144,6 +144,16 @@ static bool dso_consistent(const struct tally_hist_entry *e)
 	return e->dso_key && (e->dso_key == e->dso_name || !strcmp(e->dso_key, e->dso_name));
 }
 
+/* what a row is ranked by in a string key's column (comm, dso, sym; NULL: none) */
+static const void *column_ref(const struct tally_hist_entry *e, enum tally_hist_col c)
+{
+	if (c == TALLY_HIST_COMM)
+		return e->comm;
+	if (c == TALLY_HIST_DSO)
+		return e->dso ? e->dso_name : NULL;
+	return e->sym && e->sym->name ? e->sym : NULL;
+}
+
 /* rank[i * stride]: row i's place among the rows by a string key (its text) or the
  * symbol's name (sym_names), UINT64_MAX for rows without one (perf puts those last) */
 static int rank_column(struct tally_hist_entry **v, size_t n, enum tally_hist_col c,
@@ -154,16 +164,8 @@ static int rank_column(struct tally_hist_entry **v, size_t n, enum tally_hist_co
 
 	if (!s)
 		return -ENOMEM;
-	for (size_t j = 0; j < n; j++) {
-		const struct tally_hist_entry *e = v[j];
-
-		if (c == TALLY_HIST_COMM)
-			s[j] = e->comm;
-		else if (c == TALLY_HIST_DSO)
-			s[j] = e->dso ? e->dso_name : NULL;
-		else
-			s[j] = e->sym && e->sym->name ? e->sym : NULL;
-	}
+	for (size_t j = 0; j < n; j++)
+		s[j] = column_ref(v[j], c);
 	err = rank_refs(s, n, c == TALLY_HIST_SYM && sym_names ? sym_cmp : text_cmp, rank, stride);
 	free(s);
 	return err;
@@ -793,30 +795,48 @@ static bool out_goes_left(size_t z, size_t x, const void *arg)
 }
 
 /* The key slots of perf's output order (key_cmp in hist.c); false: a key not done here */
+/* Every slot of the rows' output keys (out_keys), in one pass over the rows (which are
+ * far apart in memory); false: a key not done here, or out of memory. */
 static bool fill_out_keys(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
-			  uint64_t *key, size_t nk, size_t first)
+			  uint64_t *key, size_t nk, const enum tally_hist_col *order, size_t nr_order)
 {
-	for (size_t i = 0; i < h->nr_keys; i++) {
-		enum tally_hist_col c = h->keys[i];
+	const void **refs = malloc((n ? n : 1) * h->nr_keys * sizeof(*refs));
+	size_t first = nr_order + 3;
+	bool ok = refs != NULL;
 
-		for (size_t j = 0; j < n; j++) {
-			const struct tally_hist_entry *e = v[j];
-			uint64_t *k = key + j * nk + first + i;
+	for (size_t j = 0; j < n && ok; j++) {
+		const struct tally_hist_entry *e = v[j];
+		uint64_t *k = key + j * nk;
+
+		for (size_t i = 0; i < nr_order; i++)
+			k[i] = tly_hist_entry__value(e, order[i]);
+		k[nr_order] = (uint32_t)e->pid;
+		k[nr_order + 1] = (uint32_t)e->tid;
+		k[nr_order + 2] = e->max_depth;
+		for (size_t i = 0; i < h->nr_keys && ok; i++) {
+			enum tally_hist_col c = h->keys[i];
 
 			if (c == TALLY_HIST_PID)
-				*k = (uint64_t)(int64_t)e->tid ^ SIGN_FLIP;
+				k[first + i] = (uint64_t)(int64_t)e->tid ^ SIGN_FLIP;
 			else if (c == TALLY_HIST_CPU)
-				*k = (uint64_t)(int64_t)e->cpu ^ SIGN_FLIP;
-			else if (c == TALLY_HIST_DSO && !dso_consistent(e))
-				return false;
-			else if (c != TALLY_HIST_COMM && c != TALLY_HIST_DSO && c != TALLY_HIST_SYM)
-				return false;
+				k[first + i] = (uint64_t)(int64_t)e->cpu ^ SIGN_FLIP;
+			else if (c == TALLY_HIST_COMM || c == TALLY_HIST_SYM ||
+				 (c == TALLY_HIST_DSO && dso_consistent(e)))
+				refs[i * n + j] = column_ref(e, c);
+			else
+				ok = false;
 		}
-		if ((c == TALLY_HIST_COMM || c == TALLY_HIST_DSO || c == TALLY_HIST_SYM) &&
-		    rank_column(v, n, c, true, key + first + i, nk))
-			return false;
 	}
-	return true;
+	for (size_t i = 0; i < h->nr_keys && ok; i++) {
+		enum tally_hist_col c = h->keys[i];
+
+		if (c != TALLY_HIST_PID && c != TALLY_HIST_CPU &&
+		    rank_refs(refs + i * n, n, c == TALLY_HIST_SYM ? sym_cmp : text_cmp,
+			      key + first + i, nk))
+			ok = false;
+	}
+	free(refs);
+	return ok;
 }
 
 /* A row's output keys when there are at most two values to order by and the keys pack
@@ -905,16 +925,7 @@ int tly_hist__out_order(const struct tally_hist *h, struct tally_hist_entry **v,
 	if (!key)
 		return -ENOMEM;
 	ok.key = key;
-	if (fill_out_keys(h, v, n, key, ok.nk, nr_order + 3)) {
-		for (size_t j = 0; j < n; j++) {
-			uint64_t *k = key + j * ok.nk;
-
-			for (size_t i = 0; i < nr_order; i++)
-				k[i] = tly_hist_entry__value(v[j], order[i]);
-			k[nr_order] = (uint32_t)v[j]->pid;
-			k[nr_order + 1] = (uint32_t)v[j]->tid;
-			k[nr_order + 2] = v[j]->max_depth;
-		}
+	if (fill_out_keys(h, v, n, key, ok.nk, order, nr_order)) {
 		err = packed_out_order(v, n, &ok);
 		if (err == 1)
 			err = tly_rb_sort_rows(v, n, out_goes_left, &ok);
