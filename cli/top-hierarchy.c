@@ -12,7 +12,7 @@
 #include "hist.h"
 #include "top.h"
 
-int top_print_report_table(const struct top *t, FILE *fp, size_t rows)
+int top_print_report_table(const struct top *t, FILE *fp, size_t rows, size_t width)
 {
 	enum tally_hist_col cols[TOP_MAX_COLS];
 	struct hist_print_opts ho = {
@@ -51,9 +51,14 @@ int top_print_report_table(const struct top *t, FILE *fp, size_t rows)
 		return -1;
 	}
 	p = text;
-	for (size_t n = 0; n < rows && *p; n++)
-		p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n');
-	fwrite(text, 1, (size_t)(p - text), fp);
+	for (size_t n = 0; n < rows && *p; n++) {
+		size_t l = strcspn(p, "\n");
+
+		/* the rows cut as perf cuts them (call graph lines are not) */
+		fwrite(p, 1, width && l >= width && !t->o->callgraph ? width - 1 : l, fp);
+		fputc('\n', fp);
+		p += l + (p[l] == '\n');
+	}
 	free(text);
 	return 0;
 }

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -85,9 +86,10 @@ static const struct tally_hist_entry *member(const struct tally_hist_entry *e, s
 	return k == 0 ? e : e->members ? e->members[k] : NULL;
 }
 
-bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
+/* Whether perf top has dropped e by now: hidden by -K/-U (perf deletes those rows at
+ * each refresh) or decayed to nothing (for every group member). */
+static bool entry_gone(const struct top *t, const struct tally_hist_entry *e)
 {
-	uint64_t total = top_total(t);
 	uint64_t v = t->children ? e->period_acc : e->period;
 	bool kernel = e->level == 'k' || e->level == 'g';
 
@@ -101,7 +103,15 @@ bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
 
 		v = m ? (t->children ? m->period_acc : m->period) : 0;
 	}
-	if (!v)
+	return !v;
+}
+
+bool top_entry_hidden(const struct top *t, const struct tally_hist_entry *e)
+{
+	uint64_t total = top_total(t);
+	uint64_t v = t->children ? e->period_acc : e->period;
+
+	if (entry_gone(t, e))
 		return true;
 	if (t->o->count_filter > 0 &&
 	    (t->children ? e->nr_samples_acc : e->nr_samples) <= (uint64_t)t->o->count_filter)
@@ -114,20 +124,24 @@ static const char *sym_name(const struct tally_hist_entry *e)
 	return e->sym && e->sym->name ? e->sym->name : NULL;
 }
 
+/* As perf top: the widths over the first max_rows entries it still has, those under
+ * --percent-limit (or --count-filter) too though not shown; a row without a symbol
+ * makes the dso column at least an address's 16 digits wide (not with --dsos). */
 void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
 {
-	size_t shown = 0, nr;
+	size_t rows = 0, nr;
 	struct tally_hist_entry *const *sorted = tally_hist__sorted(top__hist(t), &nr);
+	bool unresolved = false;
 
 	memset(w, 0, sizeof(*w));
 	w->pid = 15;
-	for (size_t k = 0; k < nr && shown < max_rows; k++) {
+	for (size_t k = 0; k < nr && rows < max_rows; k++) {
 		const struct tally_hist_entry *e = sorted[k];
 		int l;
 
-		if (top_entry_hidden(t, e))
+		if (entry_gone(t, e))
 			continue;
-		shown++;
+		rows++;
 		if ((l = (int)strlen(e->comm)) > w->comm)
 			w->comm = l;
 		if (8 + l > w->pid)
@@ -137,7 +151,10 @@ void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
 		l = 4 + (sym_name(e) ? (int)strlen(sym_name(e)) : 18);
 		if (l > w->sym)
 			w->sym = l;
+		unresolved |= !sym_name(e);
 	}
+	if (unresolved && !t->o->filter.dsos && w->dso < 16)
+		w->dso = 16;
 }
 
 size_t top_columns(const struct top *t, enum tally_hist_col *cols)
@@ -256,35 +273,51 @@ int top_print_callers(const struct top *t, struct tally_hist_entry *e, FILE *fp)
 	return cc_print(fp, &e->chain, &o);
 }
 
-static size_t default_rows(FILE *fp, size_t *cols)
+/* perf's window: $LINES and $COLUMNS when both are set and not 0, else the size of
+ * the terminal on stdout, else 25 x 80. */
+static void window_size(FILE *fp, unsigned *rows, unsigned *cols)
 {
+	const char *l = getenv("LINES"), *c = getenv("COLUMNS");
 	struct winsize ws;
 
-	*cols = 0;
-	if (isatty(fileno(fp)) && ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) {
-		*cols = ws.ws_col;
-		return ws.ws_row > 8 ? (size_t)ws.ws_row - 6 : 2;
+	if (l && c) {
+		*rows = (unsigned short)atoi(l);
+		*cols = (unsigned short)atoi(c);
+		if (*rows && *cols)
+			return;
 	}
-	return 20;
+	if (ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+		return;
+	}
+	*rows = 25;
+	*cols = 80;
 }
 
 int top_stdio_refresh(struct top *t, FILE *fp, bool clear)
 {
 	struct top_widths w;
-	size_t cols, rows = default_rows(fp, &cols), shown = 0, nr;
+	size_t shown = 0, nr, rows, width;
 	struct tally_hist_entry *const *sorted = tally_hist__sorted(top__hist(t), &nr);
+	unsigned wrows, wcols;
 	char line[4096];
 
-	if (t->o->entries > 0)
-		rows = (size_t)t->o->entries;
-	if (clear)
-		fputs("\033[H\033[2J", fp);
-	top_header(t, line, sizeof(line));
+	/* as perf: the header line, a rule one column short of the window, an empty line
+	 * and the window's rows less 5 (or -E's), each cut one more column short */
+	window_size(fp, &wrows, &wcols);
+	width = wcols - 1;
+	rows = t->o->entries > 0 ? (size_t)t->o->entries : wrows > 5 ? wrows - 5 : 1;
+	if (clear)	/* perf's is a line of its own */
+		fputs("\033[H\033[2J\n", fp);
+	top_header(t, line, TOP_HEADER_MAX + 1);
 	fprintf(fp, "%s\n", line);
-	fputs("-------------------------------------------------------------------------------\n\n",
-	      fp);
+	fprintf(fp, "%-*.*s\n\n", (int)width, (int)width,
+		"----------------------------------------------------------------------"
+		"----------------------------------------------------------------------"
+		"-------------------------------------------------------------------");
 	if (t->o->hierarchy || t->o->col_widths.nr)
-		return top_print_report_table(t, fp, rows) || fflush(fp) ? -1 : 0;
+		return top_print_report_table(t, fp, rows, width) || fflush(fp) ? -1 : 0;
 	top_widths(t, rows, &w);
 	for (size_t k = 0; k < nr && shown < rows; k++) {
 		struct tally_hist_entry *e = sorted[k];
@@ -293,8 +326,8 @@ int top_stdio_refresh(struct top *t, FILE *fp, bool clear)
 			continue;
 		shown++;
 		top_format_row(t, e, &w, line, sizeof(line));
-		if (cols && strlen(line) > cols)
-			line[cols] = '\0';
+		if (width && strlen(line) >= width)
+			line[width - 1] = '\0';
 		fprintf(fp, "%s\n", line);
 		if (t->o->callgraph && e->chain.nr_kids) {
 			if (top_print_callers(t, e, fp))

@@ -162,7 +162,9 @@ void top__decay(struct top *t, bool zero);
 int top__sort(struct top *t);
 
 /* top-stdio.c */
-/* "   PerfTop:  N irqs/sec  kernel:x% ..." (no newline). */
+/* "   PerfTop:  N irqs/sec  kernel:x% ..." (no newline). --stdio cuts it to
+ * TOP_HEADER_MAX characters, as perf does. */
+#define TOP_HEADER_MAX 159
 int top_header(const struct top *t, char *buf, size_t len);
 /* What group member k's percentages are of (k 0: the shown event). */
 uint64_t top_member_total(const struct top *t, size_t k);
@@ -185,9 +187,9 @@ int top_print_callers(const struct top *t, struct tally_hist_entry *e, FILE *fp)
 int top_stdio_refresh(struct top *t, FILE *fp, bool clear);
 
 /* top-hierarchy.c */
-/* The table by report's printer (--hierarchy, --column-widths), at most ROWS lines.
- * 0 or -1. */
-int top_print_report_table(const struct top *t, FILE *fp, size_t rows);
+/* The table by report's printer (--hierarchy, --column-widths), at most ROWS lines,
+ * each cut to WIDTH - 1 characters (WIDTH 0: not cut). 0 or -1. */
+int top_print_report_table(const struct top *t, FILE *fp, size_t rows, size_t width);
 
 /* top-tui.c */
 struct top_tui;
