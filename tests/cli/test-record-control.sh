@@ -99,7 +99,12 @@ CMDS=(enable ping disable 'enable cs' 'disable cs' bogus evlist 'evlist -F' 'evl
 run perf p -D -1 -e cs,task-clock -- "${IDLE[@]}"
 run tally t -D -1 -e cs,task-clock -- "${IDLE[@]}"
 check "acks as perf's" cmp -s p.acks t.acks
-check "stderr as perf's (but the summary)" test "$(lines p.err)" = "$(lines t.err)"
+if [ "$(lines p.err)" = "$(lines t.err)" ]; then
+	ok "stderr as perf's (but the summary)"
+else
+	fail "stderr as perf's (but the summary)"
+	diff <(lines p.err) <(lines t.err) | head -10 | sed 's/^/# /'
+fi
 check "'stop': the command's exit status, as perf's ($(cat p.rc))" test "$(cat p.rc)" = "$(cat t.rc)"
 CMDS=(sleep0.3 enable sleep0.5 disable sleep0.3 stop)
 run perf ps -D -1 -k mono -e task-clock -- "${BUSY[@]}"
