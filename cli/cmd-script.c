@@ -80,6 +80,18 @@ struct script_ev {
 	uint64_t nr_dumped;
 };
 
+/* The maps of the last user frames printed (print_user_frame), each valid while gen
+ * is (a chain's frames alternate between a binary and its libraries) */
+#define LAST_MAPS 4
+struct last_map {
+	struct tally_map *map;
+	struct tally_dso *dso;		/* NULL: none */
+	uint64_t start, end, pgoff, gen;
+	int32_t pid, tid;
+	int32_t key;			/* the dso's index */
+	uint8_t cpumode;
+};
+
 /* A number's text as last made (out_num_memo); the texts below are whole LINE_MOVEs,
  * copied as out_line copies */
 struct num_memo {
@@ -122,6 +134,8 @@ struct script {
 	struct lost_counts lost;	/* for perf's warnings after the pass */
 	struct start_memo starts[START_MEMOS];	/* by CPU */
 	struct num_memo secs, period;
+	struct last_map last_maps[LAST_MAPS];
+	unsigned next_map;	/* the one to replace next */
 };
 
 static int opt_time(void *opts, const struct cli_opt *opt, const char *arg, bool unset)
@@ -908,61 +922,107 @@ static int line_keep(struct line_cache *c, struct line_slot *ls, const struct ou
 	return 0;
 }
 
+/* Since when lines of the sample's process made in cpumode are valid
+ * (tally_session__valid_since), asked once per context of a chain. */
+struct chain_since {
+	uint8_t mode;	/* the cpumode v is for (UINT8_MAX: none yet) */
+	uint64_t v;
+};
+
+static uint64_t chain_since(struct script *s, const struct tally_sample *smp, uint8_t cpumode,
+			    struct chain_since *cs)
+{
+	if (cs->mode != cpumode) {
+		cs->mode = cpumode;
+		cs->v = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
+	}
+	return cs->v;
+}
+
 /*
  * A user frame's line is its dso's address, symbol and name (perf prints the address
  * in the dso): the same in every process that maps the dso. A system-wide file has
  * thousands of processes running the same binaries (a compiler's forks), so these
  * lines are kept by dso and address, made once for all of them, and always valid (a
- * dso's symbols and name never change). Frames outside any map print their address
- * and [unknown]: quicker made than kept. 1: a frame this does not print (a user map
- * of a kernel dso), for the caller's way.
+ * dso's symbols and name never change). The maps of the last frames are remembered
+ * while no record changed the process's maps: callers in the same binaries skip the
+ * lookup. Frames outside any map print their address and [unknown]: quicker made
+ * than kept. 1: a frame this does not print (a user map of a kernel dso), for the
+ * caller's way.
  */
 static int print_user_frame(struct script *s, const struct tally_sample *smp, uint8_t cpumode,
-			    uint64_t ip, unsigned f)
+			    uint64_t ip, unsigned f, struct chain_since *cs)
 {
+	struct last_map *lm = NULL, *stale = NULL;
 	struct tally_addr_loc loc;
 	struct line_slot *ls;
 	struct out *o = s->out;
 	unsigned long flushes;
+	uint64_t dso_addr;
 	size_t start;
-	int32_t key;
 
-	/* no thread (out of memory) leaves the address unknown, as resolving does */
-	tally_session__locate(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &loc);
 	if (o->len + LINE_TEXT > sizeof(o->buf))
 		out_flush(o);
-	if (!loc.dso) {		/* print_frame's line of an unknown address, quicker */
-		o->buf[o->len++] = '\t';
-		out_addr(o, ip);
-		if (f & F_SYM)
-			out_mem(o, " [unknown]", 10);
-		if (f & F_DSO)
-			out_mem(o, " ([unknown])", 12);
-		o->buf[o->len++] = '\n';
-		return 0;
+	for (size_t i = 0; i < LAST_MAPS; i++) {
+		struct last_map *m = &s->last_maps[i];
+
+		if (m->dso && ip >= m->start && ip < m->end && m->pid == (int32_t)smp->pid &&
+		    m->tid == (int32_t)smp->tid && m->cpumode == cpumode) {
+			if (m->gen >= chain_since(s, smp, cpumode, cs))
+				lm = m;
+			else
+				stale = m;	/* a record changed the maps: its place */
+			break;
+		}
 	}
-	if (tally_dso__is_kernel(loc.dso))
-		return 1;
-	key = (int32_t)tally_dso__index(loc.dso);
-	ls = line_slot(s->lines, loc.dso_addr, key, LINE_BY_DSO);
-	if (line_hit(ls, loc.dso_addr, key, LINE_BY_DSO, f, 1)) {
+	if (!lm) {
+		/* no thread (out of memory) leaves the address unknown, as resolving does */
+		tally_session__locate(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip,
+				      &loc);
+		if (!loc.dso) {		/* print_frame's line of an unknown address, quicker */
+			o->buf[o->len++] = '\t';
+			out_addr(o, ip);
+			if (f & F_SYM)
+				out_mem(o, " [unknown]", 10);
+			if (f & F_DSO)
+				out_mem(o, " ([unknown])", 12);
+			o->buf[o->len++] = '\n';
+			return 0;
+		}
+		if (tally_dso__is_kernel(loc.dso))
+			return 1;
+		lm = stale ? stale : &s->last_maps[s->next_map++ % LAST_MAPS];
+		*lm = (struct last_map){
+			.map = loc.map, .dso = loc.dso, .start = tally_map__start(loc.map),
+			.end = tally_map__end(loc.map), .pgoff = tally_map__pgoff(loc.map),
+			.gen = tally_session__generation(s->session), .pid = (int32_t)smp->pid,
+			.tid = (int32_t)smp->tid, .cpumode = cpumode,
+			.key = (int32_t)tally_dso__index(loc.dso),
+		};
+	}
+	dso_addr = ip - lm->start + lm->pgoff;	/* as tally_session__locate makes it */
+	ls = line_slot(s->lines, dso_addr, lm->key, LINE_BY_DSO);
+	if (line_hit(ls, dso_addr, lm->key, LINE_BY_DSO, f, 1)) {
 		out_line(o, s->lines->text + ls->off, ls->len);
 		return 0;
 	}
-	loc.sym = tally_session__dso_symbol(s->session, loc.dso, loc.dso_addr);
+	loc = (struct tally_addr_loc){
+		.map = lm->map, .dso = lm->dso, .addr = ip, .dso_addr = dso_addr, .cpumode = cpumode,
+		.sym = tally_session__dso_symbol(s->session, lm->dso, dso_addr),
+	};
 	start = o->len;
 	flushes = o->flushes;
 	if (print_frame(s, &loc, f))
 		return -ENOMEM;
-	return line_keep(s->lines, ls, o, flushes, start, loc.dso_addr, key, LINE_BY_DSO, f, 1);
+	return line_keep(s->lines, ls, o, flushes, start, dso_addr, lm->key, LINE_BY_DSO, f, 1);
 }
 
 /* The chain's lines, callee first; nothing for a corrupt chain (as perf). */
 static int print_chain(struct script *s, const struct tally_sample *smp, unsigned f)
 {
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK, m = cpumode;
-	uint8_t key_mode = UINT8_MAX, since_mode = UINT8_MAX;	/* the cpumode key, since are for */
-	uint64_t since = 0;
+	uint8_t key_mode = UINT8_MAX;	/* the cpumode key is for */
+	struct chain_since cs = { .mode = UINT8_MAX };
 	int32_t key = 0;
 	struct out *o = s->out;
 	/* -F srcline's text is not the dso's alone; --stop-bt looks at each symbol */
@@ -993,17 +1053,13 @@ static int print_chain(struct script *s, const struct tally_sample *smp, unsigne
 			key_mode = cpumode;
 			key = tally_cpumode_is_kernel(cpumode) ? -1 : (int32_t)smp->pid;
 		}
-		if (by_dso && key != -1 && (ret = print_user_frame(s, smp, cpumode, ip, f)) <= 0) {
+		if (by_dso && key != -1 && (ret = print_user_frame(s, smp, cpumode, ip, f, &cs)) <= 0) {
 			if (ret)
 				return ret;
 			continue;
 		}
-		if (cpumode != since_mode) {
-			since_mode = cpumode;
-			since = tally_session__valid_since(s->session, (pid_t)smp->pid, cpumode);
-		}
 		ls = line_slot(s->lines, ip, key, cpumode);
-		if (!s->o->stop_bt && line_hit(ls, ip, key, cpumode, f, since)) {
+		if (!s->o->stop_bt && line_hit(ls, ip, key, cpumode, f, chain_since(s, smp, cpumode, &cs))) {
 			out_line(o, s->lines->text + ls->off, ls->len);
 			continue;
 		}
