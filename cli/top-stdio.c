@@ -125,16 +125,20 @@ static const char *sym_name(const struct tally_hist_entry *e)
 }
 
 /* As perf top: the widths over the first max_rows entries it still has, those under
- * --percent-limit (or --count-filter) too though not shown; a row without a symbol
- * makes the dso column at least an address's 16 digits wide (not with --dsos). */
+ * --percent-limit (or --count-filter) too though not shown, and at least the column
+ * titles' perf does not print ("Command", "Pid:Command", "Shared Object", "Symbol");
+ * a row without a symbol makes the dso column at least an address's 16 digits wide
+ * (not with --dsos). */
 void top_widths(const struct top *t, size_t max_rows, struct top_widths *w)
 {
 	size_t rows = 0, nr;
 	struct tally_hist_entry *const *sorted = tally_hist__sorted(top__hist(t), &nr);
 	bool unresolved = false;
 
-	memset(w, 0, sizeof(*w));
-	w->pid = 15;
+	w->comm = 7;
+	w->pid = 15;	/* "%7d:" and the Command */
+	w->dso = 13;
+	w->sym = 6;
 	for (size_t k = 0; k < nr && rows < max_rows; k++) {
 		const struct tally_hist_entry *e = sorted[k];
 		int l;
@@ -235,14 +239,14 @@ void top_format_row(const struct top *t, const struct tally_hist_entry *e,
 		case TALLY_HIST_PERIOD:
 			PUT("  %12" PRIu64, acc ? e->period_acc : e->period);
 			break;
-		case TALLY_HIST_COMM:
-			PUT("  %-*s", last ? 0 : w->comm, e->comm);
+		case TALLY_HIST_COMM:	/* as perf: padded also when last (the symbol not) */
+			PUT("  %-*s", w->comm, e->comm);
 			break;
 		case TALLY_HIST_PID:
-			PUT("  %7d:%-*s", e->tid, last ? 0 : w->pid - 8, e->comm);
+			PUT("  %7d:%-*s", e->tid, w->pid - 8, e->comm);
 			break;
 		case TALLY_HIST_DSO:
-			PUT("  %-*s", last ? 0 : w->dso, e->dso_name);
+			PUT("  %-*s", w->dso, e->dso_name);
 			break;
 		case TALLY_HIST_SYM:
 			if (sym_name(e))

@@ -117,7 +117,7 @@ else fail "exec'd process resolved by its new comm and dso"; last_table ex | gre
 	--percentage relative --show-total-period -n >flt 2>err; rc=$?
 rows=$(last_table flt)
 check "top --comms/--dsos/--symbols: only hot's spin rows (rc $rc)" \
-	eval 'test $rc -eq 0 && test -n "$rows" && ! grep -v "hot  \[\.\] spin$" <<<"$rows" | grep -q .'
+	eval 'test $rc -eq 0 && test -n "$rows" && ! grep -Ev "hot +\[\.\] spin$" <<<"$rows" | grep -q .'
 check "top --percentage relative: the kept rows make 100%" \
 	awk '{ s += $1 } END { exit !(s > 99.9 && s < 100.1) }' <<<"$rows"
 check "top --show-total-period -n: samples and period columns (period = samples x 250000)" \
