@@ -707,7 +707,8 @@ int top__drain(struct top *t)
 		if (err)
 			return err;
 	}
-	qsort(t->recs, t->nr_recs, sizeof(*t->recs), rec_cmp);
+	if (t->nr_recs)		/* none yet: recs may be NULL, which qsort must not get */
+		qsort(t->recs, t->nr_recs, sizeof(*t->recs), rec_cmp);
 	for (size_t i = 0; i < t->nr_recs && !err; i++) {
 		const struct perf_event_header *h = (const void *)(t->batch + t->recs[i].off);
 
