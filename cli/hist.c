@@ -594,7 +594,7 @@ static void print_user_cell(struct fmt_buf *fp, const struct tally_hist_entry *e
 }
 
 struct group_key {
-	char *text;	/* the cells of the keys before the trace key */
+	char *text;	/* the cells of the keys before the trace or srcline key */
 	size_t k;	/* the entry's place in sorted */
 };
 
@@ -611,11 +611,13 @@ static int group_key_cmp(const void *a, const void *b)
  * first tree: a group holding one sample makes none (an event of one sample under
  * --sort trace prints "comm=migrati"); in children mode each sample's own row is
  * compared with its call chain's first frame, so every row counts. Sets bit 1 << c of
- * uncounted[k] for those rows of sorted and key c (TRACE or SRCLINE); 0 or -ENOMEM.
+ * (*uncounted)[k] for those rows of sorted and key c (TRACE or SRCLINE), the array
+ * allocated when first needed (it stays NULL for a table without those keys, such as
+ * report's default one); 0 or -ENOMEM.
  */
 static int lazy_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sorted,
 			  const enum tally_hist_col *cols, size_t nr,
-			  const struct hist_print_opts *o, enum tally_hist_col c, uint32_t *uncounted)
+			  const struct hist_print_opts *o, enum tally_hist_col c, uint32_t **uncounted)
 {
 	struct group_key *g;
 	size_t ci = nr;
@@ -626,6 +628,8 @@ static int lazy_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sort
 			ci = i;
 	if (ci == nr || o->children || o->hierarchy || !nr_sorted)
 		return 0;
+	if (!*uncounted && !(*uncounted = calloc(nr_sorted, sizeof(**uncounted))))
+		return -ENOMEM;
 	g = calloc(nr_sorted, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -652,7 +656,7 @@ static int lazy_uncounted(struct tally_hist_entry *const *sorted, size_t nr_sort
 			for (b = a; b < nr_sorted && !strcmp(g[a].text, g[b].text); b++)
 				n += sorted[g[b].k]->nr_samples;
 			for (size_t j = a; j < b && n < 2; j++)
-				uncounted[g[j].k] |= 1u << c;
+				(*uncounted)[g[j].k] |= 1u << c;
 		}
 	}
 	for (size_t k = 0; k < nr_sorted; k++)
@@ -732,14 +736,10 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		widths[i] = strlen(col_header(cols[i], o->overhead_is_self)) > minw
 				    ? strlen(col_header(cols[i], o->overhead_is_self)) : minw;
 	}
-	if (nr_sorted) {
-		uncounted = calloc(nr_sorted, sizeof(*uncounted));
-		if (!uncounted ||
-		    lazy_uncounted(sorted, nr_sorted, cols, nr, o, TALLY_HIST_TRACE, uncounted) ||
-		    lazy_uncounted(sorted, nr_sorted, cols, nr, o, TALLY_HIST_SRCLINE, uncounted)) {
-			free(uncounted);
-			return -ENOMEM;
-		}
+	if (lazy_uncounted(sorted, nr_sorted, cols, nr, o, TALLY_HIST_TRACE, &uncounted) ||
+	    lazy_uncounted(sorted, nr_sorted, cols, nr, o, TALLY_HIST_SRCLINE, &uncounted)) {
+		free(uncounted);
+		return -ENOMEM;
 	}
 	nshow = entry_widths(sorted, nr_sorted, cols, nr, widths, o, total, sym_depth, uncounted);
 	free(uncounted);
