@@ -448,15 +448,20 @@ static void explain_missing(struct tally_session *s, struct tally_dso *d,
 
 /* The file to read a dso's symbols from: symfs, the path itself (if it is the build
  * the recording names), the build-id cache, or the path seen from the process's mount
- * namespace. When there is none, d->problem says why. */
+ * namespace. When there is none, d->problem says why. *KEY (if not NULL): the build-id
+ * that names the chosen file's entry in the build-id cache: the recording's, or, when
+ * the recording names none, the file's own note (size 0: none). */
 static bool find_binary(struct tally_session *s, struct tally_dso *d, pid_t pid,
-			char *path, size_t len, char *debug, size_t dlen)
+			char *path, size_t len, char *debug, size_t dlen,
+			struct tally_build_id *key)
 {
 	struct tally_build_id own = d->bid, have, other;
 	char idhex[TALLY_BUILD_ID_HEX_SIZE], why[8192] = "";
 	int cache_err = -ENOENT;
 
 	debug[0] = 0;
+	if (key)
+		*key = d->bid;
 	if (!own.size && !s->symfs)
 		tally_build_id__from_elf(&own, d->name);	/* its own note finds its debuginfo */
 	if (own.size) {
@@ -474,8 +479,11 @@ static bool find_binary(struct tally_session *s, struct tally_dso *d, pid_t pid,
 		return false;
 	}
 	snprintf(path, len, "%s", d->name);
-	if (file_matches(path, d, &have))
+	if (file_matches(path, d, &have)) {
+		if (key)
+			*key = own;
 		return true;
+	}
 	if (d->bid.size) {
 		cache_err = tally_buildid_cache__find(s->cache, &d->bid, d->name, TALLY_BUILDID_ELF,
 						      path, len, why, sizeof(why));
@@ -539,17 +547,17 @@ static void load_vdso(struct tally_session *s, struct tally_dso *d)
  * tally-symtab, beside perf's copy of the file), keyed by the identity of both files,
  * and read back from there while neither changes.
  */
-static void load_elf_cached(struct tally_session *s, struct tally_dso *d, const char *path,
-			    const char *debug)
+static void load_elf_cached(struct tally_session *s, struct tally_dso *d,
+			    const struct tally_build_id *bid, const char *path, const char *debug)
 {
 	char cpath[PATH_MAX], real[PATH_MAX], hex[TALLY_BUILD_ID_HEX_SIZE];
 	const char *dir = tally_buildid_cache__dir(s->cache);
 	struct tly_kcache_key *key = NULL;
 	int n;
 
-	if (s->opts.no_demangle || !d->bid.size || !dir || !realpath(path, real) ||
+	if (s->opts.no_demangle || !bid->size || !dir || !realpath(path, real) ||
 	    (n = snprintf(cpath, sizeof(cpath), "%s%s/%s/" TLY_KCACHE_ELF, dir, real,
-			  tally_build_id__hex(&d->bid, hex))) < 0 || (size_t)n >= sizeof(cpath) ||
+			  tally_build_id__hex(bid, hex))) < 0 || (size_t)n >= sizeof(cpath) ||
 	    !(key = malloc(sizeof(*key))) || tly_kcache__key_file(key, path, debug)) {
 		free(key);
 		tly_symtab__load_elf(&d->syms, path, debug);
@@ -590,6 +598,7 @@ static void symtab_source(struct tally_session *s, struct tally_dso *d, const ch
 static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 {
 	char path[4096], debug[4096];
+	struct tally_build_id key = { .size = 0 };
 
 	d->loaded = true;
 	if (s->opts.no_symbols || d->no_symbols)
@@ -605,9 +614,9 @@ static void dso_load(struct tally_session *s, struct tally_dso *d, pid_t pid)
 		tly_symtab__load_perfmap(&d->syms, d->name);
 		return;
 	}
-	if (find_binary(s, d, pid, path, sizeof(path), debug, sizeof(debug))) {
+	if (find_binary(s, d, pid, path, sizeof(path), debug, sizeof(debug), &key)) {
 		symtab_source(s, d, path, debug, sizeof(debug));
-		load_elf_cached(s, d, path, debug[0] ? debug : NULL);
+		load_elf_cached(s, d, &key, path, debug[0] ? debug : NULL);
 	}
 }
 
@@ -1345,7 +1354,7 @@ int tally_session__dso_files(struct tally_session *s, struct tally_dso *d, char 
 	}
 	if (d->kernel || d->absolute || d->no_symbols || !strcmp(d->name, "[vdso]"))
 		return -ENOENT;
-	if (!find_binary(s, d, 0, path, len, dbg, sizeof(dbg))) {
+	if (!find_binary(s, d, 0, path, len, dbg, sizeof(dbg), NULL)) {
 		path[0] = 0;
 		return -ENOENT;
 	}

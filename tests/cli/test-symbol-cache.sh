@@ -5,7 +5,8 @@
 # text prints; a cache whose key matches is really what names kernel symbols (a
 # doctored one shows its names); a cache of another boot, a damaged one or one others
 # may write is never read. ELF files: the same for a binary's symbol table, keyed by the
-# file's identity: a changed binary is read again.
+# file's identity: a changed binary is read again; also for a binary the recording
+# names no build-id of (keyed by the file's own build-id note).
 . "$TALLY_TOP/tests/cli/lib.sh"
 
 # ---- an ELF file's symbol table (a build-id cache of its own: the kallsyms part wants
@@ -13,34 +14,56 @@
 KHOME=$HOME
 export HOME=$TMP/home-elf
 mkdir -p "$HOME"
-cp "$TALLY_BUILD/workloads/hot" ./hot
-if "$TALLY" record -q -o u.data -- ./hot 0.3 >/dev/null 2>rec.err; then
-	urep() { "$TALLY" report -i u.data --stdio -q --sort dso,sym 2>/dev/null; }
-	urep >ua.txt
-	ucache=$(find "$HOME/.debug$TMP/hot" -name tally-symtab 2>/dev/null | head -1)
-	check "symbol cache: the first report keeps hot's symbol table" test -s "$ucache"
-	urep >ub.txt
-	check "symbol cache: a report reading it prints what reading the ELF file prints" \
-		cmp -s ua.txt ub.txt
-	usym=$(awk '$2 == "hot" && $4 ~ /^[a-z_]+$/ && length($4) >= 4 {print $4; exit}' ua.txt)
-	if [ -n "$usym" ]; then
-		USYM=$(echo "$usym" | tr a-z A-Z)
-		LC_ALL=C sed -i "s/$usym/$USYM/g" "$ucache"
-		urep >uc.txt
-		check "symbol cache: it names the symbols while hot stays the same (doctored: $USYM)" \
-			grep -qw "$USYM" uc.txt
-		touch -d '1 hour ago' ./hot
-		urep >ud.txt
-		if ! grep -qw "$USYM" ud.txt && cmp -s ua.txt ud.txt; then
-			ok "symbol cache: a changed binary is read again"
-		else
-			fail "symbol cache: a changed binary is read again"
-		fi
-	else
-		skip "symbol cache: no symbol of hot in the report"
+# elf_case NAME LABEL [RECORD OPTIONS]: record a copy of hot named NAME, then: the first
+# report keeps its table, a report reading it prints the same, the cache (doctored) is
+# what names the symbols while the binary stays the same, a changed binary is read again.
+# Sets $ecache (the cache file).
+elf_case() {
+	local name=$1 label=$2 sym SYM
+	shift 2
+	cp "$TALLY_BUILD/workloads/hot" "./$name"
+	if ! "$TALLY" record "$@" -q -o "$name.data" -- "./$name" 0.3 >/dev/null 2>rec.err; then
+		skip "$label: cannot record ($(head -1 rec.err))"
+		return 1
 	fi
-else
-	skip "symbol cache: cannot record ($(head -1 rec.err))"
+	erep() { "$TALLY" report -i "$name.data" --stdio -q --sort dso,sym 2>/dev/null; }
+	erep >"$name.a"
+	ecache=$(find "$HOME/.debug$TMP/$name" -name tally-symtab 2>/dev/null | head -1)
+	check "$label: the first report keeps $name's symbol table" test -s "$ecache"
+	erep >"$name.b"
+	check "$label: a report reading it prints what reading the ELF file prints" \
+		cmp -s "$name.a" "$name.b"
+	sym=$(awk -v n="$name" '$2 == n && $4 ~ /^[a-z_]+$/ && length($4) >= 4 {print $4; exit}' \
+		"$name.a")
+	if [ -z "$sym" ]; then
+		skip "$label: no symbol of $name in the report"
+		return 0
+	fi
+	SYM=$(echo "$sym" | tr a-z A-Z)
+	LC_ALL=C sed -i "s/$sym/$SYM/g" "$ecache"
+	erep >"$name.c"
+	check "$label: it names the symbols while $name stays the same (doctored: $SYM)" \
+		grep -qw "$SYM" "$name.c"
+	touch -d '1 hour ago' "./$name"
+	erep >"$name.d"
+	if ! grep -qw "$SYM" "$name.d" && cmp -s "$name.a" "$name.d"; then
+		ok "$label: a changed binary is read again"
+	else
+		fail "$label: a changed binary is read again"
+	fi
+}
+
+elf_case hot "symbol cache"
+
+# the same for a binary the recording names no build-id of (-B; also perf record's
+# build-id list, which has only the dsos of sampled addresses, not of call chain frames):
+# the entry is named by the file's own build-id note
+if elf_case hotnb "symbol cache (no build-id recorded)" -B; then
+	nbid=$("$TALLY" buildid-list -i hotnb.data 2>/dev/null | grep -c '^[0-9a-f]\{40\} .*hotnb')
+	check "symbol cache (no build-id recorded): the file names none for hotnb" test "$nbid" = 0
+	own=$(readelf -n ./hotnb 2>/dev/null | awk '/Build ID/ {print $3}')
+	check "symbol cache (no build-id recorded): kept under the file's own build-id ($own)" \
+		test -n "$own" -a "$(basename "$(dirname "$ecache")")" = "$own"
 fi
 
 # ---- kallsyms
