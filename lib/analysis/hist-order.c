@@ -35,6 +35,14 @@ static int by_value(const void *pa, const void *pb, void *cmp)
 	return (*(ref_cmp_fn *)cmp)(((const struct ref *)pa)->s, ((const struct ref *)pb)->s);
 }
 
+static int value_desc(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)((const struct ref *)pa)->s;
+	uint64_t b = *(const uint64_t *)((const struct ref *)pb)->s;
+
+	return (a < b) - (a > b);
+}
+
 static int text_cmp(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -45,31 +53,103 @@ static int sym_cmp(const void *a, const void *b)
 	return tally_symbol__name_cmp(a, b);
 }
 
+/* A hash map of 64-bit keys to their numbers in order of first appearance, as big as
+ * the distinct keys need (a file has many rows but few comms or dsos). */
+struct idmap {
+	uint64_t *key;
+	uint32_t *id;	/* number + 1; 0: an empty slot */
+	unsigned bits;	/* 2^bits slots */
+	uint32_t nr;
+};
+
+static int idmap_init(struct idmap *m)
+{
+	m->bits = 10;
+	m->nr = 0;
+	m->key = malloc(((size_t)1 << m->bits) * sizeof(*m->key));
+	m->id = calloc((size_t)1 << m->bits, sizeof(*m->id));
+	return m->key && m->id ? 0 : -ENOMEM;
+}
+
+static void idmap_exit(struct idmap *m)
+{
+	free(m->key);
+	free(m->id);
+}
+
+static size_t idmap_slot(const struct idmap *m, uint64_t k)
+{
+	size_t mask = ((size_t)1 << m->bits) - 1;
+	size_t i = (size_t)((k * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - m->bits));
+
+	while (m->id[i] && m->key[i] != k)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int idmap_grow(struct idmap *m)
+{
+	struct idmap o = *m;
+
+	m->bits++;
+	m->key = malloc(((size_t)1 << m->bits) * sizeof(*m->key));
+	m->id = calloc((size_t)1 << m->bits, sizeof(*m->id));
+	if (!m->key || !m->id) {
+		idmap_exit(m);
+		*m = o;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < (size_t)1 << o.bits; i++) {
+		if (o.id[i]) {
+			size_t j = idmap_slot(m, o.key[i]);
+
+			m->key[j] = o.key[i];
+			m->id[j] = o.id[i];
+		}
+	}
+	idmap_exit(&o);
+	return 0;
+}
+
+/* *id: k's number; 1: a new key, 0: one seen before, -ENOMEM */
+static int idmap_number(struct idmap *m, uint64_t k, uint32_t *id)
+{
+	size_t i = idmap_slot(m, k);
+
+	if (!m->id[i]) {
+		if ((size_t)m->nr * 2 + 2 > (size_t)1 << m->bits) {
+			if (idmap_grow(m))
+				return -ENOMEM;
+			i = idmap_slot(m, k);
+		}
+		m->key[i] = k;
+		m->id[i] = ++m->nr;
+		*id = m->nr - 1;
+		return 1;
+	}
+	*id = m->id[i] - 1;
+	return 0;
+}
+
 /* ids[i]: s[i]'s number among the distinct pointers, u[id] the pointer; *nu of them */
 static int number_refs(const void **s, size_t n, uint32_t *ids, struct ref *u, size_t *nu)
 {
-	size_t cap = 16;
-	struct ref *t;
+	struct idmap m;
+	int err = idmap_init(&m);
 
-	while (cap < 2 * n)
-		cap *= 2;
-	t = calloc(cap, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	*nu = 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = ((uintptr_t)s[i] >> 4) * UINT64_C(0x9e3779b97f4a7c15) & (cap - 1);
-
-		while (t[j].s && t[j].s != s[i])
-			j = (j + 1) & (cap - 1);
-		if (!t[j].s) {
-			t[j] = (struct ref){ .s = s[i], .id = (uint32_t)*nu };
-			u[(*nu)++] = t[j];
+	for (size_t i = 0; !err && i < n; i++) {
+		if (i && s[i] == s[i - 1]) {	/* runs of one comm or dso */
+			ids[i] = ids[i - 1];
+			continue;
 		}
-		ids[i] = t[j].id;
+		err = idmap_number(&m, (uintptr_t)s[i], &ids[i]);
+		if (err == 1)
+			u[ids[i]] = (struct ref){ .s = s[i], .id = ids[i] };
+		err = err < 0 ? err : 0;
 	}
-	free(t);
-	return 0;
+	*nu = m.nr;
+	idmap_exit(&m);
+	return err;
 }
 
 /* rank[i * stride]: the place of s[i] among the distinct values as cmp orders them (equal
@@ -82,15 +162,12 @@ static int rank_refs(const void **s, size_t n, ref_cmp_fn cmp, uint64_t *rank, s
 	size_t nu = 0;
 	int err = u && ids && by_id ? 0 : -ENOMEM;
 
-	for (size_t i = 0; !err && i < n; i++)	/* NULL: no value (the hash's empty slot) */
-		if (!s[i])
-			s[i] = &k;
 	if (!err)
 		err = number_refs(s, n, ids, u, &nu);
 	for (size_t i = 0; !err && i < nu; i++)
-		by_id[u[i].id] = UINT64_MAX;
+		by_id[u[i].id] = UINT64_MAX;	/* NULL: no value */
 	for (size_t i = 0; !err && i < nu; i++)
-		if (u[i].s == &k)
+		if (!u[i].s)
 			u[i--] = u[--nu];
 	if (!err)
 		qsort_r(u, nu, sizeof(*u), by_value, &cmp);
@@ -252,10 +329,12 @@ static bool spreads_fit(const uint64_t *key, const uint32_t *idx, size_t n, size
 /* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree
  * does); a node's links side by side, and where the caller keeps its rows' keys next to
  * them (a node every stride bytes), a step down the tree touches one cache line. */
-struct rb_node {
-	uint32_t c[2];	/* left, right */
-	uint32_t p;
-	uint32_t red;
+#define NIL UINT32_C(0x7fffffff)
+#define RED UINT32_C(0x80000000)
+
+struct rb_link {
+	uint32_t c[2];	/* left, right (NIL: none) */
+	uint32_t pr;	/* the parent (NIL: none), | RED for a red node */
 };
 
 struct rb {
@@ -264,117 +343,163 @@ struct rb {
 	uint32_t root;
 };
 
-#define NIL UINT32_MAX
-
-static inline struct rb_node *rb_at(const struct rb *rb, uint32_t i)
+static inline struct rb_link *rb_at(const struct rb *rb, uint32_t i)
 {
-	return (struct rb_node *)(rb->base + (size_t)i * rb->stride);
+	return (struct rb_link *)(rb->base + (size_t)i * rb->stride);
 }
 
-/* rotate x down to the side left (true) or right */
-static void rb_rotate(struct rb *rb, uint32_t x, bool left)
+/* rotate x down to the left (a = 1: its right child comes up) or the right (a = 0) */
+static void rb_rotate(struct rb *rb, uint32_t x, int a)
 {
-	struct rb_node *nx = rb_at(rb, x), *ny;
-	int a = left ? 1 : 0, b = !a;
-	uint32_t y = nx->c[a];
+	struct rb_link *nx = rb_at(rb, x);
+	uint32_t y = nx->c[a], p = nx->pr & ~RED;
+	struct rb_link *ny = rb_at(rb, y);
+	uint32_t b = ny->c[!a];
 
-	ny = rb_at(rb, y);
-	nx->c[a] = ny->c[b];
-	if (ny->c[b] != NIL)
-		rb_at(rb, ny->c[b])->p = x;
-	ny->p = nx->p;
-	if (nx->p == NIL)
+	nx->c[a] = b;
+	if (b != NIL)
+		rb_at(rb, b)->pr = (rb_at(rb, b)->pr & RED) | x;
+	ny->pr = (ny->pr & RED) | p;
+	if (p == NIL) {
 		rb->root = y;
-	else {
-		struct rb_node *pp = rb_at(rb, nx->p);
+	} else {
+		struct rb_link *np = rb_at(rb, p);
 
-		pp->c[x == pp->c[0] ? 0 : 1] = y;
+		np->c[np->c[0] == x ? 0 : 1] = y;
 	}
-	ny->c[b] = x;
-	nx->p = y;
+	ny->c[!a] = x;
+	nx->pr = (nx->pr & RED) | y;
 }
 
-static void rb_fixup(struct rb *rb, uint32_t z)
+/* Hang the new node z under y on side (y NIL: z is the root) and rebalance. */
+static void rb_link_new(struct rb *rb, uint32_t z, uint32_t y, int side)
 {
-	while (rb_at(rb, z)->p != NIL && rb_at(rb, rb_at(rb, z)->p)->red) {
-		uint32_t p = rb_at(rb, z)->p, g = rb_at(rb, p)->p;
-		bool pleft = p == rb_at(rb, g)->c[0];
-		uint32_t u = rb_at(rb, g)->c[pleft ? 1 : 0];
+	struct rb_link *nz = rb_at(rb, z);
 
-		if (u != NIL && rb_at(rb, u)->red) {
-			rb_at(rb, p)->red = rb_at(rb, u)->red = false;
-			rb_at(rb, g)->red = true;
+	nz->c[0] = nz->c[1] = NIL;
+	if (y == NIL) {
+		nz->pr = NIL;
+		rb->root = z;
+		return;
+	}
+	nz->pr = y | RED;
+	rb_at(rb, y)->c[side] = z;
+	for (;;) {	/* z is red */
+		uint32_t p = rb_at(rb, z)->pr & ~RED, g, u;
+		struct rb_link *np = p == NIL ? NULL : rb_at(rb, p), *ng;
+		int pleft;
+
+		if (!np || !(np->pr & RED))
+			break;
+		g = np->pr & ~RED;	/* a red parent is not the root */
+		ng = rb_at(rb, g);
+		pleft = ng->c[0] == p;
+		u = ng->c[pleft];
+		if (u != NIL && (rb_at(rb, u)->pr & RED)) {
+			np->pr &= ~RED;
+			rb_at(rb, u)->pr &= ~RED;
+			ng->pr |= RED;
 			z = g;
 			continue;
 		}
-		if (z == rb_at(rb, p)->c[pleft ? 1 : 0]) {
+		if (z == np->c[pleft]) {	/* the inner child: rotated outside first */
 			z = p;
 			rb_rotate(rb, z, pleft);
-			p = rb_at(rb, z)->p;
-			g = rb_at(rb, p)->p;
+			p = rb_at(rb, z)->pr & ~RED;
+			np = rb_at(rb, p);
+			ng = rb_at(rb, np->pr & ~RED);
 		}
-		rb_at(rb, p)->red = false;
-		rb_at(rb, g)->red = true;
+		np->pr &= ~RED;
+		ng->pr |= RED;
 		rb_rotate(rb, g, !pleft);
+		break;
 	}
-	rb_at(rb, rb->root)->red = false;
+	rb_at(rb, rb->root)->pr &= ~RED;
 }
 
-/* Insert 0..n) in order into a red-black tree where goes_left(new, existing) sends a row
- * left; perm: its in-order walk. The nodes: every stride bytes from base (NULL: an array
- * of their own). Inlined where goes_left is known, so that a step down the tree is a
- * comparison in place rather than a call. */
-static inline __attribute__((always_inline)) int
-rb_order_with(size_t n, void *base, size_t stride,
-	      bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx, size_t *perm)
+typedef bool (*node_left_fn)(const void *z, const void *x, const void *ctx);
+
+/* Insert node z: down from the root, left where goes_left(z's node, a node's) says. Inlined
+ * where goes_left is known, so that a step down the tree is a comparison in place rather
+ * than a call. true: z went right all the way (it is the greatest). */
+static inline __attribute__((always_inline)) bool
+rb_insert(struct rb *rb, uint32_t z, node_left_fn goes_left, const void *ctx)
 {
-	struct rb rb = { .base = base, .stride = base ? stride : sizeof(struct rb_node), .root = NIL };
-	uint32_t *stack, x;
+	const void *zn = rb_at(rb, z);
+	uint32_t y = NIL, x = rb->root;
+	int side = 0, right = 1;
+
+	while (x != NIL) {
+		const struct rb_link *nx = rb_at(rb, x);
+
+		y = x;
+		side = !goes_left(zn, nx, ctx);
+		right &= side;
+		x = nx->c[side];
+	}
+	rb_link_new(rb, z, y, side);
+	return right;
+}
+
+/* perm[0..n): the tree's in-order walk (a red-black tree of < 2^31 nodes is at most 62
+ * deep) */
+static void rb_walk(const struct rb *rb, uint32_t *perm)
+{
+	uint32_t stack[64], x = rb->root;
 	size_t sp = 0, k = 0;
 
-	if (n >= NIL)
-		return -ENOMEM;
-	if (!base)
-		rb.base = malloc((n ? n : 1) * sizeof(struct rb_node));
-	stack = malloc((n ? n : 1) * sizeof(*stack));
-	if (!rb.base || !stack) {
-		if (!base)
-			free(rb.base);
-		free(stack);
-		return -ENOMEM;
-	}
-	for (uint32_t z = 0; z < n; z++) {
-		uint32_t y = NIL;
-		int side = 0;
-
-		for (x = rb.root; x != NIL; x = rb_at(&rb, x)->c[side]) {
-			y = x;
-			side = !goes_left(z, x, ctx);
-		}
-		*rb_at(&rb, z) = (struct rb_node){ .c = { NIL, NIL }, .p = y, .red = true };
-		if (y == NIL)
-			rb.root = z;
-		else
-			rb_at(&rb, y)->c[side] = z;
-		rb_fixup(&rb, z);
-	}
-	for (x = rb.root; x != NIL || sp;) {	/* in-order walk */
-		for (; x != NIL; x = rb_at(&rb, x)->c[0])
+	for (;;) {
+		for (; x != NIL; x = rb_at(rb, x)->c[0])
 			stack[sp++] = x;
+		if (!sp)
+			break;
 		x = stack[--sp];
 		perm[k++] = x;
-		x = rb_at(&rb, x)->c[1];
+		x = rb_at(rb, x)->c[1];
 	}
-	if (!base)
-		free(rb.base);
-	free(stack);
-	return 0;
+}
+
+struct index_left {
+	const struct rb_link *links;
+	bool (*goes_left)(size_t z, size_t x, const void *ctx);
+	const void *ctx;
+};
+
+static bool by_index_left(const void *z, const void *x, const void *arg)
+{
+	const struct index_left *il = arg;
+
+	return il->goes_left((size_t)((const struct rb_link *)z - il->links),
+			     (size_t)((const struct rb_link *)x - il->links), il->ctx);
 }
 
 int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx,
 		 size_t *perm)
 {
-	return rb_order_with(n, NULL, 0, goes_left, ctx, perm);
+	struct rb_link *links;
+	uint32_t *walk;
+	struct rb rb = { .stride = sizeof(*links), .root = NIL };
+	struct index_left il = { .goes_left = goes_left, .ctx = ctx };
+
+	if (n >= NIL)
+		return -ENOMEM;
+	links = malloc((n ? n : 1) * sizeof(*links));
+	walk = malloc((n ? n : 1) * sizeof(*walk));
+	if (!links || !walk) {
+		free(links);
+		free(walk);
+		return -ENOMEM;
+	}
+	rb.base = (char *)links;
+	il.links = links;
+	for (uint32_t z = 0; z < n; z++)
+		rb_insert(&rb, z, by_index_left, &il);
+	rb_walk(&rb, walk);
+	for (size_t i = 0; i < n; i++)
+		perm[i] = walk[i];
+	free(links);
+	free(walk);
+	return 0;
 }
 
 /* v[0..n) put in the order perm gives (out: room for n, scratch); err passed through */
@@ -563,162 +688,197 @@ static uint64_t pack(const uint64_t *k, size_t ns, const struct slot_pack *sp)
 }
 
 /* A row's keys when the symbol is the last key: the keys before it and whether the row
- * is unresolved (lowest bit) in one integer, then its address and end (key_slots). */
-struct packed_in {
-	struct rb_node node;	/* the row's in the trees */
-	uint64_t pre, addr, end;
+ * is unresolved (lowest bit) in one integer, then its address (start) and its symbol's
+ * size; with the row's links in the trees, 32 bytes. */
+struct in_node {
+	struct rb_link link;
+	uint32_t size;	/* 0: unresolved */
+	uint64_t pre, addr;
 };
 
-/* key_goes_left on packed rows */
-static bool packed_goes_left(size_t z, size_t x, const void *arg)
+/* key_goes_left on packed rows: with equal starts, the ends' difference is the sizes' */
+static inline bool in_node_left(const void *zn, const void *xn, const void *ctx)
 {
-	const struct packed_in *n = (const struct packed_in *)arg + z, *e = (const struct packed_in *)arg + x;
+	const struct in_node *n = zn, *e = xn;
 	int64_t d;
 
+	(void)ctx;
 	if (n->pre != e->pre)
 		return n->pre < e->pre;
 	d = (int64_t)(n->addr - e->addr);
 	if (!d)
-		d = (int64_t)(n->end - e->end);
+		d = (int64_t)n->size - (int64_t)e->size;
 	return d < 0;
 }
 
-static int packed_cmp(const void *pa, const void *pb, void *arg)
+static int in_node_cmp(const void *pa, const void *pb, void *arg)
 {
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct packed_in *x = (const struct packed_in *)arg + a, *y = (const struct packed_in *)arg + b;
+	const struct in_node *x = (const struct in_node *)arg + a, *y = (const struct in_node *)arg + b;
 
 	if (x->pre != y->pre)
 		return x->pre < y->pre ? -1 : 1;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
 	return (a > b) - (a < b);	/* ties: in insertion order */
 }
 
 /* spreads_fit on packed rows, without sorting them: per group of rows equal on the keys
- * before the symbol, the spread of unresolved addresses, starts and ends. */
-static int packed_fits(const struct packed_in *p, size_t n)
+ * before the symbol, the spread of unresolved addresses, starts and ends. 1: all fit;
+ * 0: bad[j] says whether row j's group does not. */
+static int in_nodes_fit(const struct in_node *p, size_t n, bool *bad)
 {
 	struct grp {
 		uint64_t lo[3], hi[3];
+		bool bad;
 	} *g = malloc(n * sizeof(*g));
-	size_t cap = 16, ng = 0;
-	uint64_t *ks;
-	uint32_t *id;
-	int fits = 1;
+	uint32_t *gid = malloc(n * sizeof(*gid));
+	struct idmap m;
+	int fits = 1, err = idmap_init(&m);
 
-	while (cap < 2 * n)
-		cap *= 2;
-	ks = malloc(cap * sizeof(*ks));
-	id = calloc(cap, sizeof(*id));	/* group + 1 */
-	if (!g || !ks || !id) {
-		fits = -ENOMEM;
-		goto out;
-	}
-	for (size_t j = 0; j < n; j++) {
-		uint64_t k = p[j].pre >> 1;
-		size_t i = (k * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (cap - 1);
+	for (size_t j = 0; !err && j < n; j++) {
 		struct grp *r;
 
-		while (id[i] && ks[i] != k)
-			i = (i + 1) & (cap - 1);
-		if (!id[i]) {
-			ks[i] = k;
-			id[i] = (uint32_t)++ng;
-			g[ng - 1] = (struct grp){ .lo = { UINT64_MAX, UINT64_MAX, UINT64_MAX } };
+		if (!g || !gid) {
+			err = -ENOMEM;
+			break;
 		}
-		r = &g[id[i] - 1];
-		for (int m = 0; m < 3; m++) {	/* unresolved addresses, starts, ends */
-			uint64_t x = m == 2 ? p[j].end : p[j].addr;
+		if (j && p[j].pre >> 1 == p[j - 1].pre >> 1) {
+			gid[j] = gid[j - 1];
+		} else {
+			err = idmap_number(&m, p[j].pre >> 1, &gid[j]);
+			if (err < 0)
+				break;
+			if (err)
+				g[gid[j]] = (struct grp){ .lo = { UINT64_MAX, UINT64_MAX, UINT64_MAX } };
+			err = 0;
+		}
+		r = &g[gid[j]];
+		for (int k = 0; k < 3; k++) {	/* unresolved addresses, starts, ends */
+			uint64_t x = p[j].addr + (k == 2 ? p[j].size : 0);
 
-			if ((m == 0) != (p[j].pre & 1))
+			if ((k == 0) != (p[j].pre & 1))
 				continue;
-			r->lo[m] = x < r->lo[m] ? x : r->lo[m];
-			r->hi[m] = x > r->hi[m] ? x : r->hi[m];
+			r->lo[k] = x < r->lo[k] ? x : r->lo[k];
+			r->hi[k] = x > r->hi[k] ? x : r->hi[k];
 		}
 	}
-	for (size_t i = 0; i < ng && fits == 1; i++)
-		for (int m = 0; m < 3; m++)
-			if (g[i].hi[m] >= g[i].lo[m] && g[i].hi[m] - g[i].lo[m] >= SIGN_FLIP)
-				fits = 0;
-out:
+	for (size_t i = 0; !err && i < m.nr; i++) {
+		for (int k = 0; k < 3; k++)
+			if (g[i].hi[k] >= g[i].lo[k] && g[i].hi[k] - g[i].lo[k] >= SIGN_FLIP)
+				g[i].bad = true;
+		fits = fits && !g[i].bad;
+	}
+	for (size_t j = 0; !err && !fits && j < n; j++)
+		bad[j] = g[gid[j]].bad;
 	free(g);
-	free(ks);
-	free(id);
-	return fits;
+	free(gid);
+	idmap_exit(&m);
+	return err ? err : fits;
 }
 
-static int packed_tree(size_t n, struct packed_in *p, size_t *perm)
+/* The input tree, then the collapsed one (collapse), on packed rows; perm: the rows in
+ * the last tree's order. In the collapsed tree, rows come in the input tree's order,
+ * which is sorted by pre and, within a group whose addresses fit, by address: such a row
+ * goes right of every row before it, so it hangs under the greatest without a search. */
+static int in_trees(struct in_node *p, size_t n, const bool *bad, bool collapse, uint32_t *perm)
 {
-	return rb_order_with(n, (void *)p, sizeof(*p), packed_goes_left, p, perm);
+	struct in_node *q = collapse ? malloc(n * sizeof(*q)) : NULL;
+	uint32_t *walk = collapse ? malloc(n * sizeof(*walk)) : NULL;
+	bool *bad2 = collapse ? malloc(n * sizeof(*bad2)) : NULL;
+	struct rb rb = { .base = (char *)p, .stride = sizeof(*p), .root = NIL };
+	uint32_t max = NIL;
+
+	if (collapse && (!q || !walk || !bad2)) {
+		free(q);
+		free(walk);
+		free(bad2);
+		return -ENOMEM;
+	}
+	for (uint32_t z = 0; z < n; z++)
+		rb_insert(&rb, z, in_node_left, NULL);
+	rb_walk(&rb, perm);
+	if (!collapse)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		q[i] = p[perm[i]];
+		bad2[i] = bad[perm[i]];
+	}
+	rb = (struct rb){ .base = (char *)q, .stride = sizeof(*q), .root = NIL };
+	for (uint32_t z = 0; z < n; z++) {
+		if (!bad2[z] && max != NIL)
+			rb_link_new(&rb, z, max, 1), max = z;
+		else if (rb_insert(&rb, z, in_node_left, NULL))
+			max = z;
+	}
+	rb_walk(&rb, walk);
+	for (size_t i = 0; i < n; i++)
+		walk[i] = perm[walk[i]];
+	memcpy(perm, walk, n * sizeof(*perm));
+	free(q);
+	free(walk);
+	free(bad2);
+	return 0;
 }
 
-/* tly_hist__in_order when the symbol is the last key and the keys before it pack into
- * one integer with the resolved bit; 1: they do not */
+/* tly_hist__in_order when the symbol is the last key, the keys before it pack into one
+ * integer with the resolved bit and the symbols' sizes are below 2^32; 1: they do not */
 static int packed_in_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
 			   const uint64_t *key, size_t nk, size_t sym_slot)
 {
 	struct slot_pack sp[MAX_SLOTS];
-	struct packed_in *p, *moved = NULL;
-	struct tally_hist_entry **out = NULL;
-	size_t *perm = NULL;
-	uint32_t *idx = NULL;
-	bool collapse = false;
-	int err, fits;
+	struct in_node *p;
+	struct tally_hist_entry **out;
+	uint32_t *perm;
+	bool collapse = false, *bad;
+	int err = 0, fits;
 
-	if (sym_slot != nk - 3 || !plan_pack(key, n, nk, 0, sym_slot, 1, sp))
+	if (sym_slot != nk - 3 || n >= NIL || !plan_pack(key, n, nk, 0, sym_slot, 1, sp))
 		return 1;
+	for (size_t j = 0; j < n; j++) {
+		const uint64_t *k = key + j * nk + sym_slot;
+
+		if (!(k[0] & 1) && k[2] - k[1] > UINT32_MAX)
+			return 1;
+	}
 	p = malloc(n * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
+	bad = malloc(n * sizeof(*bad));
+	perm = malloc(n * sizeof(*perm));
+	out = malloc(n * sizeof(*out));
+	if (!p || !bad || !perm || !out) {
+		err = -ENOMEM;
+		goto done;
+	}
 	for (size_t j = 0; j < n; j++) {
 		const uint64_t *k = key + j * nk;
 
-		p[j] = (struct packed_in){ .pre = pack(k, sym_slot, sp) | (k[sym_slot] & 1),
-					   .addr = k[sym_slot + 1], .end = k[sym_slot + 2] };
+		p[j] = (struct in_node){ .pre = pack(k, sym_slot, sp) | (k[sym_slot] & 1),
+					 .addr = k[sym_slot + 1],
+					 .size = k[sym_slot] & 1 ? 0 : (uint32_t)(k[sym_slot + 2] - k[sym_slot + 1]) };
 	}
 	for (size_t i = 0; i < h->nr_keys; i++)
 		collapse = collapse || h->keys[i] == TALLY_HIST_COMM;
-	fits = packed_fits(p, n);
-	out = malloc(n * sizeof(*out));
-	if (fits == 1) {	/* consistent: one stable sort is both trees */
-		idx = malloc(n * sizeof(*idx));
-		err = idx && out ? 0 : -ENOMEM;
-		for (size_t i = 0; !err && i < n; i++)
-			idx[i] = (uint32_t)i;
-		if (!err) {
-			qsort_r(idx, n, sizeof(*idx), packed_cmp, p);
-			for (size_t i = 0; i < n; i++)
-				out[i] = v[idx[i]];
-			memcpy(v, out, n * sizeof(*out));
-		}
-		goto done;
+	fits = in_nodes_fit(p, n, bad);
+	if (fits < 0) {
+		err = fits;
+	} else if (fits) {	/* consistent: one stable sort is both trees */
+		for (size_t i = 0; i < n; i++)
+			perm[i] = (uint32_t)i;
+		qsort_r(perm, n, sizeof(*perm), in_node_cmp, p);
+	} else {	/* addresses far apart: the trees' shapes decide */
+		err = in_trees(p, n, bad, collapse, perm);
 	}
-	/* addresses far apart: the trees' shapes decide; the keys move with their rows */
-	perm = malloc(n * sizeof(*perm));
-	moved = malloc(n * sizeof(*moved));
-	err = fits < 0 || !perm || !moved || !out ? -ENOMEM : 0;
-	for (int tree = 0; !err && tree < (collapse ? 2 : 1); tree++) {
-		struct packed_in *t;
-
-		err = packed_tree(n, p, perm);
-		for (size_t i = 0; !err && i < n; i++) {
-			moved[i] = p[perm[i]];
-			out[i] = v[perm[i]];
-		}
-		if (!err) {
-			t = p, p = moved, moved = t;
-			memcpy(v, out, n * sizeof(*out));
-		}
-	}
+	for (size_t i = 0; !err && i < n; i++)
+		out[i] = v[perm[i]];
+	if (!err)
+		memcpy(v, out, n * sizeof(*out));
 done:
 	free(p);
-	free(moved);
-	free(out);
+	free(bad);
 	free(perm);
-	free(idx);
+	free(out);
 	return err;
 }
 
@@ -839,51 +999,110 @@ static bool fill_out_keys(const struct tally_hist *h, struct tally_hist_entry **
 	return ok;
 }
 
-/* A row's output keys when there are at most two values to order by and the keys pack
- * into one integer: the values, pid and tid, depth, the keys. */
-struct packed_out {
-	struct rb_node node;	/* the row's in the tree */
-	uint64_t v[2];
-	uint64_t thread;
-	uint64_t depth;
-	uint64_t key;
+/* rank[j]: the place of row j's value (key[j * nk]) among the rows' distinct values,
+ * greatest first; *bits: the bits the ranks take */
+static int value_ranks(const uint64_t *key, size_t nk, size_t n, uint32_t *rank, unsigned *bits)
+{
+	struct ref *u = malloc(n * sizeof(*u));	/* the distinct values, by their numbers */
+	uint64_t *val = malloc(n * sizeof(*val));
+	uint32_t *at = malloc(n * sizeof(*at));
+	struct idmap m;
+	int err = idmap_init(&m);
+
+	if (!u || !val || !at)
+		err = -ENOMEM;
+	for (size_t j = 0; !err && j < n; j++) {
+		if (j && key[j * nk] == key[(j - 1) * nk]) {
+			rank[j] = rank[j - 1];
+			continue;
+		}
+		err = idmap_number(&m, key[j * nk], &rank[j]);
+		if (err == 1)
+			val[rank[j]] = key[j * nk];
+		err = err < 0 ? err : 0;
+	}
+	if (!err) {	/* sorted greatest first: the ids by their values */
+		for (uint32_t i = 0; i < m.nr; i++)
+			u[i] = (struct ref){ .s = &val[i], .id = i };
+		qsort(u, m.nr, sizeof(*u), value_desc);
+		for (uint32_t i = 0; i < m.nr; i++)
+			at[u[i].id] = i;
+		for (size_t j = 0; j < n; j++)
+			rank[j] = at[rank[j]];
+		*bits = bit_len(m.nr - 1);
+	}
+	free(u);
+	free(val);
+	free(at);
+	idmap_exit(&m);
+	return err;
+}
+
+/* A row's output keys: the ranks of its values and its keys packed into one integer,
+ * its thread and depth (perf's caller-above-callee tie break); with its links in the
+ * tree, 32 bytes. */
+struct out_node {
+	struct rb_link link;
+	uint32_t depth;
+	uint64_t thread;	/* pid << 32 | tid */
+	uint64_t w;
 };
 
-struct packed_out_ctx {
-	const struct packed_out *p;
-	size_t nr_order;
-	bool children[2];
+struct out_ctx {
+	uint64_t tie;	/* the bits of w up to the children column's rank */
+	bool ties;	/* there is one */
 	bool caller;
 };
 
 /* out_goes_left on packed rows */
-static bool packed_out_goes_left(size_t z, size_t x, const void *arg)
+static inline bool out_node_left(const void *zn, const void *xn, const void *arg)
 {
-	const struct packed_out_ctx *c = arg;
-	const struct packed_out *a = c->p + z, *b = c->p + x;
+	const struct out_node *a = zn, *b = xn;
+	const struct out_ctx *c = arg;
 
-	for (size_t i = 0; i < c->nr_order; i++) {
-		if (a->v[i] != b->v[i])
-			return a->v[i] > b->v[i];
-		if (c->children[i] && a->thread == b->thread && a->depth != b->depth)
-			return c->caller ? a->depth > b->depth : a->depth < b->depth;
-	}
-	return a->key < b->key;
+	if (a->thread == b->thread && a->depth != b->depth && c->ties && !((a->w ^ b->w) & c->tie))
+		return c->caller ? a->depth > b->depth : a->depth < b->depth;
+	return a->w < b->w;
 }
 
-/* tly_rb_sort_rows by packed_out_goes_left; 1: the keys do not pack */
+/* tly_rb_sort_rows by out_node_left; 1: the keys do not pack */
 static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct out_keys *ok)
 {
 	struct slot_pack sp[TALLY_HIST_NR_COLS];
-	struct packed_out_ctx c = { .nr_order = ok->nr_order, .caller = ok->caller };
-	size_t nr_keys = ok->nk - ok->nr_order - 3, *perm;
-	struct packed_out *p;
-	struct tally_hist_entry **out;
-	int err;
+	struct out_ctx c = { .caller = ok->caller };
+	size_t nr_keys = ok->nk - ok->nr_order - 3;
+	unsigned bits[MAX_ORDER], shift[MAX_ORDER], total;
+	struct rb rb = { .stride = sizeof(struct out_node), .root = NIL };
+	struct out_node *p = NULL;
+	uint32_t *rank = NULL, *perm = NULL;
+	struct tally_hist_entry **out = NULL;
+	int err = 0;
 
-	if (ok->nr_order > 2 || nr_keys > TALLY_HIST_NR_COLS ||
+	if (n >= NIL || nr_keys > TALLY_HIST_NR_COLS ||
 	    !plan_pack(ok->key, n, ok->nk, ok->nr_order + 3, nr_keys, 0, sp))
 		return 1;
+	total = nr_keys ? sp[0].shift + sp[0].bits : 0;
+	rank = malloc(n * ok->nr_order * sizeof(*rank));
+	if (!rank)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < ok->nr_order; i++) {
+		err = value_ranks(ok->key + i, ok->nk, n, rank + i * n, &bits[i]);
+		total += bits[i];
+	}
+	if (err || total > 64) {
+		free(rank);
+		return err ? err : 1;
+	}
+	for (size_t i = ok->nr_order, s = nr_keys ? sp[0].shift + sp[0].bits : 0; i-- > 0;) {
+		shift[i] = (unsigned)s;
+		s += bits[i];
+	}
+	for (size_t i = 0; i < ok->nr_order && !c.ties; i++) {
+		if (ok->children[i]) {
+			c.ties = true;
+			c.tie = shift[i] < 64 ? ~UINT64_C(0) << shift[i] : 0;
+		}
+	}
 	p = malloc(n * sizeof(*p));
 	perm = malloc(n * sizeof(*perm));
 	out = malloc(n * sizeof(*out));
@@ -891,19 +1110,25 @@ static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct 
 	for (size_t j = 0; !err && j < n; j++) {
 		const uint64_t *k = ok->key + j * ok->nk, *t = k + ok->nr_order;
 
-		p[j] = (struct packed_out){ .thread = t[0] << 32 | t[1], .depth = t[2],
-					    .key = pack(t + 3, nr_keys, sp) };
+		p[j] = (struct out_node){ .thread = t[0] << 32 | t[1], .depth = (uint32_t)t[2],
+					  .w = pack(t + 3, nr_keys, sp) };
 		for (size_t i = 0; i < ok->nr_order; i++)
-			p[j].v[i] = k[i];
+			if (bits[i])
+				p[j].w |= (uint64_t)rank[i * n + j] << shift[i];
 	}
-	for (size_t i = 0; i < ok->nr_order; i++)
-		c.children[i] = ok->children[i];
-	c.p = p;
-	if (!err)
-		err = rb_order_with(n, p, sizeof(*p), packed_out_goes_left, &c, perm);
-	err = permute_rows(v, n, perm, out, err);
+	if (!err) {
+		rb.base = (char *)p;
+		for (uint32_t z = 0; z < n; z++)
+			rb_insert(&rb, z, out_node_left, &c);
+		rb_walk(&rb, perm);
+		for (size_t i = 0; i < n; i++)
+			out[i] = v[perm[i]];
+		memcpy(v, out, n * sizeof(*out));
+	}
+	free(rank);
 	free(p);
 	free(perm);
+	free(out);
 	return err;
 }
 
