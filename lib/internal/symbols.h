@@ -21,6 +21,15 @@ struct tly_symtab {
 	/* per-symbol binding used while choosing among aliases (freed after sorting) */
 	uint8_t *bind;
 	size_t last;	/* index of the last symbol found: samples repeat addresses */
+	/* a large table's index (tly_symtab__find makes it once the table has been
+	 * searched often; add and finish drop it): bucket b holds the first symbol starting
+	 * at or above index_base + (b << index_shift), index[index_nr] is nr */
+	uint32_t *index;
+	size_t index_nr;
+	uint64_t index_base;
+	unsigned index_shift;
+	uint32_t searches;	/* without the index so far */
+	bool index_tried;
 	/* kallsyms only (tly_kload): the highest address of a symbol of the kernel image
 	 * (no "[module]" tag) and the lowest of a tagged one (UINT64_MAX: none) */
 	uint64_t core_max, tagged_min;

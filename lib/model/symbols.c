@@ -27,6 +27,7 @@ void tly_symtab__exit(struct tly_symtab *t)
 	free(t->segs);
 	free(t->bind);
 	free(t->blob);
+	free(t->index);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -60,9 +61,19 @@ static int symtab_reserve(struct tly_symtab *t, size_t nsyms, size_t pool)
 	return 0;
 }
 
+/* Forget the index: the symbols change. */
+static void drop_index(struct tly_symtab *t)
+{
+	free(t->index);
+	t->index = NULL;
+	t->index_tried = false;
+	t->searches = 0;
+}
+
 int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const char *name,
 		    size_t len, int bind)
 {
+	drop_index(t);
 	if ((t->nr == t->cap || t->pool_len + len + 1 > t->pool_cap) && symtab_reserve(t, 1, len + 1))
 		return -ENOMEM;
 	memcpy(t->pool + t->pool_len, name, len);
@@ -129,6 +140,7 @@ static bool better(const struct tally_symbol *a, int ba, const struct tally_symb
 
 void tly_symtab__finish(struct tly_symtab *t)
 {
+	drop_index(t);
 	size_t out = 0;
 
 	if (!t->nr) {
@@ -208,6 +220,47 @@ sized:
 	t->bind = NULL;
 }
 
+/*
+ * A large table's lookups cost a cache miss per step of a binary search over all of it
+ * (a compiler's 160k symbols: 17 steps). The index cuts the address range into at most
+ * half as many buckets as symbols, each knowing its first symbol: a lookup searches its
+ * bucket's few neighbours, for 2 bytes a symbol, made once the table has been searched
+ * SYMTAB_INDEX_AFTER times (a short file's few lookups pay no memory for it). Without
+ * memory for it the search goes over the whole table.
+ */
+#define SYMTAB_INDEX_MIN 4096
+#define SYMTAB_INDEX_AFTER 4096
+
+static void make_index(struct tly_symtab *t)
+{
+	uint64_t base, span;
+	unsigned shift = 0;
+	size_t n, i = 0;
+
+	t->index_tried = true;
+	if (t->nr < SYMTAB_INDEX_MIN || t->nr >= UINT32_MAX)
+		return;
+	base = t->syms[0].start;
+	span = t->syms[t->nr - 1].start - base;
+	while ((span >> shift) >= t->nr / 2)
+		shift++;
+	n = (size_t)(span >> shift) + 1;
+	t->index = malloc((n + 1) * sizeof(*t->index));
+	if (!t->index)
+		return;
+	for (size_t b = 0; b < n; b++) {
+		uint64_t from = base + ((uint64_t)b << shift);
+
+		while (i < t->nr && t->syms[i].start < from)
+			i++;
+		t->index[b] = (uint32_t)i;
+	}
+	t->index[n] = (uint32_t)t->nr;
+	t->index_nr = n;
+	t->index_base = base;
+	t->index_shift = shift;
+}
+
 const struct tally_symbol *tly_symtab__find(struct tly_symtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->nr;
@@ -215,6 +268,22 @@ const struct tally_symbol *tly_symtab__find(struct tly_symtab *t, uint64_t addr)
 	if (t->last < t->nr && addr - t->syms[t->last].start < t->syms[t->last].size &&
 	    (t->last + 1 == t->nr || addr < t->syms[t->last + 1].start))
 		return &t->syms[t->last];
+
+	if (!t->index_tried && ++t->searches >= SYMTAB_INDEX_AFTER)
+		make_index(t);
+	if (t->index) {
+		/* the first symbol past addr lies between its bucket's first and the next's */
+		if (addr < t->index_base) {
+			hi = 0;
+		} else {
+			uint64_t b = (addr - t->index_base) >> t->index_shift;
+
+			if (b >= t->index_nr)
+				b = t->index_nr - 1;
+			lo = t->index[b];
+			hi = t->index[b + 1];
+		}
+	}
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
