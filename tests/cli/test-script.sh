@@ -88,6 +88,23 @@ else
 	skip "tracepoint call chains (tally record -g -e sched:sched_switch failed here)"
 fi
 
+# a file of a MiB or more is read on a second thread where another CPU may run it: the
+# same text as on one CPU (taskset), and the same when the printing stops early
+if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+	skip "script's reader thread (one CPU, or no taskset)"
+elif "$TALLY" record -q -g -e cpu-clock -c 10000 -o big.data "$HOT" 1.5 >/dev/null 2>&1 &&
+     [ "$(stat -c %s big.data)" -ge $((1 << 20)) ]; then
+	"$TALLY" script -i big.data >big2.out 2>big2.err
+	taskset -c 0 "$TALLY" script -i big.data >big1.out 2>big1.err
+	check "script of a large file: the same text with a reader thread as without" \
+		eval 'test -s big1.out && cmp -s big1.out big2.out && cmp -s big1.err big2.err'
+	"$TALLY" script -i big.data 2>bigh.err | head -3 >bigh.out
+	check "script of a large file into a reader that stops: its first lines" \
+		cmp -s bigh.out <(head -3 big1.out)
+else
+	skip "script's reader thread (no recording of a MiB here)"
+fi
+
 have_perf || { skip "script vs perf script (perf absent)"; exit 0; }
 
 # perf's own tracepoint files: with call chains (every line, frame for frame), and
