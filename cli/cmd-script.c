@@ -81,6 +81,8 @@ struct script_ev {
 	FILE *dump;		/* --per-event-dump: its file (NULL: stdout) */
 	char *dump_path;
 	uint64_t nr_dumped;
+	char *name_text;	/* -F event: its name padded to the widest, and ": " */
+	size_t name_len;
 };
 
 /* The maps of the last user frames printed (print_user_frame), each valid while gen
@@ -738,7 +740,19 @@ _Static_assert(sizeof(((struct num_memo *)0)->text) % LINE_MOVE == 0 &&
 	       sizeof(((struct start_memo *)0)->text) % LINE_MOVE == 0, "memo texts are whole moves");
 _Static_assert(LINE_TEXT <= UINT16_MAX && LINE_ARENA_MAX <= UINT32_MAX, "slot fields hold them");
 
+/* A user address outside every map of its process (a broken frame-pointer chain's: a
+ * system-wide file has a quarter of its frames so), as last looked up; valid as a
+ * line_slot is (gen) */
+#define UNMAPPED_SLOTS 4096
+struct unmapped_slot {
+	uint64_t ip;
+	uint64_t gen;		/* 0: empty */
+	int32_t pid, tid;
+	uint8_t cpumode;
+};
+
 struct line_cache {
+	struct unmapped_slot *unmapped;	/* UNMAPPED_SLOTS of them */
 	struct line_slot *slots;
 	uint32_t mask;			/* slots - 1 */
 	uint64_t evictions;		/* since the table last grew */
@@ -751,7 +765,9 @@ static struct line_cache *line_cache_new(void)
 	struct line_cache *c = calloc(1, sizeof(*c));
 
 	/* the largest table: pages it never uses cost nothing */
-	if (c && !(c->slots = calloc(LINE_SLOTS_MAX, sizeof(*c->slots)))) {
+	if (c && (!(c->slots = calloc(LINE_SLOTS_MAX, sizeof(*c->slots))) ||
+		  !(c->unmapped = calloc(UNMAPPED_SLOTS, sizeof(*c->unmapped))))) {
+		free(c->slots);
 		free(c);
 		return NULL;
 	}
@@ -765,6 +781,7 @@ static void line_cache_delete(struct line_cache *c)
 	if (!c)
 		return;
 	free(c->slots);
+	free(c->unmapped);
 	free(c->text);
 	free(c);
 }
@@ -979,10 +996,25 @@ static int print_user_frame(struct script *s, const struct tally_sample *smp, ui
 		}
 	}
 	if (!lm) {
+		struct unmapped_slot *us = &s->lines->unmapped[
+			(((ip ^ (ip >> 17)) * 0x9e3779b97f4a7c15ull ^ smp->tid) * 0xff51afd7ed558ccdull >> 48) %
+			UNMAPPED_SLOTS];
+		bool unmapped = us->gen && us->ip == ip && us->pid == (int32_t)smp->pid &&
+				us->tid == (int32_t)smp->tid && us->cpumode == cpumode &&
+				us->gen >= chain_since(s, smp, cpumode, cs);
+
 		/* no thread (out of memory) leaves the address unknown, as resolving does */
-		tally_session__locate(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip,
-				      &loc);
-		if (!loc.dso) {		/* print_frame's line of an unknown address, quicker */
+		if (!unmapped) {
+			tally_session__locate(s->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode,
+					      ip, &loc);
+			if (!loc.dso)
+				*us = (struct unmapped_slot){
+					.ip = ip, .gen = tally_session__generation(s->session),
+					.pid = (int32_t)smp->pid, .tid = (int32_t)smp->tid,
+					.cpumode = cpumode,
+				};
+		}
+		if (unmapped || !loc.dso) {	/* print_frame's line of an unknown address, quicker */
 			o->buf[o->len++] = '\t';
 			out_addr(o, ip);
 			if (f & F_SYM)
@@ -1334,10 +1366,8 @@ static int print_sample(struct script *s, int evidx, const struct perf_event_hea
 		out_num_memo(o, &s->period, tally_sample__period(&smp, &ev->attr), 10);
 		out_ch(o, ' ');
 	}
-	if (f & F_EVENT) {
-		out_pad(o, ev->name ? ev->name : "[unknown]", (size_t)s->name_width, true);
-		out_mem(o, ": ", 2);
-	}
+	if (f & F_EVENT)
+		out_mem(o, s->ev[evidx].name_text, s->ev[evidx].name_len);
 	if ((f & F_TRACE) && s->ev[evidx].tracepoint) {
 		if (smp.type & PERF_SAMPLE_RAW) {
 			out_flush(o);
@@ -1609,6 +1639,22 @@ static int script_setup(struct script *s)
 
 		if (w > s->name_width)
 			s->name_width = w;
+	}
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		const struct tally_data_event *ev = tally_data__event(s->data, i);
+		const char *name = ev->name ? ev->name : "[unknown]";
+		size_t n = strlen(name), pad = n < (size_t)s->name_width ? s->name_width - n : 0;
+		char *t = malloc(pad + n + 2);
+
+		if (!t) {
+			cli_error("out of memory");
+			return 1;
+		}
+		memset(t, ' ', pad);	/* "%*s: " */
+		memcpy(t + pad, name, n);
+		memcpy(t + pad + n, ": ", 2);
+		s->ev[i].name_text = t;
+		s->ev[i].name_len = pad + n + 2;
 	}
 	if (setup_fields(s) || (o->per_event_dump && open_dumps(s)) ||
 	    evswitch_init(&s->sw, s->data, o->switch_on, o->switch_off, o->show_on_off))
@@ -1893,6 +1939,7 @@ out:
 		if (s.ev[i].dump)
 			fclose(s.ev[i].dump);
 		free(s.ev[i].dump_path);
+		free(s.ev[i].name_text);
 	}
 	free(s.ev);
 	script_trace__delete(s.trace);
