@@ -28,11 +28,20 @@ struct ref {
 	uint32_t id;	/* in order of first appearance */
 };
 
-typedef int (*ref_cmp_fn)(const void *a, const void *b);
+/* A distinct text or symbol name of a column, and its length (a symbol's without the
+ * inlined suffix: tally_symbol__name_cmp's order) */
+struct name {
+	const char *s;
+	size_t len;
+	uint32_t id;
+};
 
-static int by_value(const void *pa, const void *pb, void *cmp)
+static int name_cmp(const void *pa, const void *pb)
 {
-	return (*(ref_cmp_fn *)cmp)(((const struct ref *)pa)->s, ((const struct ref *)pb)->s);
+	const struct name *a = pa, *b = pb;
+	int c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+
+	return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 
 static int value_desc(const void *pa, const void *pb)
@@ -43,15 +52,6 @@ static int value_desc(const void *pa, const void *pb)
 	return (a < b) - (a > b);
 }
 
-static int text_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-static int sym_cmp(const void *a, const void *b)
-{
-	return tally_symbol__name_cmp(a, b);
-}
 
 /* A hash map of 64-bit keys to their numbers in order of first appearance, as big as
  * the distinct keys need (a file has many rows but few comms or dsos). */
@@ -152,33 +152,44 @@ static int number_refs(const void **s, size_t n, uint32_t *ids, struct ref *u, s
 	return err;
 }
 
-/* rank[i * stride]: the place of s[i] among the distinct values as cmp orders them (equal
- * values, one rank); rows whose s is NULL get UINT64_MAX */
-static int rank_refs(const void **s, size_t n, ref_cmp_fn cmp, uint64_t *rank, size_t stride)
+/* rank[i * stride]: the place of s[i] (texts, or symbols by name) among the distinct
+ * values (equal values, one rank); rows whose s is NULL get UINT64_MAX */
+static int rank_refs(const void **s, size_t n, bool syms, uint64_t *rank, size_t stride)
 {
 	struct ref *u = malloc((n ? n : 1) * sizeof(*u));
+	struct name *t = malloc((n ? n : 1) * sizeof(*t));
 	uint32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
 	uint64_t *by_id = malloc((n ? n : 1) * sizeof(*by_id)), k = 0;
-	size_t nu = 0;
-	int err = u && ids && by_id ? 0 : -ENOMEM;
+	size_t nu = 0, nt = 0;
+	int err = u && t && ids && by_id ? 0 : -ENOMEM;
 
 	if (!err)
 		err = number_refs(s, n, ids, u, &nu);
-	for (size_t i = 0; !err && i < nu; i++)
-		by_id[u[i].id] = UINT64_MAX;	/* NULL: no value */
-	for (size_t i = 0; !err && i < nu; i++)
-		if (!u[i].s)
-			u[i--] = u[--nu];
-	if (!err)
-		qsort_r(u, nu, sizeof(*u), by_value, &cmp);
 	for (size_t i = 0; !err && i < nu; i++) {
-		if (i && cmp(u[i - 1].s, u[i].s))
+		const struct tally_symbol *sym = u[i].s;
+		const char *text;
+		size_t len;
+
+		by_id[u[i].id] = UINT64_MAX;	/* NULL: no value */
+		if (!u[i].s)
+			continue;
+		text = syms ? sym->name : u[i].s;
+		len = strlen(text);
+		if (syms && tally_symbol__is_inlined(sym))
+			len -= sizeof(TALLY_INLINED_SUFFIX) - 1;
+		t[nt++] = (struct name){ .s = text, .len = len, .id = u[i].id };
+	}
+	if (!err)
+		qsort(t, nt, sizeof(*t), name_cmp);
+	for (size_t i = 0; !err && i < nt; i++) {
+		if (i && name_cmp(&t[i - 1], &t[i]))
 			k++;
-		by_id[u[i].id] = k;
+		by_id[t[i].id] = k;
 	}
 	for (size_t i = 0; !err && i < n; i++)
 		rank[i * stride] = by_id[ids[i]];
 	free(u);
+	free(t);
 	free(ids);
 	free(by_id);
 	return err;
@@ -243,7 +254,7 @@ static int rank_column(struct tally_hist_entry **v, size_t n, enum tally_hist_co
 		return -ENOMEM;
 	for (size_t j = 0; j < n; j++)
 		s[j] = column_ref(v[j], c);
-	err = rank_refs(s, n, c == TALLY_HIST_SYM && sym_names ? sym_cmp : text_cmp, rank, stride);
+	err = rank_refs(s, n, c == TALLY_HIST_SYM && sym_names, rank, stride);
 	free(s);
 	return err;
 }
@@ -326,11 +337,14 @@ static bool spreads_fit(const uint64_t *key, const uint32_t *idx, size_t n, size
 	return true;
 }
 
-/* A red-black tree over indices (CLRS insertion, which is what the kernel's rbtree
- * does); a node's links side by side, and where the caller keeps its rows' keys next to
- * them (a node every stride bytes), a step down the tree touches one cache line. */
-#define NIL UINT32_C(0x7fffffff)
-#define RED UINT32_C(0x80000000)
+/* A red-black tree over an array of nodes (CLRS insertion, which is what the kernel's
+ * rbtree does); a node's links side by side and the caller's keys of its row next to
+ * them, in NODE_SIZE bytes: a step down the tree touches one cache line. The links are
+ * the nodes' byte offsets (node i: i * NODE_SIZE), so that a step is one addition. */
+#define NODE_SIZE 32
+#define NIL UINT32_C(0xffffffe0)	/* no node; also the bound on the nodes' offsets */
+#define RED UINT32_C(1)
+#define MAX_NODES (NIL / NODE_SIZE)
 
 struct rb_link {
 	uint32_t c[2];	/* left, right (NIL: none) */
@@ -339,19 +353,19 @@ struct rb_link {
 
 struct rb {
 	char *base;
-	size_t stride;
 	uint32_t root;
 };
 
-static inline struct rb_link *rb_at(const struct rb *rb, uint32_t i)
+static inline struct rb_link *rb_at(const struct rb *rb, uint32_t off)
 {
-	return (struct rb_link *)(rb->base + (size_t)i * rb->stride);
+	return (struct rb_link *)(rb->base + off);
 }
 
-/* rotate x down to the left (a = 1: its right child comes up) or the right (a = 0) */
-static void rb_rotate(struct rb *rb, uint32_t x, int a)
+/* rotate x down to the left (a = 1: its right child comes up) or the right (a = 0);
+ * xp: x's parent */
+static inline __attribute__((always_inline)) void
+rb_rotate(struct rb *rb, uint32_t x, struct rb_link *nx, int a)
 {
-	struct rb_link *nx = rb_at(rb, x);
 	uint32_t y = nx->c[a], p = nx->pr & ~RED;
 	struct rb_link *ny = rb_at(rb, y);
 	uint32_t b = ny->c[!a];
@@ -374,7 +388,7 @@ static void rb_rotate(struct rb *rb, uint32_t x, int a)
 /* Hang the new node z under y on side (y NIL: z is the root) and rebalance. */
 static void rb_link_new(struct rb *rb, uint32_t z, uint32_t y, int side)
 {
-	struct rb_link *nz = rb_at(rb, z);
+	struct rb_link *nz = rb_at(rb, z), *np;
 
 	nz->c[0] = nz->c[1] = NIL;
 	if (y == NIL) {
@@ -383,48 +397,47 @@ static void rb_link_new(struct rb *rb, uint32_t z, uint32_t y, int side)
 		return;
 	}
 	nz->pr = y | RED;
-	rb_at(rb, y)->c[side] = z;
-	for (;;) {	/* z is red */
-		uint32_t p = rb_at(rb, z)->pr & ~RED, g, u;
-		struct rb_link *np = p == NIL ? NULL : rb_at(rb, p), *ng;
-		int pleft;
+	np = rb_at(rb, y);
+	np->c[side] = z;
+	while (np->pr & RED) {	/* z and its parent p red: p is not the root */
+		uint32_t p = nz->pr & ~RED, g = np->pr & ~RED, u;
+		struct rb_link *ng = rb_at(rb, g), *nu;
+		int pleft = ng->c[0] == p;
 
-		if (!np || !(np->pr & RED))
-			break;
-		g = np->pr & ~RED;	/* a red parent is not the root */
-		ng = rb_at(rb, g);
-		pleft = ng->c[0] == p;
 		u = ng->c[pleft];
-		if (u != NIL && (rb_at(rb, u)->pr & RED)) {
+		nu = u != NIL ? rb_at(rb, u) : NULL;
+		if (nu && (nu->pr & RED)) {
 			np->pr &= ~RED;
-			rb_at(rb, u)->pr &= ~RED;
+			nu->pr &= ~RED;
+			if ((ng->pr & ~RED) == NIL)	/* the root stays black */
+				return;
 			ng->pr |= RED;
 			z = g;
+			nz = ng;
+			np = rb_at(rb, ng->pr & ~RED);
 			continue;
 		}
 		if (z == np->c[pleft]) {	/* the inner child: rotated outside first */
-			z = p;
-			rb_rotate(rb, z, pleft);
-			p = rb_at(rb, z)->pr & ~RED;
-			np = rb_at(rb, p);
-			ng = rb_at(rb, np->pr & ~RED);
+			rb_rotate(rb, p, np, pleft);
+			np = nz;
 		}
 		np->pr &= ~RED;
 		ng->pr |= RED;
-		rb_rotate(rb, g, !pleft);
-		break;
+		rb_rotate(rb, g, ng, !pleft);
+		return;
 	}
-	rb_at(rb, rb->root)->pr &= ~RED;
 }
 
-typedef bool (*node_left_fn)(const void *z, const void *x, const void *ctx);
+/* 1: z goes right of x (perf's comparator: not left) */
+typedef int (*node_right_fn)(const void *z, const void *x, const void *ctx);
 
-/* Insert node z: down from the root, left where goes_left(z's node, a node's) says. Inlined
- * where goes_left is known, so that a step down the tree is a comparison in place rather
- * than a call. true: z went right all the way (it is the greatest). */
+/* Insert node z: down from the root, right where goes_right(z's node, a node's) says.
+ * Inlined where goes_right is known, so that a step down the tree is a comparison in
+ * place rather than a call. true: z went right all the way (it is the greatest). */
 static inline __attribute__((always_inline)) bool
-rb_insert(struct rb *rb, uint32_t z, node_left_fn goes_left, const void *ctx)
+rb_insert(struct rb *rb, uint32_t i, node_right_fn goes_right, const void *ctx)
 {
+	uint32_t z = i * NODE_SIZE;
 	const void *zn = rb_at(rb, z);
 	uint32_t y = NIL, x = rb->root;
 	int side = 0, right = 1;
@@ -433,7 +446,7 @@ rb_insert(struct rb *rb, uint32_t z, node_left_fn goes_left, const void *ctx)
 		const struct rb_link *nx = rb_at(rb, x);
 
 		y = x;
-		side = !goes_left(zn, nx, ctx);
+		side = goes_right(zn, nx, ctx);
 		right &= side;
 		x = nx->c[side];
 	}
@@ -441,8 +454,8 @@ rb_insert(struct rb *rb, uint32_t z, node_left_fn goes_left, const void *ctx)
 	return right;
 }
 
-/* perm[0..n): the tree's in-order walk (a red-black tree of < 2^31 nodes is at most 62
- * deep) */
+/* perm[0..n): the tree's in-order walk, as node numbers (a red-black tree of < 2^32
+ * nodes is at most 64 deep) */
 static void rb_walk(const struct rb *rb, uint32_t *perm)
 {
 	uint32_t stack[64], x = rb->root;
@@ -454,34 +467,39 @@ static void rb_walk(const struct rb *rb, uint32_t *perm)
 		if (!sp)
 			break;
 		x = stack[--sp];
-		perm[k++] = x;
+		perm[k++] = x / NODE_SIZE;
 		x = rb_at(rb, x)->c[1];
 	}
 }
 
+struct index_node {
+	struct rb_link link;
+	char pad[NODE_SIZE - sizeof(struct rb_link)];
+};
+
 struct index_left {
-	const struct rb_link *links;
+	const struct index_node *links;
 	bool (*goes_left)(size_t z, size_t x, const void *ctx);
 	const void *ctx;
 };
 
-static bool by_index_left(const void *z, const void *x, const void *arg)
+static int by_index_right(const void *z, const void *x, const void *arg)
 {
 	const struct index_left *il = arg;
 
-	return il->goes_left((size_t)((const struct rb_link *)z - il->links),
-			     (size_t)((const struct rb_link *)x - il->links), il->ctx);
+	return !il->goes_left((size_t)((const struct index_node *)z - il->links),
+			     (size_t)((const struct index_node *)x - il->links), il->ctx);
 }
 
 int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx,
 		 size_t *perm)
 {
-	struct rb_link *links;
+	struct index_node *links;
 	uint32_t *walk;
-	struct rb rb = { .stride = sizeof(*links), .root = NIL };
+	struct rb rb = { .root = NIL };
 	struct index_left il = { .goes_left = goes_left, .ctx = ctx };
 
-	if (n >= NIL)
+	if (n >= MAX_NODES)
 		return -ENOMEM;
 	links = malloc((n ? n : 1) * sizeof(*links));
 	walk = malloc((n ? n : 1) * sizeof(*walk));
@@ -493,7 +511,7 @@ int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx
 	rb.base = (char *)links;
 	il.links = links;
 	for (uint32_t z = 0; z < n; z++)
-		rb_insert(&rb, z, by_index_left, &il);
+		rb_insert(&rb, z, by_index_right, &il);
 	rb_walk(&rb, walk);
 	for (size_t i = 0; i < n; i++)
 		perm[i] = walk[i];
@@ -695,20 +713,21 @@ struct in_node {
 	uint32_t size;	/* 0: unresolved */
 	uint64_t pre, addr;
 };
+_Static_assert(sizeof(struct in_node) == NODE_SIZE, "in_node: one tree node");
 
-/* key_goes_left on packed rows: with equal starts, the ends' difference is the sizes' */
-static inline bool in_node_left(const void *zn, const void *xn, const void *ctx)
+/* !key_goes_left on packed rows: with equal starts, the ends' difference is the sizes' */
+static inline int in_node_right(const void *zn, const void *xn, const void *ctx)
 {
 	const struct in_node *n = zn, *e = xn;
 	int64_t d;
 
 	(void)ctx;
 	if (n->pre != e->pre)
-		return n->pre < e->pre;
+		return n->pre > e->pre;
 	d = (int64_t)(n->addr - e->addr);
 	if (!d)
 		d = (int64_t)n->size - (int64_t)e->size;
-	return d < 0;
+	return d >= 0;
 }
 
 static int in_node_cmp(const void *pa, const void *pb, void *arg)
@@ -788,7 +807,7 @@ static int in_trees(struct in_node *p, size_t n, const bool *bad, bool collapse,
 	struct in_node *q = collapse ? malloc(n * sizeof(*q)) : NULL;
 	uint32_t *walk = collapse ? malloc(n * sizeof(*walk)) : NULL;
 	bool *bad2 = collapse ? malloc(n * sizeof(*bad2)) : NULL;
-	struct rb rb = { .base = (char *)p, .stride = sizeof(*p), .root = NIL };
+	struct rb rb = { .base = (char *)p, .root = NIL };
 	uint32_t max = NIL;
 
 	if (collapse && (!q || !walk || !bad2)) {
@@ -798,7 +817,7 @@ static int in_trees(struct in_node *p, size_t n, const bool *bad, bool collapse,
 		return -ENOMEM;
 	}
 	for (uint32_t z = 0; z < n; z++)
-		rb_insert(&rb, z, in_node_left, NULL);
+		rb_insert(&rb, z, in_node_right, NULL);
 	rb_walk(&rb, perm);
 	if (!collapse)
 		return 0;
@@ -806,12 +825,12 @@ static int in_trees(struct in_node *p, size_t n, const bool *bad, bool collapse,
 		q[i] = p[perm[i]];
 		bad2[i] = bad[perm[i]];
 	}
-	rb = (struct rb){ .base = (char *)q, .stride = sizeof(*q), .root = NIL };
+	rb = (struct rb){ .base = (char *)q, .root = NIL };
 	for (uint32_t z = 0; z < n; z++) {
 		if (!bad2[z] && max != NIL)
-			rb_link_new(&rb, z, max, 1), max = z;
-		else if (rb_insert(&rb, z, in_node_left, NULL))
-			max = z;
+			rb_link_new(&rb, z * NODE_SIZE, max, 1), max = z * NODE_SIZE;
+		else if (rb_insert(&rb, z, in_node_right, NULL))
+			max = z * NODE_SIZE;
 	}
 	rb_walk(&rb, walk);
 	for (size_t i = 0; i < n; i++)
@@ -835,7 +854,7 @@ static int packed_in_order(const struct tally_hist *h, struct tally_hist_entry *
 	bool collapse = false, *bad;
 	int err = 0, fits;
 
-	if (sym_slot != nk - 3 || n >= NIL || !plan_pack(key, n, nk, 0, sym_slot, 1, sp))
+	if (sym_slot != nk - 3 || n >= MAX_NODES || !plan_pack(key, n, nk, 0, sym_slot, 1, sp))
 		return 1;
 	for (size_t j = 0; j < n; j++) {
 		const uint64_t *k = key + j * nk + sym_slot;
@@ -991,7 +1010,7 @@ static bool fill_out_keys(const struct tally_hist *h, struct tally_hist_entry **
 		enum tally_hist_col c = h->keys[i];
 
 		if (c != TALLY_HIST_PID && c != TALLY_HIST_CPU &&
-		    rank_refs(refs + i * n, n, c == TALLY_HIST_SYM ? sym_cmp : text_cmp,
+		    rank_refs(refs + i * n, n, c == TALLY_HIST_SYM,
 			      key + first + i, nk))
 			ok = false;
 	}
@@ -1047,6 +1066,7 @@ struct out_node {
 	uint64_t thread;	/* pid << 32 | tid */
 	uint64_t w;
 };
+_Static_assert(sizeof(struct out_node) == NODE_SIZE, "out_node: one tree node");
 
 struct out_ctx {
 	uint64_t tie;	/* the bits of w up to the children column's rank */
@@ -1054,31 +1074,31 @@ struct out_ctx {
 	bool caller;
 };
 
-/* out_goes_left on packed rows */
-static inline bool out_node_left(const void *zn, const void *xn, const void *arg)
+/* !out_goes_left on packed rows */
+static inline int out_node_right(const void *zn, const void *xn, const void *arg)
 {
 	const struct out_node *a = zn, *b = xn;
 	const struct out_ctx *c = arg;
 
 	if (a->thread == b->thread && a->depth != b->depth && c->ties && !((a->w ^ b->w) & c->tie))
-		return c->caller ? a->depth > b->depth : a->depth < b->depth;
-	return a->w < b->w;
+		return c->caller ? a->depth < b->depth : a->depth > b->depth;
+	return a->w >= b->w;
 }
 
-/* tly_rb_sort_rows by out_node_left; 1: the keys do not pack */
+/* tly_rb_sort_rows by out_node_right; 1: the keys do not pack */
 static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct out_keys *ok)
 {
 	struct slot_pack sp[TALLY_HIST_NR_COLS];
 	struct out_ctx c = { .caller = ok->caller };
 	size_t nr_keys = ok->nk - ok->nr_order - 3;
 	unsigned bits[MAX_ORDER], shift[MAX_ORDER], total;
-	struct rb rb = { .stride = sizeof(struct out_node), .root = NIL };
+	struct rb rb = { .root = NIL };
 	struct out_node *p = NULL;
 	uint32_t *rank = NULL, *perm = NULL;
 	struct tally_hist_entry **out = NULL;
 	int err = 0;
 
-	if (n >= NIL || nr_keys > TALLY_HIST_NR_COLS ||
+	if (n >= MAX_NODES || nr_keys > TALLY_HIST_NR_COLS ||
 	    !plan_pack(ok->key, n, ok->nk, ok->nr_order + 3, nr_keys, 0, sp))
 		return 1;
 	total = nr_keys ? sp[0].shift + sp[0].bits : 0;
@@ -1119,7 +1139,7 @@ static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct 
 	if (!err) {
 		rb.base = (char *)p;
 		for (uint32_t z = 0; z < n; z++)
-			rb_insert(&rb, z, out_node_left, &c);
+			rb_insert(&rb, z, out_node_right, &c);
 		rb_walk(&rb, perm);
 		for (size_t i = 0; i < n; i++)
 			out[i] = v[perm[i]];
