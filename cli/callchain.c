@@ -77,18 +77,19 @@ static bool run_after(const struct tally_cc_node *a, const struct tally_cc_node 
 	return tie_after(a, b, by_line, by_function);
 }
 
-/* The runs below node (children of its run end), sorted by weight, pruned. */
+/* Runs kept on the stack by sorted_runs' callers: most nodes have a few kids. */
+#define NR_STACK_RUNS 16
+
+/* The runs below node (children of its run end), sorted by weight, pruned: in buf (room
+ * for NR_STACK_RUNS) or, for more kids, an allocation (NULL: out of memory). */
 static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit,
-			       const struct cc_print_opts *o, size_t *nr)
+			       const struct cc_print_opts *o, size_t *nr, struct run *buf)
 {
-	struct run *r = NULL;
+	struct run *r = buf;
 	size_t n = 0;
 
 	*nr = 0;
-	if (!end->nr_kids)
-		return NULL;
-	r = calloc(end->nr_kids, sizeof(*r));
-	if (!r)
+	if (end->nr_kids > NR_STACK_RUNS && !(r = malloc(end->nr_kids * sizeof(*r))))
 		return NULL;
 	for (size_t i = 0; i < end->nr_kids; i++) {
 		struct tally_cc_node *k = tally_cc_node__kid(end, (uint32_t)i);
@@ -115,29 +116,29 @@ static struct run *sorted_runs(struct tally_cc_node *end, uint64_t min_hit,
 }
 
 struct printer {
-	FILE *fp;
+	struct fmt_buf *b;
 	const struct cc_print_opts *o;
 	int err;
 };
 
 static void margin(struct printer *p, int left)
 {
-	fmt_spaces(p->fp, 12 + (size_t)(left > 0 ? left : 0));
+	fb_spaces(p->b, 12 + (size_t)(left > 0 ? left : 0));
 }
 
 static void print_value(struct printer *p, uint64_t v, uint64_t total)
 {
 	double pct = total ? 100.0 * (double)v / (double)total : 0.0;
 
-	fmt_pct(p->fp, pct, 0);
+	fb_pct(p->b, pct, 0);
 }
 
 static void graph_line(struct printer *p, int depth, unsigned long mask, int left)
 {
 	margin(p, left);
 	for (int i = 0; i < depth; i++)
-		fwrite_unlocked(mask & (1ul << i) ? "|          " : "           ", 1, 11, p->fp);
-	fputc_unlocked('\n', p->fp);
+		fb_put(p->b, mask & (1ul << i) ? "|          " : "           ", 11);
+	fb_putc(p->b, '\n');
 }
 
 static void graph_frame(struct printer *p, uint64_t value, const char *name, int depth,
@@ -145,17 +146,17 @@ static void graph_frame(struct printer *p, uint64_t value, const char *name, int
 {
 	margin(p, left);
 	for (int i = 0; i < depth; i++) {
-		fputc_unlocked(mask & (1ul << i) ? '|' : ' ', p->fp);
+		fb_putc(p->b, mask & (1ul << i) ? '|' : ' ');
 		if (!period && i == depth - 1) {
-			fwrite_unlocked("--", 1, 2, p->fp);
+			fb_put(p->b, "--", 2);
 			print_value(p, value, total);
-			fwrite_unlocked("--", 1, 2, p->fp);
+			fb_put(p->b, "--", 2);
 		} else {
-			fwrite_unlocked("          ", 1, 10, p->fp);
+			fb_put(p->b, "          ", 10);
 		}
 	}
-	fmt_puts(p->fp, name);
-	fputc_unlocked('\n', p->fp);
+	fb_puts(p->b, name);
+	fb_putc(p->b, '\n');
 }
 
 static uint64_t min_hit_for(const struct printer *p, uint64_t total)
@@ -179,13 +180,13 @@ static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t
 	unsigned long new_mask = depth_mask;
 	uint64_t remaining = total;
 	size_t nr;
-	struct run *runs;
+	struct run *runs, stack[NR_STACK_RUNS];
 	char buf[64];
 
 	if (depth >= (int)(sizeof(unsigned long) * 8) - 1)
 		return 0;
-	runs = sorted_runs(end, min_hit, p->o, &nr);
-	if (!runs && end->nr_kids) {
+	runs = sorted_runs(end, min_hit, p->o, &nr, stack);
+	if (!runs) {
 		p->err = -ENOMEM;
 		return 0;
 	}
@@ -212,7 +213,8 @@ static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t
 		new_mask &= ~(1ul << (depth - 1));
 		graph_frame(p, remaining, "[...]", depth, new_mask, 0, total, left);
 	}
-	free(runs);
+	if (runs != stack)
+		free(runs);
 	return nr;
 }
 
@@ -226,11 +228,16 @@ static void print_graph(struct printer *p, struct tally_cc_node *root)
 	bool printed_any = false;
 	int left = 0;
 	size_t nr;
-	struct run *runs = sorted_runs(root, min_hit, o, &nr);
+	struct run stack[NR_STACK_RUNS], *runs = sorted_runs(root, min_hit, o, &nr, stack);
 	char buf[64];
 
-	if (!runs && root->nr_kids) {
+	if (!runs) {
 		p->err = -ENOMEM;
+		return;
+	}
+	if (!nr) {	/* no branch at or above the threshold (graph_level's for the root) */
+		if (runs != stack)
+			free(runs);
 		return;
 	}
 	if (nr == 1 && runs[0].head->cumul == o->parent) {
@@ -242,16 +249,16 @@ static void print_graph(struct printer *p, struct tally_cc_node *root)
 			if (!(i++ == 0 && o->skip_first)) {
 				if (!printed) {
 					margin(p, left);
-					fputs("|\n", p->fp);
+					fb_put(p->b, "|\n", 2);
 					margin(p, left);
-					fputs("---", p->fp);
+					fb_put(p->b, "---", 3);
 					left += 3;
 					printed = true;
 				} else {
 					margin(p, left);
 				}
-				fmt_puts(p->fp, tally_cc_frame__name(&n->f, buf, sizeof(buf)));
-				fputc_unlocked('\n', p->fp);
+				fb_puts(p->b, tally_cc_frame__name(&n->f, buf, sizeof(buf)));
+				fb_putc(p->b, '\n');
 				printed_any = true;
 			}
 			if (n == runs[0].end)
@@ -260,11 +267,12 @@ static void print_graph(struct printer *p, struct tally_cc_node *root)
 		}
 		start = runs[0].end;
 	}
-	free(runs);
+	if (runs != stack)
+		free(runs);
 	if (graph_level(p, start, total, 1, 1, left))
 		printed_any = true;
 	if (printed_any)
-		fputc('\n', p->fp);
+		fb_putc(p->b, '\n');
 }
 
 /* Flat and folded: every node where chains end, heaviest first, with its full path. */
@@ -364,20 +372,24 @@ static void print_flat(struct printer *p, struct tally_cc_node *root)
 		if (p->o->print_limit && i >= p->o->print_limit)
 			break;
 		if (p->o->mode == CC_FLAT) {
-			fputs("           ", p->fp);
+			fb_put(p->b, "           ", 11);
 			print_value(p, lf->node->cumul, p->o->total);
-			fputc('\n', p->fp);
-			for (size_t d = 0; d < lf->depth; d++)
-				fprintf(p->fp, "                %s\n",
-					tally_cc_frame__name(&lf->path[d]->f, buf, sizeof(buf)));
-			fputc('\n', p->fp);
+			fb_putc(p->b, '\n');
+			for (size_t d = 0; d < lf->depth; d++) {
+				fb_put(p->b, "                ", 16);
+				fb_puts(p->b, tally_cc_frame__name(&lf->path[d]->f, buf, sizeof(buf)));
+				fb_putc(p->b, '\n');
+			}
+			fb_putc(p->b, '\n');
 		} else {
 			print_value(p, lf->node->hits, p->o->total);
-			fputc(' ', p->fp);
-			for (size_t d = 0; d < lf->depth; d++)
-				fprintf(p->fp, "%s%s", d ? ";" : "",
-					tally_cc_frame__name(&lf->path[d]->f, buf, sizeof(buf)));
-			fputc('\n', p->fp);
+			fb_putc(p->b, ' ');
+			for (size_t d = 0; d < lf->depth; d++) {
+				if (d)
+					fb_putc(p->b, ';');
+				fb_puts(p->b, tally_cc_frame__name(&lf->path[d]->f, buf, sizeof(buf)));
+			}
+			fb_putc(p->b, '\n');
 		}
 	}
 	for (size_t i = 0; i < l.nr; i++)
@@ -387,7 +399,18 @@ static void print_flat(struct printer *p, struct tally_cc_node *root)
 
 int cc_print(FILE *fp, struct tally_cc_node *root, const struct cc_print_opts *o)
 {
-	struct printer p = { .fp = fp, .o = o };
+	struct fmt_buf b = { 0 };
+	int err = cc_print_buf(&b, root, o);
+
+	if (!fb_flush(&b, fp) && !err)
+		err = -ENOMEM;
+	free(b.p);
+	return err;
+}
+
+int cc_print_buf(struct fmt_buf *b, struct tally_cc_node *root, const struct cc_print_opts *o)
+{
+	struct printer p = { .b = b, .o = o };
 
 	switch (o->mode) {
 	case CC_GRAPH:

@@ -29,4 +29,9 @@ struct cc_print_opts {
 /* Print the tree under root; returns nonzero on allocation failure. */
 int cc_print(FILE *fp, struct tally_cc_node *root, const struct cc_print_opts *o);
 
+struct fmt_buf;
+
+/* cc_print's text appended to b (fmt.h; b->oom when it ran out of memory). */
+int cc_print_buf(struct fmt_buf *b, struct tally_cc_node *root, const struct cc_print_opts *o);
+
 #endif

@@ -95,14 +95,12 @@ struct fmt_buf {
 	bool oom;	/* a growth failed: the text is cut */
 };
 
-/* room for n more bytes (false: out of memory, b->oom set) */
-static inline bool fb_room(struct fmt_buf *b, size_t n)
+/* fb_room's growth (false: out of memory, b->oom set) */
+static __attribute__((noinline, unused)) bool fb_grow(struct fmt_buf *b, size_t n)
 {
 	size_t cap = b->cap ? b->cap : 256;
 	char *p;
 
-	if (b->len + n + 1 <= b->cap)
-		return true;
 	if (b->oom)
 		return false;
 	while (cap < b->len + n + 1)
@@ -115,6 +113,12 @@ static inline bool fb_room(struct fmt_buf *b, size_t n)
 	b->p = p;
 	b->cap = cap;
 	return true;
+}
+
+/* room for n more bytes (false: out of memory, b->oom set) */
+static inline bool fb_room(struct fmt_buf *b, size_t n)
+{
+	return b->len + n + 1 <= b->cap || fb_grow(b, n);
 }
 
 static inline void fb_put(struct fmt_buf *b, const char *s, size_t n)
@@ -138,9 +142,16 @@ static inline void fb_puts(struct fmt_buf *b, const char *s)
 
 static inline void fb_spaces(struct fmt_buf *b, size_t n)
 {
-	if (!fb_room(b, n))
-		return;
-	memset(b->p + b->len, ' ', n);
+	static const char sp[32] = "                                ";
+
+	if (n <= sizeof(sp) && b->len + sizeof(sp) + 1 <= b->cap) {
+		/* the whole 32 (the bytes past n are overwritten next) */
+		memcpy(b->p + b->len, sp, sizeof(sp));
+	} else {
+		if (!fb_room(b, n))
+			return;
+		memset(b->p + b->len, ' ', n);
+	}
 	b->len += n;
 	b->p[b->len] = 0;
 }
@@ -163,8 +174,8 @@ static inline __attribute__((format(printf, 2, 3))) void fb_printf(struct fmt_bu
 	b->len += (size_t)n;
 }
 
-/* "%*.2f%%" (width counts the number only; 0: no padding) */
-static inline void fb_pct(struct fmt_buf *b, double v, int width)
+/* fb_pct's other cells: wide, negative, huge or near a rounding tie */
+static __attribute__((noinline, unused)) void fb_pct_any(struct fmt_buf *b, double v, int width)
 {
 	char buf[FMT_FIXED2_MAX + 1];
 	size_t n = fmt_fixed2(buf, v);
@@ -173,6 +184,46 @@ static inline void fb_pct(struct fmt_buf *b, double v, int width)
 		fb_spaces(b, (size_t)width - n);
 	buf[n++] = '%';
 	fb_put(b, buf, n);
+}
+
+/* "%*.2f%%" (width counts the number only; 0: no padding) */
+static inline void fb_pct(struct fmt_buf *b, double v, int width)
+{
+	static const char dig2[] = "00010203040506070809101112131415161718192021222324"
+				   "25262728293031323334353637383940414243444546474849"
+				   "50515253545556575859606162636465666768697071727374"
+				   "75767778798081828384858687888990919293949596979899";
+	double s = v * 100.0, frac;
+	uint32_t d, ip;
+	size_t nd, len;
+	char t[32], *end;
+
+	/* the common cell (as fmt_fixed2's), built right-aligned in 32 bytes copied whole */
+	if (width >= 24 || signbit(v) || !(v < 1e7))
+		return fb_pct_any(b, v, width);
+	d = (uint32_t)s;	/* floor: s is below 2^32, not negative */
+	frac = s - (double)d;
+	if (!(fabs(frac - 0.5) > 1e-4) || !fb_room(b, sizeof(t)))
+		return fb_pct_any(b, v, width);
+	d += frac > 0.5;
+	ip = d / 100;
+	nd = ip < 10 ? 1 : ip < 100 ? 2 : ip < 1000 ? 3 : ip < 100000 ? 5 - (ip < 10000) : 7 - (ip < 1000000);
+	len = width > 0 && (size_t)width + 1 > nd + 4 ? (size_t)width + 1 : nd + 4;
+	memset(t, ' ', sizeof(t));
+	end = t + len;
+	end[-1] = '%';
+	memcpy(end - 3, dig2 + 2 * (d - ip * 100), 2);
+	end[-4] = '.';
+	end -= 5;	/* the last digit of the whole part */
+	for (; ip >= 100; ip /= 100, end -= 2)
+		memcpy(end - 1, dig2 + 2 * (ip % 100), 2);
+	if (ip >= 10)
+		memcpy(end - 1, dig2 + 2 * ip, 2);
+	else
+		*end = (char)('0' + ip);
+	memcpy(b->p + b->len, t, sizeof(t));
+	b->len += len;
+	b->p[b->len] = 0;
 }
 
 /* "%*" PRIu64 */
@@ -198,17 +249,33 @@ static inline void fb_str_left(struct fmt_buf *b, const char *s, size_t width, s
 		fb_spaces(b, width - n);
 }
 
+/* The 8 hex digits of x (lowercase), the first in the most significant byte. */
+static inline uint64_t fmt_hex8(uint32_t x)
+{
+	uint64_t t = x, a;
+
+	/* a nibble a byte, in order */
+	t = (t | t << 16) & UINT64_C(0x0000ffff0000ffff);
+	t = (t | t << 8) & UINT64_C(0x00ff00ff00ff00ff);
+	t = (t | t << 4) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	/* '0'-'9', or 'a'-'f' for the bytes above 9 */
+	a = (t + UINT64_C(0x0606060606060606)) >> 4 & UINT64_C(0x0101010101010101);
+	return t + UINT64_C(0x3030303030303030) + a * 0x27;
+}
+
 /* "%#.16" PRIx64: "0x" and 16 digits, or 16 zeros for 0 (no prefix); returns the length */
 static inline size_t fb_addr16(struct fmt_buf *b, uint64_t v)
 {
-	static const char hex[] = "0123456789abcdef";
-	char buf[18];
+	char buf[18] = { '0', 'x' };
 	size_t n = v ? 2 : 0;
+	uint64_t hi = fmt_hex8((uint32_t)(v >> 32)), lo = fmt_hex8((uint32_t)v);
 
-	buf[0] = '0';
-	buf[1] = 'x';
-	for (int i = 15; i >= 0; i--)
-		buf[n + (size_t)(15 - i)] = hex[(v >> (4 * i)) & 0xf];
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__	/* the first digit first in memory */
+	hi = __builtin_bswap64(hi);
+	lo = __builtin_bswap64(lo);
+#endif
+	memcpy(buf + n, &hi, 8);
+	memcpy(buf + n + 8, &lo, 8);
 	fb_put(b, buf, n + 16);
 	return n + 16;
 }

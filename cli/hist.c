@@ -721,6 +721,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 	int err = 0, sym_depth = -1;
 	uint32_t *uncounted = NULL;
 	struct fmt_buf line = { 0 };
+	bool plain;	/* no separator, group or --column-widths */
 
 	for (size_t i = 0; i < o->nr_cols && nr < TALLY_HIST_NR_COLS * 2; i++)
 		if (o->cols[i] >= TALLY_HIST_NR_COLS || !o->elide[o->cols[i]])
@@ -757,6 +758,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		return hierarchy_fprintf(h, fp, o, cols, widths, nr, nr_keys);
 	if (o->header)
 		print_header(fp, cols, widths, nr, o);
+	plain = !o->sep && nr_members <= 1 && !o->nr_user_widths;
 	for (size_t k = 0; k < nshow && !err; k++) {
 		struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;
@@ -765,7 +767,12 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 			continue;
 		if (!o->sep)
 			fb_put(&line, "  ", 2);
-		for (size_t i = 0; i < nr; i++) {
+		for (size_t i = 0; i < nr && plain; i++) {	/* the common table */
+			if (i)
+				fb_put(&line, "  ", 2);
+			print_cell(&line, e, cols[i], (int)widths[i], total, i + 1 == nr);
+		}
+		for (size_t i = 0; i < nr && !plain; i++) {
 			if (i)
 				fb_puts(&line, o->sep ? o->sep : "  ");
 			if (o->sep) {
@@ -787,17 +794,21 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 			}
 		}
 		fb_putc(&line, '\n');
-		if (!fb_flush(&line, fp))
-			err = -ENOMEM;
-		else if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
+		if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
 			struct cc_print_opts cc = o->cc;
 
 			cc.total = t->period;	/* perf: of all samples, also with --percentage relative */
 			cc.hit_total = o->relative ? t->filtered_period : 0;	/* its threshold not */
 			cc.parent = v;
-			err = cc_print(fp, &e->chain, &cc);
+			err = cc_print_buf(&line, &e->chain, &cc);
 		}
+		/* written in pieces of some 64 KiB: a stdio call per row costs more than
+		 * formatting it */
+		if (line.oom || line.len >= 1u << 16)
+			err = fb_flush(&line, fp) ? err : -ENOMEM;
 	}
+	if (!fb_flush(&line, fp) && !err)
+		err = -ENOMEM;
 	free(line.p);
 	return err;
 }

@@ -22,7 +22,9 @@
 
 static void same_as_printf(double v)
 {
-	char want[FMT_FIXED2_MAX], got[FMT_FIXED2_MAX];
+	static struct fmt_buf b;
+	static int width;
+	char want[FMT_FIXED2_MAX + 40], got[FMT_FIXED2_MAX];
 	size_t n;
 
 	snprintf(want, sizeof(want), "%.2f", v);
@@ -30,6 +32,13 @@ static void same_as_printf(double v)
 	got[n] = 0;
 	if (strcmp(want, got))
 		fail_msg("%.17g: printf \"%s\", fmt_fixed2 \"%s\"", v, want, got);
+	/* fb_pct's own fast path, at widths -1 to 25 in turn */
+	width = width == 25 ? -1 : width + 1;
+	snprintf(want, sizeof(want), "%*.2f%%", width, v);
+	b.len = 0;
+	fb_pct(&b, v, width);
+	if (b.oom || b.len != strlen(want) || strcmp(want, b.p))
+		fail_msg("%.17g: printf \"%s\", fb_pct at %d \"%s\"", v, want, width, b.p);
 }
 
 static void fixed2_matches_printf(void **state)
@@ -88,17 +97,22 @@ static void padded_cells(void **state)
 static void addresses(void **state)
 {
 	static const uint64_t v[] = { 0, 1, 0xabc, 0x7fffffffffffffffull, 0xffffffff81000000ull,
-				      UINT64_MAX };
+				      UINT64_MAX, 0x0123456789abcdefull, 0xfedcba9876543210ull };
+	uint64_t seed = 88172645463325252ull;
 	(void)state;
 
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]) + 100000; i++) {
 		struct fmt_buf b = { 0 };
 		char want[64];
-		int n = snprintf(want, sizeof(want), "%-#.*" PRIx64, 16, v[i]);
+		uint64_t x = i < sizeof(v) / sizeof(v[0]) ? v[i] : seed >> (seed % 64);
+		int n = snprintf(want, sizeof(want), "%-#.*" PRIx64, 16, x);
 
-		assert_int_equal(fb_addr16(&b, v[i]), n);
+		assert_int_equal(fb_addr16(&b, x), n);
 		assert_string_equal(b.p, want);
 		free(b.p);
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
 	}
 }
 
