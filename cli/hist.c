@@ -155,8 +155,11 @@ static void time_text(char *buf, size_t len, uint64_t t, int w)
 			 t % UINT64_C(1000000000) / 1000);
 }
 
-static void print_cell(struct fmt_buf *fp, const struct tally_hist_entry *e, enum tally_hist_col c, int w,
-		       uint64_t total, bool last)
+/* A cell at width w, as perf prints it (inlined in the table's rows: print_cell). */
+static inline __attribute__((always_inline)) void cell(struct fmt_buf *fp,
+							const struct tally_hist_entry *e,
+							enum tally_hist_col c, int w, uint64_t total,
+							bool last)
 {
 	if (cpu_util_col(c)) {
 		fb_pct(fp, pct(cpu_util_period(e, c), total), w - 1);
@@ -233,6 +236,12 @@ static void print_cell(struct fmt_buf *fp, const struct tally_hist_entry *e, enu
 	default:
 		break;
 	}
+}
+
+static void print_cell(struct fmt_buf *fp, const struct tally_hist_entry *e, enum tally_hist_col c, int w,
+		       uint64_t total, bool last)
+{
+	cell(fp, e, c, w, total, last);
 }
 
 static size_t cell_len(const struct tally_hist_entry *e, enum tally_hist_col c)
@@ -673,9 +682,12 @@ static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sor
 			   const struct hist_print_opts *o, uint64_t total, int sym_depth,
 			   const uint32_t *uncounted)
 {
-	size_t nshow = 0;
+	size_t nshow = 0, keys[TALLY_HIST_NR_COLS * 2], nr_keys = 0;
 	bool unresolved = false;
 
+	for (size_t i = 0; i < nr; i++)	/* a value's cell_len is 0: no width of its own */
+		if (tally_hist_col__is_key(cols[i]))
+			keys[nr_keys++] = i;
 	for (size_t k = 0; k < nr_sorted; k++) {
 		const struct tally_hist_entry *e = sorted[k];
 		uint64_t v = o->children ? e->period_acc : e->period;
@@ -685,10 +697,10 @@ static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sor
 		/* perf sizes columns over every entry, shown or under --percent-limit */
 		if (!(o->percent_limit > 0 && pct(v, total) < o->percent_limit))
 			nshow = k + 1;
-		for (size_t i = 0; i < nr; i++) {
-			size_t l = cell_len(e, cols[i]);
+		for (size_t j = 0; j < nr_keys; j++) {
+			size_t i = keys[j], l = cell_len(e, cols[i]);
 
-			if (cols[i] < TALLY_HIST_NR_COLS && uncounted &&
+			if (uncounted &&
 			    (uncounted[k] & (1u << cols[i])))
 				continue;
 			if (cols[i] == TALLY_HIST_PID && l < 8 + 7)
@@ -770,7 +782,7 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 		for (size_t i = 0; i < nr && plain; i++) {	/* the common table */
 			if (i)
 				fb_put(&line, "  ", 2);
-			print_cell(&line, e, cols[i], (int)widths[i], total, i + 1 == nr);
+			cell(&line, e, cols[i], (int)widths[i], total, i + 1 == nr);
 		}
 		for (size_t i = 0; i < nr && !plain; i++) {
 			if (i)
