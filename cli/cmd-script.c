@@ -1716,6 +1716,9 @@ struct feed_rec {
 
 #define FEED_ROUND(n) (((size_t)(n) + 7) & ~(size_t)7)
 _Static_assert(sizeof(struct feed_rec) % 8 == 0, "records stay 8-byte aligned");
+/* the most one record takes: a block holds FEED_BLOCK bytes of them and room past that
+ * for one more (a record of 64 KiB: a dwarf sample's stack copy) */
+#define FEED_ENTRY_MAX (sizeof(struct feed_rec) + FEED_ROUND(UINT16_MAX))
 
 /* The reader's block to the printer; then a free block. The printer's error, or 0. */
 static int feed_hand_over(struct feed *f)
@@ -1743,7 +1746,7 @@ static int feed_record(void *arg, const struct perf_event_header *hdr,
 	char *p;
 	int stop;
 
-	if (f->fill + need > FEED_BLOCK && (stop = feed_hand_over(f)))
+	if (f->fill && f->fill + need > FEED_BLOCK && (stop = feed_hand_over(f)))
 		return stop;
 	p = f->buf[f->nr_filled % FEED_BLOCKS] + f->fill;
 	memcpy(p, &r, sizeof(r));
@@ -1788,7 +1791,7 @@ static int feed_walk(struct script *s, unsigned flags, struct tally_data_error *
 	int err = 0;
 
 	for (size_t i = 0; i < FEED_BLOCKS; i++) {
-		f.buf[i] = malloc(FEED_BLOCK);
+		f.buf[i] = malloc(FEED_BLOCK + FEED_ENTRY_MAX);
 		if (!f.buf[i])
 			goto no_thread;
 	}

@@ -89,20 +89,29 @@ else
 fi
 
 # a file of a MiB or more is read on a second thread where another CPU may run it: the
-# same text as on one CPU (taskset), and the same when the printing stops early
+# same text as on one CPU (taskset), also with records of 64 KiB (dwarf stack copies),
+# and the same when the printing stops early
 if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
 	skip "script's reader thread (one CPU, or no taskset)"
-elif "$TALLY" record -q -g -e cpu-clock -c 10000 -o big.data "$HOT" 1.5 >/dev/null 2>&1 &&
-     [ "$(stat -c %s big.data)" -ge $((1 << 20)) ]; then
-	"$TALLY" script -i big.data >big2.out 2>big2.err
-	taskset -c 0 "$TALLY" script -i big.data >big1.out 2>big1.err
-	check "script of a large file: the same text with a reader thread as without" \
-		eval 'test -s big1.out && cmp -s big1.out big2.out && cmp -s big1.err big2.err'
-	"$TALLY" script -i big.data 2>bigh.err | head -3 >bigh.out
-	check "script of a large file into a reader that stops: its first lines" \
-		cmp -s bigh.out <(head -3 big1.out)
 else
-	skip "script's reader thread (no recording of a MiB here)"
+	for rec in "big.data -g -e cpu-clock -c 10000 $HOT 1.5" \
+		   "bigdw.data --call-graph dwarf,65528 -e cpu-clock -c 1000000 $HOT 0.1"; do
+		set -- $rec
+		bf=$1
+		shift
+		if ! "$TALLY" record -q -o "$bf" "$@" >/dev/null 2>&1 ||
+		   [ "$(stat -c %s "$bf")" -lt $((1 << 20)) ]; then
+			skip "script's reader thread on $bf (no recording of a MiB here)"
+			continue
+		fi
+		"$TALLY" script -i "$bf" >"$bf.2" 2>"$bf.2.err"
+		taskset -c 0 "$TALLY" script -i "$bf" >"$bf.1" 2>"$bf.1.err"
+		check "script of $bf: the same text with a reader thread as without" \
+			eval 'test -s "$bf.1" && cmp -s "$bf.1" "$bf.2" && cmp -s "$bf.1.err" "$bf.2.err"'
+		"$TALLY" script -i "$bf" 2>/dev/null | head -3 >"$bf.h"
+		check "script of $bf into a reader that stops: its first lines" \
+			cmp -s "$bf.h" <(head -3 "$bf.1")
+	done
 fi
 
 have_perf || { skip "script vs perf script (perf absent)"; exit 0; }
