@@ -14,8 +14,10 @@
  * is not consistent either).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tally/session.h>
 #include "internal/analysis.h"
@@ -1085,19 +1087,18 @@ static inline int out_node_right(const void *zn, const void *xn, const void *arg
 	return a->w >= b->w;
 }
 
-/* tly_rb_sort_rows by out_node_right; 1: the keys do not pack */
-static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct out_keys *ok)
+/* *pp[j]: row j's packed output keys (ok's rows), c: how they compare; 1: the keys do
+ * not pack */
+static int out_nodes(size_t n, const struct out_keys *ok, struct out_node **pp, struct out_ctx *c)
 {
 	struct slot_pack sp[TALLY_HIST_NR_COLS];
-	struct out_ctx c = { .caller = ok->caller };
 	size_t nr_keys = ok->nk - ok->nr_order - 3;
 	unsigned bits[MAX_ORDER], shift[MAX_ORDER], total;
-	struct rb rb = { .root = NIL };
-	struct out_node *p = NULL;
-	uint32_t *rank = NULL, *perm = NULL;
-	struct tally_hist_entry **out = NULL;
+	struct out_node *p;
+	uint32_t *rank;
 	int err = 0;
 
+	*c = (struct out_ctx){ .caller = ok->caller };
 	if (n >= MAX_NODES || nr_keys > TALLY_HIST_NR_COLS ||
 	    !plan_pack(ok->key, n, ok->nk, ok->nr_order + 3, nr_keys, 0, sp))
 		return 1;
@@ -1117,16 +1118,14 @@ static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct 
 		shift[i] = (unsigned)s;
 		s += bits[i];
 	}
-	for (size_t i = 0; i < ok->nr_order && !c.ties; i++) {
+	for (size_t i = 0; i < ok->nr_order && !c->ties; i++) {
 		if (ok->children[i]) {
-			c.ties = true;
-			c.tie = shift[i] < 64 ? ~UINT64_C(0) << shift[i] : 0;
+			c->ties = true;
+			c->tie = shift[i] < 64 ? ~UINT64_C(0) << shift[i] : 0;
 		}
 	}
 	p = malloc(n * sizeof(*p));
-	perm = malloc(n * sizeof(*perm));
-	out = malloc(n * sizeof(*out));
-	err = p && perm && out ? 0 : -ENOMEM;
+	err = p ? 0 : -ENOMEM;
 	for (size_t j = 0; !err && j < n; j++) {
 		const uint64_t *k = ok->key + j * ok->nk, *t = k + ok->nr_order;
 
@@ -1136,45 +1135,175 @@ static int packed_out_order(struct tally_hist_entry **v, size_t n, const struct 
 			if (bits[i])
 				p[j].w |= (uint64_t)rank[i * n + j] << shift[i];
 	}
+	free(rank);
+	*pp = p;
+	return err;
+}
+
+/* v[0..n) into the output tree's order; p[j]: row v[j]'s node (its links overwritten) */
+static int out_tree(struct tally_hist_entry **v, size_t n, struct out_node *p, const struct out_ctx *c)
+{
+	struct rb rb = { .base = (char *)p, .root = NIL };
+	uint32_t *perm = malloc(n * sizeof(*perm));
+	struct tally_hist_entry **out = malloc(n * sizeof(*out));
+	int err = perm && out ? 0 : -ENOMEM;
+
 	if (!err) {
-		rb.base = (char *)p;
 		for (uint32_t z = 0; z < n; z++)
-			rb_insert(&rb, z, out_node_right, &c);
+			rb_insert(&rb, z, out_node_right, c);
 		rb_walk(&rb, perm);
 		for (size_t i = 0; i < n; i++)
 			out[i] = v[perm[i]];
 		memcpy(v, out, n * sizeof(*out));
 	}
-	free(rank);
-	free(p);
 	free(perm);
 	free(out);
 	return err;
 }
 
+static bool out_keys_init(struct out_keys *ok, const struct tally_hist *h, size_t n,
+			  const enum tally_hist_col *order, size_t nr_order)
+{
+	*ok = (struct out_keys){ .nk = nr_order + 3 + h->nr_keys, .nr_order = nr_order,
+				 .caller = h->caller };
+	if (h->nr_members > 1 || nr_order > MAX_ORDER || n > UINT32_MAX)
+		return false;
+	for (size_t i = 0; i < nr_order; i++)
+		ok->children[i] = order[i] == TALLY_HIST_CHILDREN && !h->no_depth_ties;
+	return true;
+}
+
+/* ---- the output tree's keys made while the input trees are ---- */
+
+struct tly_out_prep {
+	const struct tally_hist *h;
+	struct tally_hist_entry **v;	/* the rows in creation order */
+	size_t n, nr_order;
+	enum tally_hist_col order[MAX_ORDER];
+	struct out_node *p;	/* by creation number */
+	struct out_ctx c;
+	int err;		/* 0: p made; 1: not here; -ENOMEM */
+	bool thread;		/* made by tid, not joined yet */
+	pthread_t tid;
+};
+
+static int out_prepare(struct tly_out_prep *op)
+{
+	struct out_keys ok;
+	uint64_t *key;
+	int err = 1;
+
+	for (size_t j = 0; j < op->n; j++)	/* the rows' numbers lead back to p */
+		if (op->v[j]->seq != j)
+			return 1;
+	if (!out_keys_init(&ok, op->h, op->n, op->order, op->nr_order))
+		return 1;
+	key = malloc(op->n * ok.nk * sizeof(*key));
+	if (!key)
+		return -ENOMEM;
+	ok.key = key;
+	if (fill_out_keys(op->h, op->v, op->n, key, ok.nk, op->order, op->nr_order))
+		err = out_nodes(op->n, &ok, &op->p, &op->c);
+	free(key);
+	return err;
+}
+
+static void *out_prepare_fn(void *arg)
+{
+	struct tly_out_prep *op = arg;
+
+	op->err = out_prepare(op);
+	return NULL;
+}
+
+struct tly_out_prep *tly_out_prep__start(const struct tally_hist *h, struct tally_hist_entry *const *v,
+					 size_t n, const enum tally_hist_col *order, size_t nr_order)
+{
+	struct tly_out_prep *op;
+
+	/* (on one CPU the thread would only take turns with the caller's) */
+	if (n < 2 || n >= MAX_NODES || nr_order > MAX_ORDER || h->nr_members > 1 ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return NULL;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return NULL;
+	*op = (struct tly_out_prep){ .h = h, .n = n, .nr_order = nr_order, .err = 1 };
+	memcpy(op->order, order, nr_order * sizeof(*order));
+	op->v = malloc(n * sizeof(*op->v));
+	if (!op->v) {
+		free(op);
+		return NULL;
+	}
+	memcpy(op->v, v, n * sizeof(*v));
+	op->thread = pthread_create(&op->tid, NULL, out_prepare_fn, op) == 0;
+	if (!op->thread)
+		op->err = out_prepare(op);
+	return op;
+}
+
+static void out_prep_join(struct tly_out_prep *op)
+{
+	if (op->thread)
+		pthread_join(op->tid, NULL);
+	op->thread = false;
+}
+
+int tly_out_prep__finish(struct tly_out_prep *op, struct tally_hist_entry **v, size_t n)
+{
+	struct out_node *q;
+	int err;
+
+	if (!op)
+		return 1;
+	out_prep_join(op);
+	if (op->err || n != op->n)
+		return op->err ? op->err : 1;
+	q = malloc(n * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		q[i] = op->p[v[i]->seq];
+	err = out_tree(v, n, q, &op->c);
+	free(q);
+	return err;
+}
+
+void tly_out_prep__delete(struct tly_out_prep *op)
+{
+	if (!op)
+		return;
+	out_prep_join(op);
+	free(op->v);
+	free(op->p);
+	free(op);
+}
+
 int tly_hist__out_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
 			const enum tally_hist_col *order, size_t nr_order)
 {
-	struct out_keys ok = { .nk = nr_order + 3 + h->nr_keys, .nr_order = nr_order,
-			       .caller = h->caller };
+	struct out_keys ok;
+	struct out_node *p = NULL;
+	struct out_ctx c;
 	uint64_t *key;
 	int err = 1;
 
 	if (n < 2)
 		return 0;
-	if (h->nr_members > 1 || nr_order > MAX_ORDER || n > UINT32_MAX)
+	if (!out_keys_init(&ok, h, n, order, nr_order))
 		return 1;
-	for (size_t i = 0; i < nr_order; i++)
-		ok.children[i] = order[i] == TALLY_HIST_CHILDREN && !h->no_depth_ties;
 	key = malloc(n * ok.nk * sizeof(*key));
 	if (!key)
 		return -ENOMEM;
 	ok.key = key;
 	if (fill_out_keys(h, v, n, key, ok.nk, order, nr_order)) {
-		err = packed_out_order(v, n, &ok);
-		if (err == 1)
+		err = out_nodes(n, &ok, &p, &c);
+		if (!err)
+			err = out_tree(v, n, p, &c);
+		else if (err == 1)
 			err = tly_rb_sort_rows(v, n, out_goes_left, &ok);
 	}
+	free(p);
 	free(key);
 	return err;
 }

@@ -630,6 +630,7 @@ int tally_hist__sort(struct tally_hist *h, bool children)
 int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order, size_t nr_order)
 {
 	struct sort_ctx ctx = { .h = h, .order = order, .nr_order = nr_order };
+	struct tly_out_prep *op;
 	size_t n = 0;
 	int err;
 
@@ -642,22 +643,26 @@ int tally_hist__sort_by(struct tally_hist *h, const enum tally_hist_col *order, 
 	 * collapsed tree, and walks that into its output tree, ordered by its comparator
 	 * (ties go right); the first two orders are not total (see perf_in_cmp), nor is the
 	 * last in children mode, so the trees' shapes decide ties: do exactly the same,
-	 * on compact keys (hist-order.c) where the keys allow, else on the rows */
+	 * on compact keys (hist-order.c) where the keys allow, else on the rows. The output
+	 * tree's keys are made meanwhile, on a thread of their own. */
 	n = in_creation_order(h);
+	op = tly_out_prep__start(h, h->sorted, n, order, nr_order);
 	err = tly_hist__in_order(h, h->sorted, n);
-	if (err < 0)
-		return err;
-	if (err && rb_order(h->sorted, n, in_goes_left, h))
-		return -ENOMEM;
+	if (err > 0 && rb_order(h->sorted, n, in_goes_left, h))
+		err = -ENOMEM;
 	/* perf collapses only when a key needs it: comm (strings, not comm objects) */
-	for (size_t i = 0; i < h->nr_keys && err; i++)
+	for (size_t i = 0; i < h->nr_keys && err > 0; i++)
 		if (h->keys[i] == TALLY_HIST_COMM && rb_order(h->sorted, n, in_goes_left, h))
-			return -ENOMEM;
-	err = tly_hist__out_order(h, h->sorted, n, order, nr_order);
+			err = -ENOMEM;
+	if (err >= 0)
+		err = tly_out_prep__finish(op, h->sorted, n);
+	tly_out_prep__delete(op);
+	if (err == 1)
+		err = tly_hist__out_order(h, h->sorted, n, order, nr_order);
+	if (err > 0 && rb_order(h->sorted, n, out_goes_left, &ctx))
+		err = -ENOMEM;
 	if (err < 0)
 		return err;
-	if (err && rb_order(h->sorted, n, out_goes_left, &ctx))
-		return -ENOMEM;
 	h->nr_sorted = n;
 	return 0;
 }

@@ -130,6 +130,14 @@ int tly_rb_sort_rows(struct tally_hist_entry **v, size_t n,
  * other than comm, pid, dso, sym, cpu); -ENOMEM. */
 int tly_hist__out_order(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
 			const enum tally_hist_col *order, size_t nr_order);
+/* The output tree's keys of v[0..n) (in creation order: v[j]->seq == j) made on a thread
+ * of their own while the caller puts v in the input trees' order (NULL: not made). */
+struct tly_out_prep;
+struct tly_out_prep *tly_out_prep__start(const struct tally_hist *h, struct tally_hist_entry *const *v,
+					 size_t n, const enum tally_hist_col *order, size_t nr_order);
+/* tly_hist__out_order with those keys (op NULL or not made: 1, as for a key not done) */
+int tly_out_prep__finish(struct tly_out_prep *op, struct tally_hist_entry **v, size_t n);
+void tly_out_prep__delete(struct tly_out_prep *op);
 /* An entry's value in an output column (children, samples, else the period). */
 uint64_t tly_hist_entry__value(const struct tally_hist_entry *e, enum tally_hist_col c);
 /* Insert 0..n) in order into a red-black tree (the kernel's, as perf uses it) where
