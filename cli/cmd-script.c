@@ -131,6 +131,7 @@ struct script {
 	struct out *out;
 	struct line_cache *lines;	/* allocated with the first chain */
 	struct tally_sample_memo *chains;	/* a chain's finished lines, by sample */
+	bool chains_off;	/* the memo did not pay over its trial: no more asking */
 	struct tally_dso_lines *srclines;	/* -F srcline: source lines (on first use) */
 	struct tally_hist_filter filter;
 	bool filter_loc;	/* --dsos, -S: the sample's location decides */
@@ -1176,12 +1177,16 @@ static int print_chain_memo(struct script *s, int evidx, const struct tally_samp
 
 	if (tally_sample__has_user_stack(smp))
 		return print_unwound(s, smp, f);
-	if (s->nr_ev > UINT16_MAX || s->o->stop_bt)
+	if (s->nr_ev > UINT16_MAX || s->o->stop_bt || s->chains_off)
 		return print_chain(s, smp, f);
 	t = tally_sample_memo__find(s->chains, s->session, &key, &hash, &nr_words);
 	if (t) {
 		out_mem(o, t->text, t->len);
 		return 0;
+	}
+	if (!hash) {		/* turned off (a key's hash is never 0) */
+		s->chains_off = true;
+		return print_chain(s, smp, f);
 	}
 	if (o->len > sizeof(o->buf) - CHAIN_TEXT_MAX)
 		out_flush(o);

@@ -55,7 +55,8 @@ TALLY_API void tally_sample_memo__delete(struct tally_sample_memo *m);
 TALLY_API uint64_t tally_sample_key__hash(const struct tally_sample_key *k);
 /* The payload remembered for k, still valid in session s (counted as a hit), with its
  * size in words in *nr_words; or NULL (a miss: resolve the sample, then __add what came
- * of it). *hash is k's hash either way, for __add. */
+ * of it). *hash is k's hash either way, for __add; 0 once the memo is off (its trial
+ * found too few hits: every later __find and __add is in vain). */
 TALLY_API void *tally_sample_memo__find(struct tally_sample_memo *m, struct tally_session *s,
 					const struct tally_sample_key *k, uint64_t *hash,
 					size_t *nr_words);
