@@ -135,6 +135,8 @@ struct script {
 	struct tally_dso_lines *srclines;	/* -F srcline: source lines (on first use) */
 	struct tally_hist_filter filter;
 	bool filter_loc;	/* --dsos, -S: the sample's location decides */
+	bool filter_any;	/* any filter at all (kept's other ones look at cpus, the
+				 * time bounds, comms, pids and tids) */
 	uint64_t first_time, prev_time;	/* --reltime, --deltatime (0: none yet) */
 	struct evswitch sw;	/* --switch-on, --switch-off */
 	struct lost_counts lost;	/* for perf's warnings after the pass */
@@ -1210,6 +1212,8 @@ static bool kept(struct script *s, const struct tally_sample *smp, struct tally_
 {
 	struct tally_addr_loc loc;
 
+	if (!s->filter_any)
+		return true;
 	if (!tally_hist_filter__keeps_cpu(&s->filter, smp) ||
 	    !tally_hist_filter__keeps_time(&s->filter, smp) ||
 	    !tally_hist_filter__keeps_thread(&s->filter, smp, th ? tally_thread__comm(th) : ":-1"))
@@ -1922,6 +1926,8 @@ static int script_exec(void *opts, const struct cli_args *args)
 	s.filter_loc = o.filter.dsos || o.filter.syms;
 	s.filter.time_start = o.time_start;
 	s.filter.time_end = o.time_end;
+	s.filter_any = s.filter_loc || s.filter.cpus || s.filter.time_start || s.filter.time_end ||
+		       s.filter.comms || s.filter.pids || s.filter.tids;
 	for (size_t i = 0; o.filter.cpus && i < tally_data__nr_events(s.data); i++) {
 		if (!(tally_data__event(s.data, i)->attr.sample_type & PERF_SAMPLE_CPU)) {
 			cli_error("%s does not contain CPU events (its samples have no cpu): "
