@@ -187,7 +187,8 @@ static __attribute__((noinline, unused)) void fb_pct_any(struct fmt_buf *b, doub
 }
 
 /* "%*.2f%%" (width counts the number only; 0: no padding) */
-static inline void fb_pct(struct fmt_buf *b, double v, int width)
+static inline __attribute__((always_inline)) void fb_pct(struct fmt_buf *b, double v,
+							    int width)
 {
 	static const char dig2[] = "00010203040506070809101112131415161718192021222324"
 				   "25262728293031323334353637383940414243444546474849"
@@ -207,7 +208,8 @@ static inline void fb_pct(struct fmt_buf *b, double v, int width)
 		return fb_pct_any(b, v, width);
 	d += frac > 0.5;
 	ip = d / 100;
-	nd = ip < 10 ? 1 : ip < 100 ? 2 : ip < 1000 ? 3 : ip < 100000 ? 5 - (ip < 10000) : 7 - (ip < 1000000);
+	nd = ip < 10 ? 1 : ip < 100 ? 2 : ip < 1000 ? 3
+	   : ip < 100000 ? 5 - (ip < 10000) : 7 - (ip < 1000000);
 	len = width > 0 && (size_t)width + 1 > nd + 4 ? (size_t)width + 1 : nd + 4;
 	memset(t, ' ', sizeof(t));
 	end = t + len;

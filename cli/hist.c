@@ -286,7 +286,7 @@ static bool other_socket(const struct tally_hist_entry *e, const struct hist_pri
 	return sock != o->socket_filter;
 }
 
-static bool filtered_out(const struct tally_hist_entry *e, const struct hist_print_opts *o)
+static inline bool filtered_out(const struct tally_hist_entry *e, const struct hist_print_opts *o)
 {
 	if (other_socket(e, o))
 		return true;
