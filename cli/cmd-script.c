@@ -746,7 +746,7 @@ _Static_assert(LINE_TEXT <= UINT16_MAX && LINE_ARENA_MAX <= UINT32_MAX, "slot fi
 /* A user address outside every map of its process (a broken frame-pointer chain's: a
  * system-wide file has a quarter of its frames so), as last looked up; valid as a
  * line_slot is (gen) */
-#define UNMAPPED_SLOTS 4096
+#define UNMAPPED_SLOTS 1024	/* 32 KiB */
 struct unmapped_slot {
 	uint64_t ip;
 	uint64_t gen;		/* 0: empty */
@@ -1783,12 +1783,14 @@ static void *feed_thread(void *arg)
 static bool feed_pays(const struct script *s)
 {
 	cpu_set_t cpus;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	long n;
 
+	if (tally_data__is_pipe(s->data) || tally_data__file_size(s->data) < FEED_MIN_DATA)
+		return false;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
 	if (!sched_getaffinity(0, sizeof(cpus), &cpus))
 		n = CPU_COUNT(&cpus);
-	return n > 1 && !tally_data__is_pipe(s->data) &&
-	       tally_data__file_size(s->data) >= FEED_MIN_DATA;
+	return n > 1;
 }
 
 /* The printer's side: every record the reader hands over through on_record; the walk's
