@@ -191,6 +191,35 @@ static void free_levels(struct tally_hist *h)
 	h->nr_levels = h->cap_levels = 0;
 }
 
+/* Entries come from blocks of them (the next twice the last, up to a limit): one
+ * allocation for many, all freed at once. */
+struct tly_entry_block {
+	struct tly_entry_block *next;
+	size_t nr;
+	struct tally_hist_entry e[];
+};
+
+static struct tally_hist_entry *entry_alloc(struct tally_hist *h)
+{
+	struct tly_entry_block *b;
+
+	if (!h->block_left) {
+		size_t nr = h->blocks ? h->blocks->nr * 2 : 16;
+
+		if (nr > 4096)
+			nr = 4096;
+		b = malloc(sizeof(*b) + nr * sizeof(b->e[0]));
+		if (!b)
+			return NULL;
+		b->next = h->blocks;
+		b->nr = nr;
+		h->blocks = b;
+		h->block_left = nr;
+	}
+	b = h->blocks;
+	return &b->e[b->nr - h->block_left--];
+}
+
 void tly_hist__exit(struct tally_hist *h)
 {
 	free(h->hashes);
@@ -202,8 +231,13 @@ void tly_hist__exit(struct tally_hist *h)
 			if (!h->arena_trees)
 				tally_cc_root__exit(&h->table[i]->chain);
 			free(h->table[i]->members);
-			free(h->table[i]);
 		}
+	}
+	while (h->blocks) {
+		struct tly_entry_block *b = h->blocks;
+
+		h->blocks = b->next;
+		free(b);
 	}
 	free(h->table);
 	free(h->sorted);
@@ -272,7 +306,7 @@ struct tally_hist_entry *tly_hist__findnew(struct tally_hist *h,
 	for (i = first_slot(hash, h->cap); h->hashes[i]; i = (i + 1) & (h->cap - 1))
 		if (h->hashes[i] == hash && entry_eq(h, h->table[i], tmpl))
 			return h->table[i];
-	e = malloc(sizeof(*e));
+	e = entry_alloc(h);
 	if (!e)
 		return NULL;
 	*e = *tmpl;

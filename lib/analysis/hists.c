@@ -26,6 +26,8 @@
 #include "internal/session.h"
 #include "internal/util.h"
 
+#define SEEN_BITS 8	/* the set of rows one sample reached: chains below half of it */
+
 /* A call-graph frame named by its address or source line (enum tally_cc_key): frames
  * are the same node when they have the same symbol object, and its name is what the
  * graph prints. */
@@ -88,8 +90,35 @@ struct tally_hists {
 		struct tally_symbol *sym;
 	} *inl_syms;
 	size_t nr_inl_syms, cap_inl_syms;
+	/* rows by what decides them (row_of): NULL where the keys take more */
+	struct row_slot *rows;
+	/* the rows one sample reached (add_children), a set stamped with the sample's
+	 * number: no clearing between samples */
+	struct seen_slot {
+		const struct tally_hist_entry *e;
+		uint32_t stamp;
+	} seen_set[1u << SEEN_BITS];
+	uint32_t seen_stamp;
+	/* the last dsos dso_key saw, and their keys */
+	struct dso_slot last_dso[2];
+	unsigned last_dso_at;
+	const char *last_comm;	/* the last comm interned */
 	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
 	int err;		/* sticky: out of memory somewhere in a sample */
+};
+
+/* A row as the comm, dso and sym keys (any of them) decide it: by the comm, the dso,
+ * the symbol and, without a symbol, the address. Direct-mapped in front of
+ * tly_hist__findnew (rows never move while samples are added, unless they decay). */
+#define ROW_SLOTS_BITS 14
+
+struct row_slot {
+	const struct tally_hist *h;
+	const char *comm;
+	const struct tally_dso *dso;
+	const struct tally_symbol *sym;
+	uint64_t ip;		/* without a symbol */
+	struct tally_hist_entry *e;
 };
 
 static const enum tally_hist_col default_keys[] = {
@@ -128,6 +157,18 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 			if (regcomp(&hs->parent_re, pat, REG_EXTENDED | REG_NOSUB))
 				return -EINVAL;
 			hs->parent_key = true;
+		}
+	}
+	if (!o->decay) {
+		bool simple = true;
+
+		for (size_t i = 0; i < o->nr_keys; i++)
+			simple &= hs->keys[i] == TALLY_HIST_COMM || hs->keys[i] == TALLY_HIST_DSO ||
+				  hs->keys[i] == TALLY_HIST_SYM;
+		if (simple) {
+			hs->rows = calloc((size_t)1 << ROW_SLOTS_BITS, sizeof(*hs->rows));
+			if (!hs->rows)
+				return -ENOMEM;
 		}
 	}
 	if (o->ignore_callees) {
@@ -197,6 +238,7 @@ void tally_hists__delete(struct tally_hists *hs)
 	tly_cc_log__exit(&hs->log);
 	free(hs->ents);
 	free(hs->dso_keys);
+	free(hs->rows);
 	tally_sample_memo__delete(hs->memo);
 	tly_cc_arena__exit(&hs->arena);
 	tly_strpool__exit(&hs->own_pool.ids);
@@ -329,6 +371,10 @@ static const char *dso_key(struct tally_hists *hs, const struct tally_dso *d, bo
 
 	if (!d)
 		return NULL;
+	/* a chain goes back and forth between few dsos (the kernel, a program, its libc) */
+	for (unsigned k = 0; k < 2; k++)
+		if (hs->last_dso[k].dso == d)
+			return long_name ? hs->last_dso[k].long_key : hs->last_dso[k].key;
 	if (hs->nr_dso_keys * 2 >= hs->dso_cap && grow_dso_keys(hs)) {
 		hs->err = -ENOMEM;
 		return NULL;
@@ -336,13 +382,18 @@ static const char *dso_key(struct tally_hists *hs, const struct tally_dso *d, bo
 	mask = hs->dso_cap - 1;
 	for (i = ((uintptr_t)d >> 4) & mask; hs->dso_keys[i].dso; i = (i + 1) & mask)
 		if (hs->dso_keys[i].dso == d)
-			return long_name ? hs->dso_keys[i].long_key : hs->dso_keys[i].key;
+			goto found;
 	hs->dso_keys[i].dso = d;
 	hs->dso_keys[i].key = tally_strpool__intern(hs->pool, shown_name(hs, d));
 	hs->dso_keys[i].long_key = tally_strpool__intern(hs->pool, tally_dso__name(d));
-	if (!hs->dso_keys[i].key || !hs->dso_keys[i].long_key)
+	if (!hs->dso_keys[i].key || !hs->dso_keys[i].long_key) {
 		hs->err = -ENOMEM;
+		return NULL;
+	}
 	hs->nr_dso_keys++;
+found:
+	hs->last_dso[hs->last_dso_at] = hs->dso_keys[i];
+	hs->last_dso_at ^= 1;
 	return long_name ? hs->dso_keys[i].long_key : hs->dso_keys[i].key;
 }
 
@@ -404,6 +455,42 @@ static void fill_src(struct tally_hists *hs, struct tally_hist_entry *t,
 	}
 	if (!t->srcline || !t->srcfile)
 		hs->err = -ENOMEM;
+}
+
+/* The row of h a sample's frame at loc goes to (self: the sample's own address), tmpl
+ * holding the sample's fields. *level: in, the level of the frame before; out, this
+ * frame's (perf keeps the one before for a frame outside any map). NULL: out of memory. */
+static struct tally_hist_entry *row_of(struct tally_hists *hs, struct tally_hist *h,
+				       struct tally_hist_entry *tmpl,
+				       const struct tally_addr_loc *loc, bool self, char *level)
+{
+	uint64_t ip = self && loc->map ? loc->dso_addr : loc->addr;
+	struct tally_hist_entry *e;
+	struct row_slot *rs = NULL;
+
+	if (hs->rows && !loc->inlined) {
+		uint64_t x = (uintptr_t)tmpl->comm ^ (uintptr_t)loc->dso * 0x9e3779b97f4a7c15ull ^
+			     (loc->sym ? (uintptr_t)loc->sym : ip) * 0xff51afd7ed558ccdull;
+
+		rs = &hs->rows[(x * 0xc4ceb9fe1a85ec53ull) >> (64 - ROW_SLOTS_BITS)];
+		if (rs->e && rs->h == h && rs->comm == tmpl->comm && rs->dso == loc->dso &&
+		    rs->sym == loc->sym && (loc->sym || rs->ip == ip)) {
+			if (!self && (loc->sym || loc->map))
+				*level = tally_cpumode_level(loc->cpumode);
+			return rs->e;
+		}
+	}
+	fill_entry(hs, tmpl, loc, self);
+	if (hs->src_keys)
+		fill_src(hs, tmpl, loc);
+	/* perf keeps the previous entry's level for a frame outside any map */
+	if (!self && !loc->sym && !loc->map)
+		tmpl->level = *level;
+	*level = tmpl->level;
+	e = tly_hist__findnew(h, tmpl);
+	if (e && rs && !hs->err)
+		*rs = (struct row_slot){ h, tmpl->comm, loc->dso, loc->sym, ip, e };
+	return e;
 }
 
 static size_t cc_slot_of(const struct cc_sym *v, size_t cap, const char *dso_key, uint64_t key,
@@ -753,6 +840,18 @@ static int display_frames(struct tally_hists *hs)
 	return hs->err;
 }
 
+/* Is e in the sample's set of rows (hs->seen_set)? It is afterwards. */
+static bool seen_before(struct tally_hists *hs, const struct tally_hist_entry *e)
+{
+	size_t i = (size_t)(((uintptr_t)e * 0x9e3779b97f4a7c15ull) >> (64 - SEEN_BITS));
+
+	for (; hs->seen_set[i].stamp == hs->seen_stamp; i = (i + 1) & ((1u << SEEN_BITS) - 1))
+		if (hs->seen_set[i].e == e)
+			return true;
+	hs->seen_set[i] = (struct seen_slot){ e, hs->seen_stamp };
+	return false;
+}
+
 /* Children mode: every function on the chain (once per sample, even in recursion) gets
  * the period in its period_acc and the chain from it down in its tree (or the log
  * record logw). Returns how many entries besides self it reached, or -ENOMEM. */
@@ -762,27 +861,32 @@ static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
 {
 	size_t n = hs->frames.nr, nseen = 0;
 	char level = self->level;
+	/* a long chain (recursion) would make the look for rows seen before quadratic */
+	bool by_set = !hs->time_key && n >= 8 && n < (1u << (SEEN_BITS - 1));
 
+	if (by_set) {
+		if (++hs->seen_stamp == 0) {
+			memset(hs->seen_set, 0, sizeof(hs->seen_set));
+			hs->seen_stamp = 1;
+		}
+		seen_before(hs, self);
+	}
 	hs->seen[nseen++] = self;
 	for (size_t i = 0; i < n; i++) {
 		const struct tally_addr_loc *l = &hs->frames.v[hs->o.caller ? n - 1 - i : i];
 		struct tally_hist_entry *e;
 		bool dup = false;
 
-		fill_entry(hs, tmpl, l, false);
-		if (hs->src_keys)
-			fill_src(hs, tmpl, l);
-		/* perf keeps the previous entry's level for a frame outside any map */
-		if (!l->sym && !l->map)
-			tmpl->level = level;
-		level = tmpl->level;
-		e = tly_hist__findnew(h, tmpl);
+		e = row_of(hs, h, tmpl, l, false, &level);
 		if (!e)
 			return -ENOMEM;
 		/* perf 6.1 with the time key: its check for a frame seen before compares the
 		 * unrounded time, so every frame adds again */
-		for (size_t k = 0; k < nseen && !hs->time_key; k++)
-			dup |= hs->seen[k] == e;
+		if (by_set)
+			dup = seen_before(hs, e);
+		else
+			for (size_t k = 0; k < nseen && !hs->time_key; k++)
+				dup |= hs->seen[k] == e;
 		if (dup)
 			continue;
 		hs->seen[nseen++] = e;
@@ -961,6 +1065,7 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	struct tally_hist_entry tmpl = { 0 }, *self;
 	struct tally_addr_loc loc;
+	char level = 0;
 	struct tally_thread *th;
 	const char *comm;
 	bool chain;
@@ -995,9 +1100,15 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 		h->totals.nr_filtered++;
 	}
 
-	tmpl.comm = tally_strpool__intern(hs->pool, comm);
-	if (!tmpl.comm)
-		return -ENOMEM;
+	/* samples come in runs of one program's */
+	if (hs->last_comm && !strcmp(comm, hs->last_comm)) {
+		tmpl.comm = hs->last_comm;
+	} else {
+		tmpl.comm = tally_strpool__intern(hs->pool, comm);
+		if (!tmpl.comm)
+			return -ENOMEM;
+		hs->last_comm = tmpl.comm;
+	}
 	tmpl.thread = th;
 	tmpl.pid = (int32_t)smp->pid;
 	tmpl.tid = (int32_t)smp->tid;
@@ -1015,10 +1126,7 @@ static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
 		if (t && !tmpl.trace)
 			return -ENOMEM;
 	}
-	fill_entry(hs, &tmpl, &loc, true);
-	if (hs->src_keys)
-		fill_src(hs, &tmpl, &loc);
-	self = tly_hist__findnew(h, &tmpl);
+	self = row_of(hs, h, &tmpl, &loc, true, &level);
 	if (!self)
 		return -ENOMEM;
 	out->self = self;

@@ -113,6 +113,9 @@ struct tally_hist {
 				 * tie break has no depths to compare */
 	size_t nr_members;	/* group view: columns per value (1 = no group) */
 	size_t group_sort_idx;	/* tally_hist__group_sort_idx (0: the leader) */
+	/* the entries' memory: blocks of them, freed with the hist */
+	struct tly_entry_block *blocks;
+	size_t block_left;	/* entries not yet handed out in blocks */
 };
 
 int tly_hist__init(struct tally_hist *h, const enum tally_hist_col *keys, size_t nr_keys,
