@@ -52,6 +52,7 @@ struct tly_resolve_cache {
 	uint32_t pids_cap, pids_nr;
 	int32_t memo_pid;	/* last pid looked up in pids, and its tick */
 	uint32_t memo_tick;
+	uint32_t fills;		/* slots (re)filled, ever (wraps) */
 };
 
 /* Allocate the slots and start the clock (tick 1), once; 0 or -ENOMEM. */
@@ -78,6 +79,18 @@ static inline uint64_t tly_resolve_hash(uint64_t ip, int32_t key, uint8_t cpumod
 {
 	return (ip ^ (ip >> 12) ^ ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ull) ^ cpumode) *
 	       0xff51afd7ed558ccdull;
+}
+
+/* The slot holding ip under key (cpumode), filled at or after valid_from
+ * (tly_resolve_cache__valid_from); NULL: not cached. */
+static inline struct tly_resolve_slot *tly_resolve_cache__hit(struct tly_resolve_cache *c,
+							      uint64_t ip, int32_t key,
+							      uint8_t cpumode, uint32_t valid_from)
+{
+	struct tly_resolve_slot *sl = &c->slots[(tly_resolve_hash(ip, key, cpumode) >> 40) & c->mask];
+
+	return sl->tick >= valid_from && sl->ip == ip && sl->pid == key &&
+	       sl->loc.cpumode == cpumode ? sl : NULL;
 }
 
 /* A generation as the public API gives it: the tick, with the wraps above it. */

@@ -135,7 +135,7 @@ static int push_addr(struct tally_frames *f, struct tally_session *s,
 		     const struct tally_sample *smp, uint8_t cpumode, uint64_t ip, bool expand,
 		     bool return_addr, bool unwound)
 {
-	if (reserve(f, 1))
+	if (f->nr == f->cap && reserve(f, 1))
 		return -ENOMEM;
 	tly_session__resolve_noted(s, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, ip, &f->v[f->nr],
 				   &f->notes[f->nr]);
@@ -150,18 +150,36 @@ static int walk_chain(struct tally_frames *f, struct tally_session *s,
 {
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool expand = tly_session__inline_mode(s) == TALLY_INLINE_ALL;
+	struct tly_resolve_cache *c = tly_session__cache(s);
 	size_t nr = 0;	/* frames of the chain's addresses (inlined ones not counted) */
+	uint32_t valid_from;
+	int32_t key;
+	bool keyed = false;	/* key and valid_from are cpumode's */
 
 	for (uint64_t i = 0; i < smp->callchain_nr; i++) {
 		uint64_t ip = smp->callchain[i];
+		struct tly_resolve_slot *sl;
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			if (tally_chain_context(ip, &cpumode) < 0)
 				return 1;	/* the chain is corrupt: perf drops it */
+			keyed = false;
 			continue;
 		}
 		if (nr >= max_stack)
 			break;
+		if (!keyed)
+			keyed = !tly_resolve_cache__valid_from(c, (pid_t)smp->pid, cpumode, &key,
+							       &valid_from);
+		/* most addresses are cached: their frame is the slot's */
+		if (keyed && !expand && f->nr < f->cap &&
+		    (sl = tly_resolve_cache__hit(c, ip, key, cpumode, valid_from))) {
+			f->v[f->nr] = sl->loc;
+			f->v[f->nr].unwound = false;
+			f->notes[f->nr++] = &sl->note;
+			nr++;
+			continue;
+		}
 		/* the first address is the sampled ip, the others return addresses */
 		if (push_addr(f, s, smp, cpumode, ip, expand && !tally_cpumode_is_kernel(cpumode),
 			      nr > 0, false))
@@ -231,6 +249,8 @@ int tally_session__resolve_chain(struct tally_session *s, const struct tally_sam
 	struct tally_thread *th;
 	int ret;
 
+	uint32_t fills = tly_session__cache(s)->fills;
+
 	f->nr = 0;
 	if (!(smp->type & PERF_SAMPLE_CALLCHAIN))
 		return 0;
@@ -244,6 +264,7 @@ int tally_session__resolve_chain(struct tally_session *s, const struct tally_sam
 	th = f->nr ? tally_session__thread(s, (pid_t)smp->pid, (pid_t)smp->tid) : NULL;
 	for (size_t i = 0; i < f->nr; i++)
 		f->v[i].thread = th;
-	check_notes(f, smp);
+	if (tly_session__cache(s)->fills != fills)	/* else no slot changed hands */
+		check_notes(f, smp);
 	return 0;
 }

@@ -1460,6 +1460,7 @@ void tly_session__resolve_noted(struct tally_session *s, pid_t pid, pid_t tid, u
 			return;		/* out of memory: not worth keeping */
 		}
 		loc->thread = NULL;
+		c->fills++;
 		slot->tick = c->tick;
 		slot->ip = ip;
 		slot->pid = key;
