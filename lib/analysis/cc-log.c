@@ -94,17 +94,16 @@ uint32_t *tly_cc_log__append(struct tly_cc_log *l, size_t n)
 	return p;
 }
 
+/* Over the record's words but its period (2 and 3), two at a time (a record is an
+ * even number of words). */
 static uint32_t rec_hash(const uint32_t *w, size_t size)
 {
-	uint64_t h = size;
+	uint64_t h = (size ^ ((uint64_t)w[0] << 32 | w[1])) * 0x9e3779b97f4a7c15ull;
 
-	for (size_t i = 0; i < size; i++) {
-		if (i == 2 || i == 3)
-			continue;
-		h = (h ^ w[i]) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	return (uint32_t)(h ^ (h >> 32));
+	for (size_t i = 4; i + 1 < size; i += 2)
+		h = (h ^ h >> 31 ^ ((uint64_t)w[i] << 32 | w[i + 1])) * 0xff51afd7ed558ccdull;
+	h ^= h >> 32;
+	return (uint32_t)((h * 0xc4ceb9fe1a85ec53ull) >> 32);
 }
 
 /* the size of the record at word offset off: n frames, 4 + 2n words */
