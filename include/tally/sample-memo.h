@@ -13,9 +13,9 @@
  * unknown for all): see tally_session__valid_since.
  *
  * Memory is bounded: when the entries reach the budget the memo starts over empty; and
- * when fewer than min_hit_pct percent of the first 20,000 lookups were hits, samples
- * repeat too little for the memo to pay: it turns itself off and gives its memory back
- * (every later lookup misses and every add is refused).
+ * when fewer than min_hit_pct percent of a trial's lookups were hits (every 20,000
+ * lookups is one trial), samples repeat too little for the memo to pay: it turns itself
+ * off and gives its memory back (every later lookup misses and every add is refused).
  */
 #ifndef TALLY_SAMPLE_MEMO_H
 #define TALLY_SAMPLE_MEMO_H
@@ -47,7 +47,7 @@ struct tally_sample_key {
 };
 
 /* max_words: budget in 8-byte words of entries (0 or more than the largest: the
- * largest); min_hit_pct: the hits it must have in its trial (0: 25). NULL: ENOMEM. */
+ * largest); min_hit_pct: the hits it must have in each trial (0: 25). NULL: ENOMEM. */
 TALLY_API struct tally_sample_memo *tally_sample_memo__new(size_t max_words, unsigned min_hit_pct);
 TALLY_API void tally_sample_memo__delete(struct tally_sample_memo *m);
 

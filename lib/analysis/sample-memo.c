@@ -12,7 +12,7 @@
 #include "internal/analysis.h"
 
 #define ENT_WORDS (sizeof(struct tly_memo_ent) / sizeof(uint64_t))
-/* the memo decides whether it pays after this many lookups */
+/* the memo decides whether it pays after each this many lookups */
 #define TRIAL_LOOKUPS 20000
 
 _Static_assert(sizeof(struct tly_memo_ent) % sizeof(uint64_t) == 0,
@@ -150,10 +150,14 @@ void *tally_sample_memo__find(struct tally_sample_memo *m, struct tally_session 
 	if (e && !still_valid(s, e))
 		e = NULL;	/* made before a record that may change it */
 	m->hits += e != NULL;
-	if (m->lookups == TRIAL_LOOKUPS && m->hits * 100 < m->lookups * m->min_hit_pct) {
-		release(m);
-		m->off = true;
-		return NULL;
+	if (m->lookups % TRIAL_LOOKUPS == 0) {
+		/* samples that repeated at first may stop repeating (a build's many programs) */
+		if ((m->hits - m->trial_hits) * 100 < TRIAL_LOOKUPS * m->min_hit_pct) {
+			release(m);
+			m->off = true;
+			return NULL;
+		}
+		m->trial_hits = m->hits;
 	}
 	if (!e)
 		return NULL;

@@ -177,8 +177,9 @@ struct tally_sample_memo {
 	uint32_t *slots;		/* word offset + 1 of an entry, by hash (0: empty) */
 	uint32_t nr_slots, cap_slots;
 	uint64_t lookups, hits;
+	uint64_t trial_hits;		/* hits before the current trial */
 	size_t max_words;		/* budget */
-	unsigned min_hit_pct;		/* hits it must have in its trial */
+	unsigned min_hit_pct;		/* hits it must have in each trial */
 	bool off;			/* turned off: samples rarely repeat */
 };
 
