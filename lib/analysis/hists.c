@@ -364,17 +364,11 @@ static const char *shown_name(const struct tally_hists *hs, const struct tally_d
 	return n ? n : "[unknown]";
 }
 
-/* d's interned row key (its shown name) or, with long_name, its frame key. */
-static const char *dso_key(struct tally_hists *hs, const struct tally_dso *d, bool long_name)
+/* dso_key past its memo of the last two */
+static const char *dso_key_slow(struct tally_hists *hs, const struct tally_dso *d, bool long_name)
 {
 	size_t i, mask;
 
-	if (!d)
-		return NULL;
-	/* a chain goes back and forth between few dsos (the kernel, a program, its libc) */
-	for (unsigned k = 0; k < 2; k++)
-		if (hs->last_dso[k].dso == d)
-			return long_name ? hs->last_dso[k].long_key : hs->last_dso[k].key;
 	if (hs->nr_dso_keys * 2 >= hs->dso_cap && grow_dso_keys(hs)) {
 		hs->err = -ENOMEM;
 		return NULL;
@@ -395,6 +389,20 @@ found:
 	hs->last_dso[hs->last_dso_at] = hs->dso_keys[i];
 	hs->last_dso_at ^= 1;
 	return long_name ? hs->dso_keys[i].long_key : hs->dso_keys[i].key;
+}
+
+/* d's interned row key (its shown name) or, with long_name, its frame key. */
+static inline const char *dso_key(struct tally_hists *hs, const struct tally_dso *d,
+				  bool long_name)
+{
+	if (!d)
+		return NULL;
+	/* a chain goes back and forth between few dsos (the kernel, a program, its libc) */
+	if (hs->last_dso[0].dso == d)
+		return long_name ? hs->last_dso[0].long_key : hs->last_dso[0].key;
+	if (hs->last_dso[1].dso == d)
+		return long_name ? hs->last_dso[1].long_key : hs->last_dso[1].key;
+	return dso_key_slow(hs, d, long_name);
 }
 
 static void fill_entry(struct tally_hists *hs, struct tally_hist_entry *t,
@@ -460,9 +468,10 @@ static void fill_src(struct tally_hists *hs, struct tally_hist_entry *t,
 /* The row of h a sample's frame at loc goes to (self: the sample's own address), tmpl
  * holding the sample's fields. *level: in, the level of the frame before; out, this
  * frame's (perf keeps the one before for a frame outside any map). NULL: out of memory. */
-static struct tally_hist_entry *row_of(struct tally_hists *hs, struct tally_hist *h,
-				       struct tally_hist_entry *tmpl,
-				       const struct tally_addr_loc *loc, bool self, char *level)
+static inline struct tally_hist_entry *row_of(struct tally_hists *hs, struct tally_hist *h,
+					      struct tally_hist_entry *tmpl,
+					      const struct tally_addr_loc *loc, bool self,
+					      char *level)
 {
 	uint64_t ip = self && loc->map ? loc->dso_addr : loc->addr;
 	struct tally_hist_entry *e;
@@ -614,7 +623,7 @@ nomem:
 }
 
 /* the entry's id for the deferred log (given on first use) */
-static uint32_t entry_id(struct tally_hists *hs, struct tally_hist_entry *e)
+static inline uint32_t entry_id(struct tally_hists *hs, struct tally_hist_entry *e)
 {
 	if (!e->id) {
 		if (hs->nr_ents == hs->cap_ents) {
