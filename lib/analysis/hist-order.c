@@ -1175,6 +1175,8 @@ static bool out_keys_init(struct out_keys *ok, const struct tally_hist *h, size_
 
 /* ---- the output tree's keys made while the input trees are ---- */
 
+#define OUT_PREP_MIN_ROWS 10000	/* fewer rows: no thread */
+
 struct tly_out_prep {
 	const struct tally_hist *h;
 	struct tally_hist_entry **v;	/* the rows in creation order */
@@ -1221,9 +1223,11 @@ struct tly_out_prep *tly_out_prep__start(const struct tally_hist *h, struct tall
 {
 	struct tly_out_prep *op;
 
-	/* (on one CPU the thread would only take turns with the caller's) */
-	if (n < 2 || n >= MAX_NODES || nr_order > MAX_ORDER || h->nr_members > 1 ||
-	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	/* (on one CPU the thread would only take turns with the caller's; a small table's
+	 * keys take less than starting a thread and its malloc arena, whose pages were 10%
+	 * of a 400-row report's peak RSS) */
+	if (n < OUT_PREP_MIN_ROWS || n >= MAX_NODES || nr_order > MAX_ORDER ||
+	    h->nr_members > 1 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return NULL;
 	op = calloc(1, sizeof(*op));
 	if (!op)

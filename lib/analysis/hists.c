@@ -92,6 +92,8 @@ struct tally_hists {
 	size_t nr_inl_syms, cap_inl_syms;
 	/* rows by what decides them (row_of): NULL where the keys take more */
 	struct row_slot *rows;
+	unsigned row_bits;	/* 2^row_bits slots, more as rows come (ROW_SLOTS_BITS at most) */
+	size_t row_fills;	/* slots written since the last growth */
 	/* the rows one sample reached (add_children), a set stamped with the sample's
 	 * number: no clearing between samples */
 	struct seen_slot {
@@ -111,6 +113,7 @@ struct tally_hists {
  * the symbol and, without a symbol, the address. Direct-mapped in front of
  * tly_hist__findnew (rows never move while samples are added, unless they decay). */
 #define ROW_SLOTS_BITS 14
+#define ROW_SLOTS_MIN_BITS 9
 
 struct row_slot {
 	const struct tally_hist *h;
@@ -166,7 +169,8 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 			simple &= hs->keys[i] == TALLY_HIST_COMM || hs->keys[i] == TALLY_HIST_DSO ||
 				  hs->keys[i] == TALLY_HIST_SYM;
 		if (simple) {
-			hs->rows = calloc((size_t)1 << ROW_SLOTS_BITS, sizeof(*hs->rows));
+			hs->row_bits = ROW_SLOTS_MIN_BITS;
+			hs->rows = calloc((size_t)1 << hs->row_bits, sizeof(*hs->rows));
 			if (!hs->rows)
 				return -ENOMEM;
 		}
@@ -465,6 +469,21 @@ static void fill_src(struct tally_hists *hs, struct tally_hist_entry *t,
 		hs->err = -ENOMEM;
 }
 
+/* A cache of twice the slots, empty (it only remembers; a failed allocation keeps the
+ * old one). A small profile's rows stay in a few pages: the cache's slots are touched at
+ * random, so its size is what it costs in peak RSS. */
+static void rows_grow(struct tally_hists *hs)
+{
+	struct row_slot *v = calloc((size_t)2 << hs->row_bits, sizeof(*v));
+
+	hs->row_fills = 0;
+	if (!v)
+		return;
+	free(hs->rows);
+	hs->rows = v;
+	hs->row_bits++;
+}
+
 /* The row of h a sample's frame at loc goes to (self: the sample's own address), tmpl
  * holding the sample's fields. *level: in, the level of the frame before; out, this
  * frame's (perf keeps the one before for a frame outside any map). NULL: out of memory. */
@@ -481,7 +500,7 @@ static inline struct tally_hist_entry *row_of(struct tally_hists *hs, struct tal
 		uint64_t x = (uintptr_t)tmpl->comm ^ (uintptr_t)loc->dso * 0x9e3779b97f4a7c15ull ^
 			     (loc->sym ? (uintptr_t)loc->sym : ip) * 0xff51afd7ed558ccdull;
 
-		rs = &hs->rows[(x * 0xc4ceb9fe1a85ec53ull) >> (64 - ROW_SLOTS_BITS)];
+		rs = &hs->rows[(x * 0xc4ceb9fe1a85ec53ull) >> (64 - hs->row_bits)];
 		if (rs->e && rs->h == h && rs->comm == tmpl->comm && rs->dso == loc->dso &&
 		    rs->sym == loc->sym && (loc->sym || rs->ip == ip)) {
 			if (!self && (loc->sym || loc->map))
@@ -497,8 +516,11 @@ static inline struct tally_hist_entry *row_of(struct tally_hists *hs, struct tal
 		tmpl->level = *level;
 	*level = tmpl->level;
 	e = tly_hist__findnew(h, tmpl);
-	if (e && rs && !hs->err)
+	if (e && rs && !hs->err) {
 		*rs = (struct row_slot){ h, tmpl->comm, loc->dso, loc->sym, ip, e };
+		if (++hs->row_fills > (size_t)2 << hs->row_bits && hs->row_bits < ROW_SLOTS_BITS)
+			rows_grow(hs);
+	}
 	return e;
 }
 
