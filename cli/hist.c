@@ -722,6 +722,35 @@ static size_t entry_widths(struct tally_hist_entry *const *sorted, size_t nr_sor
 	return nshow;
 }
 
+/* A row's cells in any table but the common one: with a separator, a group's members
+ * side by side, or --column-widths. */
+static void row_cells(struct fmt_buf *line, const struct tally_hist_entry *e,
+		      const enum tally_hist_col *cols, const size_t *widths, size_t nr,
+		      size_t nr_members, const struct hist_print_opts *o, uint64_t total)
+{
+	for (size_t i = 0; i < nr; i++) {
+		if (i)
+			fb_puts(line, o->sep ? o->sep : "  ");
+		if (o->sep) {
+			print_cell_sep(line, nr_members, e, cols[i], o, total, widths[i],
+				       i + 1 == nr);
+		} else if (nr_members > 1 && !tally_hist_col__is_key(cols[i])) {
+			size_t u = user_width(o, i);
+
+			print_value_cell(line, nr_members, e, cols[i], o, total, u);
+			/* padded to the column after the cells (-w narrower than the
+			 * members' default cells) */
+			if (u && widths[i] > nr_members * u)
+				fb_spaces(line, widths[i] - nr_members * u);
+		} else if (user_width(o, i)) {
+			print_user_cell(line, e, cols[i], user_width(o, i), widths[i], total,
+					i + 1 == nr);
+		} else {
+			print_cell(line, e, cols[i], (int)widths[i], total, i + 1 == nr);
+		}
+	}
+}
+
 int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o)
 {
 	const struct tally_hist_totals *t = tally_hist__totals(h);
@@ -784,27 +813,8 @@ int hist_fprintf(struct tally_hist *h, FILE *fp, const struct hist_print_opts *o
 				fb_put(&line, "  ", 2);
 			cell(&line, e, cols[i], (int)widths[i], total, i + 1 == nr);
 		}
-		for (size_t i = 0; i < nr && !plain; i++) {
-			if (i)
-				fb_puts(&line, o->sep ? o->sep : "  ");
-			if (o->sep) {
-				print_cell_sep(&line, nr_members, e, cols[i], o, total, widths[i],
-					       i + 1 == nr);
-			} else if (nr_members > 1 && !tally_hist_col__is_key(cols[i])) {
-				size_t u = user_width(o, i);
-
-				print_value_cell(&line, nr_members, e, cols[i], o, total, u);
-				/* padded to the column after the cells (-w narrower than
-				 * the members' default cells) */
-				if (u && widths[i] > nr_members * u)
-					fb_spaces(&line, widths[i] - nr_members * u);
-			} else if (user_width(o, i)) {
-				print_user_cell(&line, e, cols[i], user_width(o, i), widths[i],
-						total, i + 1 == nr);
-			} else {
-				print_cell(&line, e, cols[i], (int)widths[i], total, i + 1 == nr);
-			}
-		}
+		if (!plain)
+			row_cells(&line, e, cols, widths, nr, nr_members, o, total);
 		fb_putc(&line, '\n');
 		if (o->cc.mode != CC_NONE && tally_hist__has_trees(h)) {
 			struct cc_print_opts cc = o->cc;
