@@ -25,11 +25,15 @@ EOF
 # names FILE: the names of FILE's sym rows (report -q --sort sym)
 names() { sed -n 's/^ *[0-9.]*% *\[\.\] //p' "$1" | sed 's/ *$//'; }
 
+# LD_BIND_NOW: no lazy binding, so no sample in a PLT stub's resolving path. perf 6.1
+# named such an address (0x1046, the stub's push) "_init" in a failing run (its zero-size
+# _init stretched over .plt up to main, presumably met first in its symbol tree), tally
+# "clock_gettime@plt": a difference of PLT naming, not of C++ names (left open).
 if have_perf; then
 	# (with its build-id cache, in this test's own HOME, perf names [vdso] functions too)
-	perf record -q -F 4000 -g -o c.data ./cxx 0.6 >/dev/null 2>&1
+	LD_BIND_NOW=1 perf record -q -F 4000 -g -o c.data ./cxx 0.6 >/dev/null 2>&1
 else
-	"$TALLY" record -q -F 4000 -g -o c.data ./cxx 0.6 >/dev/null 2>&1
+	LD_BIND_NOW=1 "$TALLY" record -q -F 4000 -g -o c.data ./cxx 0.6 >/dev/null 2>&1
 fi
 [ -s c.data ] || { fail "record the C++ workload"; exit 0; }
 "$TALLY" report --stdio -q --no-children -g none --sort sym -i c.data >t.out 2>/dev/null
