@@ -8,11 +8,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include <tally/cpumap.h>
 #include <tally/data.h>
 #include <tally/format.h>
 #include <tally/hist.h>
@@ -1782,15 +1781,9 @@ static void *feed_thread(void *arg)
 /* Is a reader thread worth it? */
 static bool feed_pays(const struct script *s)
 {
-	cpu_set_t cpus;
-	long n;
-
 	if (tally_data__is_pipe(s->data) || tally_data__file_size(s->data) < FEED_MIN_DATA)
 		return false;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (!sched_getaffinity(0, sizeof(cpus), &cpus))
-		n = CPU_COUNT(&cpus);
-	return n > 1;
+	return tally_cpumap__nr_usable() > 1;
 }
 
 /* The printer's side: every record the reader hands over through on_record; the walk's

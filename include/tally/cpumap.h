@@ -28,6 +28,10 @@ struct tally_cpumap {
 TALLY_API int tally_cpumap__parse(const char *list, struct tally_cpumap **out, size_t *bad_pos);
 /* Online CPUs from /sys/devices/system/cpu/online (falls back to sysconf). */
 TALLY_API int tally_cpumap__online(struct tally_cpumap **out);
+/* How many CPUs the calling thread may run on: its affinity mask (taskset, cpusets),
+ * else the online count; at least 1. What a helper thread is worth: with 1 it would
+ * only take turns with the caller. */
+TALLY_API int tally_cpumap__nr_usable(void);
 /* Read a CPU list file such as <pmu>/cpumask. -ENOENT when absent. */
 TALLY_API int tally_cpumap__read_file(const char *path, struct tally_cpumap **out);
 /* The single "any CPU" entry (-1), for per-task counting. */

@@ -136,8 +136,8 @@ TALLY_API size_t tally_hist__nr_entries(const struct tally_hist *h);
 TALLY_API bool tally_hist__has_trees(const struct tally_hist *h);
 
 /* Sort entries for output: by children period (children) then self period, heaviest
- * first, ties broken as perf breaks them. 0 or -ENOMEM. With more than one CPU online
- * the sort of a large table may run part of its work on a thread of its own, started
+ * first, ties broken as perf breaks them. 0 or -ENOMEM. When the caller may run on more
+ * than one CPU (tally_cpumap__nr_usable) the sort of a large table may run part of its work on a thread of its own, started
  * and joined within the call (h must not change meanwhile; the result is the same). */
 TALLY_API int tally_hist__sort(struct tally_hist *h, bool children);
 /* Sort by these value columns in order (heaviest first), then the sort keys (-F). */

@@ -17,8 +17,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include <tally/cpumap.h>
 #include <tally/session.h>
 #include "internal/analysis.h"
 
@@ -1227,7 +1227,7 @@ struct tly_out_prep *tly_out_prep__start(const struct tally_hist *h, struct tall
 	 * keys take less than starting a thread and its malloc arena, whose pages were 10%
 	 * of a 400-row report's peak RSS) */
 	if (n < OUT_PREP_MIN_ROWS || n >= MAX_NODES || nr_order > MAX_ORDER ||
-	    h->nr_members > 1 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	    h->nr_members > 1 || tally_cpumap__nr_usable() < 2)
 		return NULL;
 	op = calloc(1, sizeof(*op));
 	if (!op)

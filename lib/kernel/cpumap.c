@@ -4,6 +4,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +153,19 @@ int tally_cpumap__online(struct tally_cpumap **out)
 		m->cpu[i] = (int)i;
 	*out = m;
 	return 0;
+}
+
+int tally_cpumap__nr_usable(void)
+{
+	cpu_set_t cpus;
+	long n;
+
+	if (!sched_getaffinity(0, sizeof(cpus), &cpus)) {
+		n = CPU_COUNT(&cpus);
+	} else {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	}
+	return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
 }
 
 int tally_cpumap__any(struct tally_cpumap **out)

@@ -73,7 +73,9 @@ static void drop_index(struct tly_symtab *t)
 int tly_symtab__add(struct tly_symtab *t, uint64_t start, uint64_t size, const char *name,
 		    size_t len, int bind)
 {
-	drop_index(t);
+	/* (a table being loaded has no index and no lookups yet: nothing to drop) */
+	if (t->index || t->index_tried || t->searches)
+		drop_index(t);
 	if ((t->nr == t->cap || t->pool_len + len + 1 > t->pool_cap) && symtab_reserve(t, 1, len + 1))
 		return -ENOMEM;
 	memcpy(t->pool + t->pool_len, name, len);

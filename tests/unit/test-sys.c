@@ -2,6 +2,7 @@
  * The sys seam: the real kernel path and the simulated kernel behind it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -101,6 +102,27 @@ static void cpumap_parse_format(void **state)
 	tally_cpumap__delete(NULL);
 }
 
+/* The CPUs a helper thread may use follow the affinity mask (taskset), not the
+ * machine's online count. */
+static void cpumap_nr_usable(void **state)
+{
+	cpu_set_t saved, one;
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	assert_int_equal(tally_cpumap__nr_usable(), CPU_COUNT(&saved));
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &saved))
+			first = c;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(tally_cpumap__nr_usable(), 1);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	assert_int_equal(tally_cpumap__nr_usable(), CPU_COUNT(&saved));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -108,6 +130,7 @@ int main(void)
 		cmocka_unit_test(errors_are_negative_errno),
 		cmocka_unit_test(sim_group_read),
 		cmocka_unit_test(cpumap_parse_format),
+		cmocka_unit_test(cpumap_nr_usable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
