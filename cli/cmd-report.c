@@ -533,7 +533,11 @@ static int report_output(struct report *r, const enum tally_hist_col *cols, size
 		fprintf(stderr, "Error:\nThe %s data has no samples!\n", r->o->input);
 		return cli_finish_output(stdout, "the report");
 	}
-	if (tally_hists__finish(r->hists) || report__print(r, cols, nr_cols)) {
+	/* the call-graph trees are built meanwhile sorting, on a thread where that pays
+	 * (report__print waits for them); a group view links rows across hists first */
+	if ((r->group_view || r->o->hierarchy ? tally_hists__finish(r->hists)
+					       : tally_hists__finish_start(r->hists)) ||
+	    report__print(r, cols, nr_cols)) {
 		cli_error("out of memory");
 		return 1;
 	}

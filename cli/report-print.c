@@ -243,6 +243,8 @@ int report__print(struct report *r, const enum tally_hist_col *cols, size_t nr_c
 		    : r->nr_order ? tally_hist__sort_by(h, r->order, r->nr_order)
 				  : tally_hist__sort(h, r->children_cols))
 			return -ENOMEM;
+		if (tally_hists__finish(r->hists))	/* the trees, built meanwhile */
+			return -ENOMEM;
 		if (!r->o->quiet)
 			section_header(r, nr, nm, name, period);
 		err = hist_fprintf(h, stdout, &po);

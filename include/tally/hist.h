@@ -288,8 +288,16 @@ TALLY_API struct tally_hist *tally_hists__hist(struct tally_hists *hs, size_t ev
  * while the session's generation says their answer holds. 0 or -ENOMEM. */
 TALLY_API int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 				      const struct tally_sample *smp, uint64_t period);
-/* After the last sample: build deferred trees. 0 or -ENOMEM. */
+/* After the last sample: build deferred trees. 0 or -ENOMEM (-EINVAL: hs NULL). Once
+ * done, a call does nothing; it waits for tally_hists__finish_start's thread. */
 TALLY_API int tally_hists__finish(struct tally_hists *hs);
+/* tally_hists__finish begun on a thread of its own when that pays (a large deferred log,
+ * more than one CPU usable: tally_cpumap__nr_usable), else done here. Meanwhile only
+ * tally_hist__sort and tally_hist__sort_by may be called (they read no trees); call
+ * tally_hists__finish before anything else, such as printing call graphs (the
+ * trees). 0 or -ENOMEM (of the work done here; a thread's error comes from
+ * tally_hists__finish). */
+TALLY_API int tally_hists__finish_start(struct tally_hists *hs);
 
 /* Age every hist (live views between refreshes): periods and counts * 7/8, or 0 when
  * zero; entries and branches that reach 0 go. Groups are unlinked (link them again

@@ -11,6 +11,7 @@
  * heavy enough to print a branch.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <regex.h>
@@ -107,6 +108,10 @@ struct tally_hists {
 	const char *last_comm;	/* the last comm interned */
 	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
 	int err;		/* sticky: out of memory somewhere in a sample */
+	/* tally_hists__finish_start's thread replaying the log (replaying: not joined) */
+	pthread_t replay_tid;
+	bool replaying;
+	int replay_err;
 };
 
 /* A row as the comm, dso and sym keys (any of them) decide it: by the comm, the dso,
@@ -229,6 +234,7 @@ void tally_hists__delete(struct tally_hists *hs)
 {
 	if (!hs)
 		return;
+	(void)tally_hists__finish(hs);	/* a replay under way ends first */
 	for (size_t i = 0; i < hs->nr; i++)
 		tly_hist__exit(&hs->h[i]);
 	free(hs->h);
@@ -742,7 +748,7 @@ static int replay_record(struct tally_hists *hs, const uint32_t *w, const uint8_
 	return 0;
 }
 
-int tally_hists__finish(struct tally_hists *hs)
+static int replay_log(struct tally_hists *hs)
 {
 	struct tly_cc_log *l = &hs->log;
 	uint8_t *big;
@@ -769,6 +775,43 @@ int tally_hists__finish(struct tally_hists *hs)
 	free(big);
 	tly_cc_log__exit(l);
 	return 0;
+}
+
+static void *replay_fn(void *arg)
+{
+	struct tally_hists *hs = arg;
+
+	hs->replay_err = replay_log(hs);
+	return NULL;
+}
+
+/* A log from this many words (4 MiB) is replayed on a thread: a smaller one takes
+ * less than the thread's start and its malloc arena's pages. */
+#define REPLAY_THREAD_MIN_WORDS (UINT64_C(1) << 20)
+
+int tally_hists__finish_start(struct tally_hists *hs)
+{
+	if (!hs)
+		return -EINVAL;
+	if (hs->replaying)
+		return 0;
+	if (hs->log.nr < REPLAY_THREAD_MIN_WORDS || tally_cpumap__nr_usable() < 2 ||
+	    pthread_create(&hs->replay_tid, NULL, replay_fn, hs))
+		return replay_log(hs);
+	hs->replaying = true;
+	return 0;
+}
+
+int tally_hists__finish(struct tally_hists *hs)
+{
+	if (!hs)
+		return -EINVAL;
+	if (hs->replaying) {
+		pthread_join(hs->replay_tid, NULL);
+		hs->replaying = false;
+		return hs->replay_err;
+	}
+	return replay_log(hs);
 }
 
 /* What the slow path of one sample did, for the memo: it was filtered out, or it added

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -296,6 +297,93 @@ static void children_and_trees(void **state)
 	tally_session__delete(s);
 }
 
+/* Hists of 20,000 distinct 30-frame chains in /fake/liba.so, trees built per sample
+ * (TREES_BUILD) or from the deferred log (its 1.3 M words are above the size
+ * tally_hists__finish_start gives a thread). */
+static struct tally_hists *long_log(struct tally_session *s, enum tally_hist_trees trees,
+				    struct tally_strpool *pool)
+{
+	struct tally_hists_opts o = { .callchains = true, .trees = trees, .pool = pool };
+	struct tally_hists *hs;
+	uint64_t x = 1, chain[30];
+
+	assert_int_equal(tally_hists__new(&hs, s, 1, &o), 0);
+	for (uint64_t i = 0; i < 20000; i++) {
+		struct tally_sample a;
+
+		for (size_t j = 0; j < 30; j++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			chain[j] = 0x10000 + (x >> 33) % 0x1000;
+		}
+		a = sample(10, 0, 1 + i % 7, chain, 30);
+		assert_int_equal(tally_hists__add_sample(hs, 0, &a, 1 + i % 7), 0);
+	}
+	return hs;
+}
+
+/* x's rows and trees are y's (equal sorted rows: the same addresses and trees) */
+static void same_rows(struct tally_hists *x, struct tally_hists *y)
+{
+	struct tally_hist_entry *const *a, *const *b;
+	size_t na, nb;
+
+	a = tally_hist__sorted(tally_hists__hist(x, 0), &na);
+	b = tally_hist__sorted(tally_hists__hist(y, 0), &nb);
+	assert_int_equal(na, nb);
+	assert_true(na > 1000);
+	for (size_t i = 0; i < na; i++) {
+		assert_int_equal(a[i]->ip, b[i]->ip);
+		assert_int_equal(a[i]->period, b[i]->period);
+		same_tree(&a[i]->chain, &b[i]->chain);
+	}
+}
+
+/* tally_hists__finish_start: the trees its thread builds while the rows are sorted are
+ * those built sample by sample, and so are those it builds at once on one CPU; finish
+ * waits for it, and a second finish does nothing. */
+static void finish_on_a_thread(void **state)
+{
+	struct tally_session *s = session();
+	struct tally_strpool *pool = tally_strpool__new();
+	struct tally_hists *built = long_log(s, TALLY_TREES_BUILD, pool);
+	struct tally_hists *two = long_log(s, TALLY_TREES_DEFER, pool);
+	struct tally_hists *one = long_log(s, TALLY_TREES_DEFER, pool);
+	cpu_set_t saved, cpu;
+	int first = -1;
+	(void)state;
+
+	assert_int_equal(tally_hists__finish(built), 0);
+	assert_int_equal(tally_hist__sort(tally_hists__hist(built, 0), false), 0);
+	assert_int_equal(tally_hists__finish_start(two), 0);
+	assert_int_equal(tally_hist__sort(tally_hists__hist(two, 0), false), 0);
+	assert_int_equal(tally_hists__finish(two), 0);
+	assert_int_equal(tally_hists__finish(two), 0);
+	same_rows(built, two);
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &saved))
+			first = c;
+	CPU_ZERO(&cpu);
+	CPU_SET(first, &cpu);
+	assert_int_equal(sched_setaffinity(0, sizeof(cpu), &cpu), 0);
+	assert_int_equal(tally_hists__finish_start(one), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	assert_int_equal(tally_hist__sort(tally_hists__hist(one, 0), false), 0);
+	assert_int_equal(tally_hists__finish(one), 0);
+	same_rows(built, one);
+	/* deleted while its thread may still run: the thread ends first */
+	tally_hists__delete(two);
+	two = long_log(s, TALLY_TREES_DEFER, pool);
+	assert_int_equal(tally_hists__finish_start(two), 0);
+	tally_hists__delete(two);
+	assert_int_equal(tally_hists__finish(NULL), -EINVAL);
+	assert_int_equal(tally_hists__finish_start(NULL), -EINVAL);
+	tally_hists__delete(built);
+	tally_hists__delete(one);
+	tally_strpool__delete(pool);
+	tally_session__delete(s);
+}
+
 static void filters(void **state)
 {
 	static const char *const only_alpha[] = { "alpha", NULL };
@@ -567,6 +655,7 @@ int main(void)
 		cmocka_unit_test(group_relink),
 		cmocka_unit_test(decay),
 		cmocka_unit_test(shared_pool),
+		cmocka_unit_test(finish_on_a_thread),
 	};
 
 	/* the functions the samples land in exist (and are not folded away) */
