@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -271,4 +272,60 @@ int tly_mkdir_p(const char *path, mode_t mode)
 		*p = save;
 	}
 	return 0;
+}
+
+void tly_huge_hint(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t page, lo, hi;
+	long ps;
+
+	if (!p || n < TLY_HUGE_MIN || (ps = sysconf(_SC_PAGESIZE)) <= 0)
+		return;
+	page = (uintptr_t)ps;
+	/* its pages (the part of a last one beyond it may change pages, never contents) */
+	lo = (uintptr_t)p & ~(page - 1);
+	hi = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+	(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);	/* a hint: its refusal changes nothing */
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+void *tly_malloc_big(size_t n)
+{
+	void *p;
+
+	if (n < TLY_HUGE_MIN)
+		return malloc(n);
+	/* aligned, all of it can be huge pages (the alignment costs address space only) */
+	if (posix_memalign(&p, TLY_HUGE_MIN, n))
+		return NULL;
+	tly_huge_hint(p, n);
+	return p;
+}
+
+void *tly_calloc_big(size_t nmemb, size_t size)
+{
+	size_t n;
+	void *p;
+
+	if (tly_mul_size(nmemb, size, &n))
+		return NULL;
+	if (n < TLY_HUGE_MIN)
+		return calloc(nmemb, size);
+	/* hinted before calloc's clearing would touch the pages */
+	p = tly_malloc_big(n);
+	if (p)
+		memset(p, 0, n);
+	return p;
+}
+
+void *tly_realloc_big(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+
+	tly_huge_hint(q, n);
+	return q;
 }

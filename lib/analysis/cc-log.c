@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "internal/analysis.h"
+#include "internal/util.h"
 
 #define LOG_HUGE_MIN (8u << 20)	/* mappings from this size get huge pages */
 
@@ -29,13 +30,13 @@ int tly_cc_log__intern(struct tly_cc_log *l, const struct tally_cc_frame *f, uin
 
 	if (l->nr_frames == l->cap_frames) {
 		uint32_t cap = l->cap_frames ? l->cap_frames * 2 : 4096;
-		struct tally_cc_frame *fr = realloc(l->frames, cap * sizeof(*fr));
+		struct tally_cc_frame *fr = tly_realloc_big(l->frames, cap * sizeof(*fr));
 		uint32_t *sl;
 
 		if (!fr)
 			return -ENOMEM;
 		l->frames = fr;
-		sl = calloc(2 * (size_t)cap, sizeof(*sl));
+		sl = tly_calloc_big(2 * (size_t)cap, sizeof(*sl));
 		if (!sl)
 			return -ENOMEM;
 		for (uint32_t k = 0; k < l->nr_frames; k++) {
@@ -128,7 +129,7 @@ int tly_cc_log__commit(struct tly_cc_log *l, size_t size, size_t *at)
 		return 0;	/* offsets no longer fit: keep the record as it is */
 	if ((l->nr_recs + 1) * 2 > l->recs_cap) {
 		uint32_t cap = l->recs_cap ? l->recs_cap * 2 : 4096;
-		struct tly_cc_log_rec *n = calloc(cap, sizeof(*n));
+		struct tly_cc_log_rec *n = tly_calloc_big(cap, sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;

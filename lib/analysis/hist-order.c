@@ -21,6 +21,7 @@
 #include <tally/cpumap.h>
 #include <tally/session.h>
 #include "internal/analysis.h"
+#include "internal/util.h"
 
 #define SIGN_FLIP (UINT64_C(1) << 63)	/* signed to unsigned, order kept */
 #define MAX_SLOTS (3 * TALLY_HIST_NR_COLS)
@@ -68,8 +69,8 @@ static int idmap_init(struct idmap *m)
 {
 	m->bits = 10;
 	m->nr = 0;
-	m->key = malloc(((size_t)1 << m->bits) * sizeof(*m->key));
-	m->id = calloc((size_t)1 << m->bits, sizeof(*m->id));
+	m->key = tly_malloc_big(((size_t)1 << m->bits) * sizeof(*m->key));
+	m->id = tly_calloc_big((size_t)1 << m->bits, sizeof(*m->id));
 	return m->key && m->id ? 0 : -ENOMEM;
 }
 
@@ -94,8 +95,8 @@ static int idmap_grow(struct idmap *m)
 	struct idmap o = *m;
 
 	m->bits++;
-	m->key = malloc(((size_t)1 << m->bits) * sizeof(*m->key));
-	m->id = calloc((size_t)1 << m->bits, sizeof(*m->id));
+	m->key = tly_malloc_big(((size_t)1 << m->bits) * sizeof(*m->key));
+	m->id = tly_calloc_big((size_t)1 << m->bits, sizeof(*m->id));
 	if (!m->key || !m->id) {
 		idmap_exit(m);
 		*m = o;
@@ -158,10 +159,10 @@ static int number_refs(const void **s, size_t n, uint32_t *ids, struct ref *u, s
  * values (equal values, one rank); rows whose s is NULL get UINT64_MAX */
 static int rank_refs(const void **s, size_t n, bool syms, uint64_t *rank, size_t stride)
 {
-	struct ref *u = malloc((n ? n : 1) * sizeof(*u));
-	struct name *t = malloc((n ? n : 1) * sizeof(*t));
-	uint32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
-	uint64_t *by_id = malloc((n ? n : 1) * sizeof(*by_id)), k = 0;
+	struct ref *u = tly_malloc_big((n ? n : 1) * sizeof(*u));
+	struct name *t = tly_malloc_big((n ? n : 1) * sizeof(*t));
+	uint32_t *ids = tly_malloc_big((n ? n : 1) * sizeof(*ids));
+	uint64_t *by_id = tly_malloc_big((n ? n : 1) * sizeof(*by_id)), k = 0;
 	size_t nu = 0, nt = 0;
 	int err = u && t && ids && by_id ? 0 : -ENOMEM;
 
@@ -249,7 +250,7 @@ static const void *column_ref(const struct tally_hist_entry *e, enum tally_hist_
 static int rank_column(struct tally_hist_entry **v, size_t n, enum tally_hist_col c,
 		       bool sym_names, uint64_t *rank, size_t stride)
 {
-	const void **s = malloc((n ? n : 1) * sizeof(*s));
+	const void **s = tly_malloc_big((n ? n : 1) * sizeof(*s));
 	int err;
 
 	if (!s)
@@ -503,8 +504,8 @@ int tly_rb_order(size_t n, bool (*goes_left)(size_t z, size_t x, const void *ctx
 
 	if (n >= MAX_NODES)
 		return -ENOMEM;
-	links = malloc((n ? n : 1) * sizeof(*links));
-	walk = malloc((n ? n : 1) * sizeof(*walk));
+	links = tly_malloc_big((n ? n : 1) * sizeof(*links));
+	walk = tly_malloc_big((n ? n : 1) * sizeof(*walk));
 	if (!links || !walk) {
 		free(links);
 		free(walk);
@@ -537,8 +538,8 @@ static int permute_rows(struct tally_hist_entry **v, size_t n, const size_t *per
 int tly_rb_sort_rows(struct tally_hist_entry **v, size_t n,
 		     bool (*goes_left)(size_t z, size_t x, const void *ctx), const void *ctx)
 {
-	size_t *perm = malloc((n ? n : 1) * sizeof(*perm));
-	struct tally_hist_entry **out = malloc((n ? n : 1) * sizeof(*out));
+	size_t *perm = tly_malloc_big((n ? n : 1) * sizeof(*perm));
+	struct tally_hist_entry **out = tly_malloc_big((n ? n : 1) * sizeof(*out));
 	int err = perm && out ? tly_rb_order(n, goes_left, ctx, perm) : -ENOMEM;
 
 	err = permute_rows(v, n, perm, out, err);
@@ -568,8 +569,8 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 static int sort_rows(struct tally_hist_entry **v, size_t n, const struct row_keys *rk,
 		     size_t sym_slot)
 {
-	uint32_t *idx = malloc(n * sizeof(*idx));
-	struct tally_hist_entry **out = malloc(n * sizeof(*out));
+	uint32_t *idx = tly_malloc_big(n * sizeof(*idx));
+	struct tally_hist_entry **out = tly_malloc_big(n * sizeof(*out));
 	bool fits;
 
 	if (!idx || !out) {
@@ -619,9 +620,9 @@ static bool key_goes_left(size_t z, size_t x, const void *arg)
 static int emulate_trees(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
 			 uint64_t *key, const struct row_keys *rk)
 {
-	size_t *perm = malloc(n * sizeof(*perm)), nk = rk->nk;
-	uint64_t *moved = malloc(n * nk * sizeof(*moved));
-	struct tally_hist_entry **out = malloc(n * sizeof(*out));
+	size_t *perm = tly_malloc_big(n * sizeof(*perm)), nk = rk->nk;
+	uint64_t *moved = tly_malloc_big(n * nk * sizeof(*moved));
+	struct tally_hist_entry **out = tly_malloc_big(n * sizeof(*out));
 	bool collapse = false;
 	int err = perm && moved && out ? 0 : -ENOMEM;
 
@@ -754,8 +755,8 @@ static int in_nodes_fit(const struct in_node *p, size_t n, bool *bad)
 	struct grp {
 		uint64_t lo[3], hi[3];
 		bool bad;
-	} *g = malloc(n * sizeof(*g));
-	uint32_t *gid = malloc(n * sizeof(*gid));
+	} *g = tly_malloc_big(n * sizeof(*g));
+	uint32_t *gid = tly_malloc_big(n * sizeof(*gid));
 	struct idmap m;
 	int fits = 1, err = idmap_init(&m);
 
@@ -806,9 +807,9 @@ static int in_nodes_fit(const struct in_node *p, size_t n, bool *bad)
  * goes right of every row before it, so it hangs under the greatest without a search. */
 static int in_trees(struct in_node *p, size_t n, const bool *bad, bool collapse, uint32_t *perm)
 {
-	struct in_node *q = collapse ? malloc(n * sizeof(*q)) : NULL;
-	uint32_t *walk = collapse ? malloc(n * sizeof(*walk)) : NULL;
-	bool *bad2 = collapse ? malloc(n * sizeof(*bad2)) : NULL;
+	struct in_node *q = collapse ? tly_malloc_big(n * sizeof(*q)) : NULL;
+	uint32_t *walk = collapse ? tly_malloc_big(n * sizeof(*walk)) : NULL;
+	bool *bad2 = collapse ? tly_malloc_big(n * sizeof(*bad2)) : NULL;
 	struct rb rb = { .base = (char *)p, .root = NIL };
 	uint32_t max = NIL;
 
@@ -864,10 +865,10 @@ static int packed_in_order(const struct tally_hist *h, struct tally_hist_entry *
 		if (!(k[0] & 1) && k[2] - k[1] > UINT32_MAX)
 			return 1;
 	}
-	p = malloc(n * sizeof(*p));
-	bad = malloc(n * sizeof(*bad));
-	perm = malloc(n * sizeof(*perm));
-	out = malloc(n * sizeof(*out));
+	p = tly_malloc_big(n * sizeof(*p));
+	bad = tly_malloc_big(n * sizeof(*bad));
+	perm = tly_malloc_big(n * sizeof(*perm));
+	out = tly_malloc_big(n * sizeof(*out));
 	if (!p || !bad || !perm || !out) {
 		err = -ENOMEM;
 		goto done;
@@ -913,7 +914,7 @@ int tly_hist__in_order(const struct tally_hist *h, struct tally_hist_entry **v, 
 
 	if (!nk || n < 2 || n > UINT32_MAX || nk > MAX_SLOTS)
 		return 1;
-	key = malloc(n * nk * sizeof(*key));
+	key = tly_malloc_big(n * nk * sizeof(*key));
 	if (!key)
 		return -ENOMEM;
 	rk.key = key;
@@ -981,7 +982,7 @@ static bool out_goes_left(size_t z, size_t x, const void *arg)
 static bool fill_out_keys(const struct tally_hist *h, struct tally_hist_entry **v, size_t n,
 			  uint64_t *key, size_t nk, const enum tally_hist_col *order, size_t nr_order)
 {
-	const void **refs = malloc((n ? n : 1) * h->nr_keys * sizeof(*refs));
+	const void **refs = tly_malloc_big((n ? n : 1) * h->nr_keys * sizeof(*refs));
 	size_t first = nr_order + 3;
 	bool ok = refs != NULL;
 
@@ -1024,9 +1025,9 @@ static bool fill_out_keys(const struct tally_hist *h, struct tally_hist_entry **
  * greatest first; *bits: the bits the ranks take */
 static int value_ranks(const uint64_t *key, size_t nk, size_t n, uint32_t *rank, unsigned *bits)
 {
-	struct ref *u = malloc(n * sizeof(*u));	/* the distinct values, by their numbers */
-	uint64_t *val = malloc(n * sizeof(*val));
-	uint32_t *at = malloc(n * sizeof(*at));
+	struct ref *u = tly_malloc_big(n * sizeof(*u));	/* the distinct values, by their numbers */
+	uint64_t *val = tly_malloc_big(n * sizeof(*val));
+	uint32_t *at = tly_malloc_big(n * sizeof(*at));
 	struct idmap m;
 	int err = idmap_init(&m);
 
@@ -1103,7 +1104,7 @@ static int out_nodes(size_t n, const struct out_keys *ok, struct out_node **pp, 
 	    !plan_pack(ok->key, n, ok->nk, ok->nr_order + 3, nr_keys, 0, sp))
 		return 1;
 	total = nr_keys ? sp[0].shift + sp[0].bits : 0;
-	rank = malloc(n * ok->nr_order * sizeof(*rank));
+	rank = tly_malloc_big(n * ok->nr_order * sizeof(*rank));
 	if (!rank)
 		return -ENOMEM;
 	for (size_t i = 0; !err && i < ok->nr_order; i++) {
@@ -1124,7 +1125,7 @@ static int out_nodes(size_t n, const struct out_keys *ok, struct out_node **pp, 
 			c->tie = shift[i] < 64 ? ~UINT64_C(0) << shift[i] : 0;
 		}
 	}
-	p = malloc(n * sizeof(*p));
+	p = tly_malloc_big(n * sizeof(*p));
 	err = p ? 0 : -ENOMEM;
 	for (size_t j = 0; !err && j < n; j++) {
 		const uint64_t *k = ok->key + j * ok->nk, *t = k + ok->nr_order;
@@ -1144,8 +1145,8 @@ static int out_nodes(size_t n, const struct out_keys *ok, struct out_node **pp, 
 static int out_tree(struct tally_hist_entry **v, size_t n, struct out_node *p, const struct out_ctx *c)
 {
 	struct rb rb = { .base = (char *)p, .root = NIL };
-	uint32_t *perm = malloc(n * sizeof(*perm));
-	struct tally_hist_entry **out = malloc(n * sizeof(*out));
+	uint32_t *perm = tly_malloc_big(n * sizeof(*perm));
+	struct tally_hist_entry **out = tly_malloc_big(n * sizeof(*out));
 	int err = perm && out ? 0 : -ENOMEM;
 
 	if (!err) {
@@ -1200,7 +1201,7 @@ static int out_prepare(struct tly_out_prep *op)
 			return 1;
 	if (!out_keys_init(&ok, op->h, op->n, op->order, op->nr_order))
 		return 1;
-	key = malloc(op->n * ok.nk * sizeof(*key));
+	key = tly_malloc_big(op->n * ok.nk * sizeof(*key));
 	if (!key)
 		return -ENOMEM;
 	ok.key = key;
@@ -1234,7 +1235,7 @@ struct tly_out_prep *tly_out_prep__start(const struct tally_hist *h, struct tall
 		return NULL;
 	*op = (struct tly_out_prep){ .h = h, .n = n, .nr_order = nr_order, .err = 1 };
 	memcpy(op->order, order, nr_order * sizeof(*order));
-	op->v = malloc(n * sizeof(*op->v));
+	op->v = tly_malloc_big(n * sizeof(*op->v));
 	if (!op->v) {
 		free(op);
 		return NULL;
@@ -1263,7 +1264,7 @@ int tly_out_prep__finish(struct tly_out_prep *op, struct tally_hist_entry **v, s
 	out_prep_join(op);
 	if (op->err || n != op->n)
 		return op->err ? op->err : 1;
-	q = malloc(n * sizeof(*q));
+	q = tly_malloc_big(n * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -1296,7 +1297,7 @@ int tly_hist__out_order(const struct tally_hist *h, struct tally_hist_entry **v,
 		return 0;
 	if (!out_keys_init(&ok, h, n, order, nr_order))
 		return 1;
-	key = malloc(n * ok.nk * sizeof(*key));
+	key = tly_malloc_big(n * ok.nk * sizeof(*key));
 	if (!key)
 		return -ENOMEM;
 	ok.key = key;

@@ -206,9 +206,10 @@ static struct tally_hist_entry *entry_alloc(struct tally_hist *h)
 	if (!h->block_left) {
 		size_t nr = h->blocks ? h->blocks->nr * 2 : 16;
 
-		if (nr > 4096)
-			nr = 4096;
-		b = malloc(sizeof(*b) + nr * sizeof(b->e[0]));
+		/* at most 4 MiB: two huge pages (tly_malloc_big) */
+		if (nr > ((4u << 20) - sizeof(*b)) / sizeof(b->e[0]))
+			nr = ((4u << 20) - sizeof(*b)) / sizeof(b->e[0]);
+		b = tly_malloc_big(sizeof(*b) + nr * sizeof(b->e[0]));
 		if (!b)
 			return NULL;
 		b->next = h->blocks;
@@ -255,8 +256,8 @@ static inline size_t first_slot(uint64_t hash, size_t cap)
 static int grow(struct tally_hist *h)
 {
 	size_t cap = h->cap * 2;
-	struct tally_hist_entry **t = calloc(cap, sizeof(*t));
-	uint64_t *hs = calloc(cap, sizeof(*hs));
+	struct tally_hist_entry **t = tly_calloc_big(cap, sizeof(*t));
+	uint64_t *hs = tly_calloc_big(cap, sizeof(*hs));
 
 	if (!t || !hs) {
 		free(t);

@@ -656,7 +656,7 @@ static inline uint32_t entry_id(struct tally_hists *hs, struct tally_hist_entry 
 	if (!e->id) {
 		if (hs->nr_ents == hs->cap_ents) {
 			uint32_t cap = hs->cap_ents ? hs->cap_ents * 2 : 1024;
-			struct tally_hist_entry **v = realloc(hs->ents, cap * sizeof(*v));
+			struct tally_hist_entry **v = tly_realloc_big(hs->ents, cap * sizeof(*v));
 
 			if (!v) {
 				hs->err = -ENOMEM;

@@ -10,6 +10,7 @@
 #include <tally/record.h>
 #include <tally/session.h>
 #include "internal/analysis.h"
+#include "internal/util.h"
 
 #define ENT_WORDS (sizeof(struct tly_memo_ent) / sizeof(uint64_t))
 /* the memo decides whether it pays after each this many lookups */
@@ -168,7 +169,7 @@ void *tally_sample_memo__find(struct tally_sample_memo *m, struct tally_session 
 static int grow_slots(struct tally_sample_memo *m)
 {
 	uint32_t cap = m->cap_slots ? m->cap_slots * 2 : 4096, mask = cap - 1;
-	uint32_t *n = calloc(cap, sizeof(*n));
+	uint32_t *n = tly_calloc_big(cap, sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
@@ -200,7 +201,7 @@ static int reserve(struct tally_sample_memo *m, size_t words)
 		return 0;
 	while (cap < m->nr + words)
 		cap *= 2;
-	w = realloc(m->w, cap * sizeof(*w));
+	w = tly_realloc_big(m->w, cap * sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	m->w = w;
