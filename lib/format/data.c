@@ -36,6 +36,23 @@ int tly_data_fail(struct tally_data_error *err, uint64_t off, int ret, const cha
 
 /* ---- open ---------------------------------------------------------------- */
 
+/* The kernel maps a whole large folio of the page cache into a mapping at the first
+ * touch of any of its pages when the folio lies inside the VMA (a file THP as one 2 MiB
+ * entry; this machine's 6.18 kernel fault-around too, 2 MiB at a time): the walk over the
+ * file would hold up to two such folios resident however often release_behind gives
+ * pages back, and giving back part of a 2 MiB entry drops all of it. VMAs of 256 KiB or
+ * more (every other one VM_NOHUGEPAGE, so the kernel does not merge them again; at most
+ * 1024 of them) keep each fault to its fault-around window. */
+static void split_map(void *map, size_t size)
+{
+	size_t w = 256u << 10;
+
+	while (size / w > 1024)
+		w *= 2;
+	for (size_t o = w; o < size; o += 2 * w)
+		madvise((char *)map + o, w < size - o ? w : size - o, MADV_NOHUGEPAGE);
+}
+
 static int open_buffer(struct tally_data *d, struct tally_data_error *err)
 {
 	uint64_t magic, hsize;
@@ -235,6 +252,7 @@ int tally_data__open(struct tally_data **out, const char *path,
 					goto out;
 				}
 				madvise(d->map, d->size, MADV_SEQUENTIAL);
+				split_map(d->map, d->size);
 				d->buf = d->map;
 			}
 		}
