@@ -12,6 +12,14 @@
  * again from the nearest restart point for each unit fetched; once fetching has
  * inflated as much as the whole section, the units not yet in come in one pass.
  *
+ * A compressed .debug_abbrev and .debug_line are read so too, at their own offsets
+ * (restart points every 128 KiB): libdw gets them whole in size, in memory reserved
+ * but filled only by the pages of the tables of the units fetched (a unit's
+ * abbreviations; its line table, found through its unit DIE's DW_AT_stmt_list); both
+ * whole where that DIE cannot be read here. Pages never filled cost nothing: for
+ * glibc's 1 MB and 1.3 MB, some 30 units' tables. Fills that have inflated a section's
+ * size bring in the rest at once.
+ *
  * Offsets change (a unit's DIEs sit at other offsets than in the file), so this is
  * only done where nothing refers into .debug_info by offset but a unit's own
  * references and .debug_aranges: no DW_FORM_ref_addr, ref_sig8, ref_sup or GNU_ref_alt
@@ -29,10 +37,11 @@
 
 struct tly_dwinfo;
 
-/* Before dwarf_begin_elf(E) (E read from FD, its debug sections but .debug_info
- * decompressed or not): take over E's .debug_info if it qualifies (see above). *out is
- * NULL when it does not (E's .debug_info is then left as it was). Its first unit is
- * already in. 0 or -errno (-ENOMEM, -EINVAL; E is then not fit for libdw). */
+/* Before dwarf_begin_elf(E) (E read from FD, its debug sections not yet decompressed
+ * by libelf): take over E's .debug_info, and its .debug_abbrev and .debug_line where
+ * they are zlib-compressed, if .debug_info qualifies (see above). *out is NULL when it
+ * does not (E's sections are then left as they were). Its first unit is already in.
+ * 0 or -errno (-ENOMEM, -EINVAL; E is then not fit for libdw). */
 int tly_dwinfo__prepare(struct tly_dwinfo **out, Elf *e, int fd);
 /* The DIE offset, as libdw sees it, of the unit whose arange holds ADDR (-ENOENT: none,
  * or it could not be read). */

@@ -129,7 +129,8 @@ static bool unused_section(const char *name)
  * them at once, and give back each one's compressed bytes (the file mapping's pages)
  * as soon as it is done: the peak holds one section's compressed bytes, not the
  * file's. The sections no lookup reads become SHT_NOBITS, which libdw skips.
- * .debug_info only when INFO (tly_dwinfo may read it unit by unit instead). */
+ * .debug_info only when INFO (tly_dwinfo reads it unit by unit otherwise; the
+ * sections it has taken are no longer compressed for libelf). */
 static void decompress_sections(Elf *e, bool info)
 {
 	Elf_Scn *scn = NULL;
@@ -180,10 +181,9 @@ static int open_dwarf(struct tally_lines *l, const char *path)
 	elf_version(EV_CURRENT);
 	l->elf = elf_begin(l->fd, ELF_C_READ_MMAP, NULL);
 	if (l->elf && elf_kind(l->elf) == ELF_K_ELF) {
-		decompress_sections(l->elf, false);
+		/* tly_dwinfo first: the sections it takes stay compressed */
 		if (tly_dwinfo__prepare(&l->info, l->elf, l->fd) == 0) {
-			if (!l->info)
-				decompress_sections(l->elf, true);
+			decompress_sections(l->elf, !l->info);
 			l->dw = dwarf_begin_elf(l->elf, DWARF_C_READ, NULL);
 		}
 	}
