@@ -89,10 +89,14 @@ static uint64_t le(const unsigned char *p, unsigned n)
 	return v;
 }
 
-static bool uleb(const unsigned char **p, const unsigned char *end, uint64_t *v)
+static inline bool uleb(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
 	unsigned shift = 0;
 
+	if (*p < end && !(**p & 0x80)) {	/* most are one byte */
+		*v = *(*p)++;
+		return true;
+	}
 	*v = 0;
 	while (*p < end) {
 		unsigned char b = *(*p)++;
