@@ -57,6 +57,10 @@ static bool tie_after(const struct tally_cc_node *a, const struct tally_cc_node 
 	    (tally_symbol__is_inlined(a->f.sym) || tally_symbol__is_inlined(b->f.sym)) &&
 	    (c = tally_symbol__name_cmp(a->f.sym, b->f.sym)))
 		return c < 0;
+	/* -g srcline: perf compares source lines first, and a frame outside any map has
+	 * none, which sorts before any frame in a map (its "file:line" or "??:0") */
+	if (by_line && !a->f.dso_key != !b->f.dso_key)
+		return a->f.dso_key != NULL;
 	if (a->f.dso_key != b->f.dso_key) {
 		if (!a->f.dso_key || !b->f.dso_key)
 			return !a->f.dso_key;
