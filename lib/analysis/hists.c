@@ -234,7 +234,8 @@ void tally_hists__delete(struct tally_hists *hs)
 {
 	if (!hs)
 		return;
-	(void)tally_hists__finish(hs);	/* a replay under way ends first */
+	if (hs->replaying)	/* a replay under way ends first (none is started here) */
+		pthread_join(hs->replay_tid, NULL);
 	for (size_t i = 0; i < hs->nr; i++)
 		tly_hist__exit(&hs->h[i]);
 	free(hs->h);
