@@ -83,10 +83,8 @@ uint32_t *tly_cc_log__append(struct tly_cc_log *l, size_t n)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
 			return NULL;
-#ifdef MADV_HUGEPAGE
 		if (cap * sizeof(uint32_t) >= LOG_HUGE_MIN)
-			madvise(m, cap * sizeof(uint32_t), MADV_HUGEPAGE);
-#endif
+			tly_huge_hint(m, cap * sizeof(uint32_t));
 		l->w = m;
 		l->cap = cap;
 	}
