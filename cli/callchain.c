@@ -137,20 +137,28 @@ static void print_value(struct printer *p, uint64_t v, uint64_t total)
 	fb_pct(p->b, pct, 0);
 }
 
-static void graph_line(struct printer *p, int depth, unsigned long mask, int left)
+/* The graph's depth mask as perf's: 32 bits, level n at bit n modulo 32 (perf shifts an
+ * int by the level; x86 takes the count modulo 32), so past 32 levels its pipes repeat
+ * the upper levels'. */
+static inline uint32_t level_bit(int depth)
+{
+	return UINT32_C(1) << ((unsigned)depth & 31);
+}
+
+static void graph_line(struct printer *p, int depth, uint32_t mask, int left)
 {
 	margin(p, left);
 	for (int i = 0; i < depth; i++)
-		fb_put(p->b, mask & (1ul << i) ? "|          " : "           ", 11);
+		fb_put(p->b, mask & level_bit(i) ? "|          " : "           ", 11);
 	fb_putc(p->b, '\n');
 }
 
 static void graph_frame(struct printer *p, uint64_t value, const char *name, int depth,
-			unsigned long mask, int period, uint64_t total, int left)
+			uint32_t mask, int period, uint64_t total, int left)
 {
 	margin(p, left);
 	for (int i = 0; i < depth; i++) {
-		fb_putc(p->b, mask & (1ul << i) ? '|' : ' ');
+		fb_putc(p->b, mask & level_bit(i) ? '|' : ' ');
 		if (!period && i == depth - 1) {
 			fb_put(p->b, "--", 2);
 			print_value(p, value, total);
@@ -176,19 +184,17 @@ static uint64_t min_hit_all(const struct printer *p)
 
 /* Print the branches below end; returns how many were printed at this level. */
 static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t total, int depth,
-			  unsigned long depth_mask, int left)
+			  uint32_t depth_mask, int left)
 {
 	bool rel = p->o->mode == CC_FRACTAL;
 	uint64_t min_hit = rel ? min_hit_for(p, end->cumul - end->hits)
 			       : min_hit_all(p);
-	unsigned long new_mask = depth_mask;
+	uint32_t new_mask = depth_mask;
 	uint64_t remaining = total;
 	size_t nr;
 	struct run *runs, stack[NR_STACK_RUNS];
 	char buf[64];
 
-	if (depth >= (int)(sizeof(unsigned long) * 8) - 1)
-		return 0;
 	runs = sorted_runs(end, min_hit, p->o, &nr, stack);
 	if (!runs) {
 		p->err = -ENOMEM;
@@ -200,7 +206,7 @@ static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t
 
 		remaining -= n->cumul;
 		if (i + 1 == nr && (!rel || !remaining))
-			new_mask &= ~(1ul << (depth - 1));
+			new_mask &= ~level_bit(depth - 1);
 		graph_line(p, depth, depth_mask, left);
 		for (;;) {
 			graph_frame(p, runs[i].head->cumul, tally_cc_frame__name(&n->f, buf, sizeof(buf)),
@@ -211,10 +217,10 @@ static size_t graph_level(struct printer *p, struct tally_cc_node *end, uint64_t
 		}
 		graph_level(p, runs[i].end,
 			    rel ? runs[i].end->cumul - runs[i].end->hits : total, depth + 1,
-			    new_mask | (1ul << depth), left);
+			    new_mask | level_bit(depth), left);
 	}
 	if (rel && remaining && remaining != total && nr) {
-		new_mask &= ~(1ul << (depth - 1));
+		new_mask &= ~level_bit(depth - 1);
 		graph_frame(p, remaining, "[...]", depth, new_mask, 0, total, left);
 	}
 	if (runs != stack)

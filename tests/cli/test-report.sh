@@ -171,6 +171,22 @@ for f in $corpus; do
 	fi
 done
 
+# call graphs nested past 32 and 64 levels (workloads/deep: 80 frames, samples at every
+# depth): every level printed, and past 32 levels the pipes perf draws (its 32-bit mask,
+# the level's bit taken modulo 32).
+if rec deep.data -F 999 -g -o deep.data "$TALLY_BUILD/workloads/deep" 80 0.3; then
+	for o in "" "--no-children" "-g caller" "-g graph,0.1" "-g fractal"; do
+		# shellcheck disable=SC2086
+		perf report -i deep.data --stdio $o 2>/dev/null | grep -v '^# (Tip: ' >p.out
+		# shellcheck disable=SC2086
+		"$TALLY" report -i deep.data --stdio $o 2>t.err | grep -v '^# (Tip: ' >t.out
+		check "deep call graphs (80 levels) ${o:-(default)}: perf's text" eval \
+			'[ "$(awk "length > 400" p.out | wc -l)" -gt 0 ] && diff p.out t.out'
+	done
+else
+	fail "record workloads/deep"
+fi
+
 # JIT code described by /tmp/perf-PID.map: perf names the dso "[JIT] tid PID"
 if jpid=$(perf record -q -N -F 2000 -o jit.data "$TALLY_BUILD/workloads/jit" 0.3 2>/dev/null) && [ -n "$jpid" ]; then
 	perf report --stdio --no-children --sort dso,sym -q -i jit.data >p.out 2>/dev/null
