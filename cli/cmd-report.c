@@ -491,13 +491,21 @@ static int report_read(struct report *r)
 {
 	const struct report_opts *o = r->o;
 	struct tally_data_error derr = { 0 };
-	int ret;
+	int ret, end;
 
+	/* samples are resolved here and added to the rows on a thread, where that can be */
+	if (!o->dump_raw && !o->stats && tally_hists__pipeline_start(r->hists) < 0) {
+		cli_error("out of memory");
+		return 1;
+	}
 	/* -D and --stats count the records the reader consumes itself (COMPRESSED, …) */
 	ret = tally_data__for_each(r->data,
 				   (o->disable_order ? 0 : TALLY_DATA_ORDERED) |
 				   (o->dump_raw || o->stats ? TALLY_DATA_RAW : 0),
 				   report__on_record, r, &derr);
+	end = tally_hists__pipeline_end(r->hists);
+	if (end && (!ret || ret == -EINTR))
+		ret = end;
 	if (ret == -EINTR && exiting) {
 		cli_error("interrupted");
 		return 1;

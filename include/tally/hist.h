@@ -288,6 +288,22 @@ TALLY_API struct tally_hist *tally_hists__hist(struct tally_hists *hs, size_t ev
  * while the session's generation says their answer holds. 0 or -ENOMEM. */
 TALLY_API int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 				      const struct tally_sample *smp, uint64_t period);
+/* Add samples on two threads from here on: tally_hists__add_sample resolves each
+ * sample on the caller's thread (in order with the session's side-band records, as
+ * always) and a thread of the hists adds it to the rows, children and chain log
+ * meanwhile. Not with opts.decay or trees built per sample (TALLY_TREES_BUILD), nor
+ * with one CPU usable (tally_cpumap__nr_usable): then samples are added on the
+ * caller's thread as before. Until tally_hists__pipeline_end, read nothing of the
+ * hists (rows, totals) and call no function on them but tally_hists__add_sample;
+ * tally_hists__finish, tally_hists__finish_start and tally_hists__delete end the
+ * pipeline themselves. A failure of the thread's (-ENOMEM) comes back from a later
+ * tally_hists__add_sample or from tally_hists__pipeline_end. 1: the thread runs, 0:
+ * samples are added here, -ENOMEM, -EINVAL (hs NULL). */
+TALLY_API int tally_hists__pipeline_start(struct tally_hists *hs);
+/* Wait for the thread of tally_hists__pipeline_start to add every sample given, and
+ * end it. 0 (also without one), or the first error of the thread's (-ENOMEM; -EINVAL:
+ * hs NULL). */
+TALLY_API int tally_hists__pipeline_end(struct tally_hists *hs);
 /* After the last sample: build deferred trees. 0 or -ENOMEM (-EINVAL: hs NULL). Once
  * done, a call does nothing; it waits for tally_hists__finish_start's thread. */
 TALLY_API int tally_hists__finish(struct tally_hists *hs);

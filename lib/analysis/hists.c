@@ -9,10 +9,18 @@
  * equal sample just adds its period there. And trees can be deferred: chains are logged
  * (each distinct one once, periods summed) and appended at the end only to the entries
  * heavy enough to print a branch.
+ *
+ * A sample is resolved on one side (tally_hists__add_sample's caller, in order with the
+ * session) and added to the rows on the other, which gets it as a message (struct
+ * pm_head): at once, or through the pipeline's thread (tally_hists__pipeline_start).
+ * The resolving side owns the session, the memo, the string pool, the dso keys, the
+ * frames and the log's frame table; the rows side the hists, the row cache, the log's
+ * records and what each memo id stands for.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdio.h>
@@ -59,10 +67,12 @@ struct tally_hists {
 	struct tly_cc_arena arena;	/* every tree node (unless o.decay) */
 	struct tally_frames frames;
 	bool notes;		/* this object owns the session's cache notes (frame ids) */
-	/* per sample: the entries it reached, its frames in display order */
-	struct tally_hist_entry **seen;
+	/* per sample: its frames in display order (resolving side), the entries it
+	 * reached (rows side) */
 	struct tally_cc_frame *ccf;
 	size_t ccf_cap;
+	struct tally_hist_entry **seen;
+	size_t seen_cap;
 	/* deferred trees: record = n, self entry id, period (2 words), n frame ids, n
 	 * children entry ids (0: none) */
 	struct tly_cc_log log;
@@ -107,7 +117,28 @@ struct tally_hists {
 	unsigned last_dso_at;
 	const char *last_comm;	/* the last comm interned */
 	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
-	int err;		/* sticky: out of memory somewhere in a sample */
+	int err;		/* sticky: out of memory somewhere in a sample (resolving) */
+	int cerr;		/* the same on the rows side */
+	/* A sample goes from the side resolving it (the caller's thread) to the side
+	 * adding it to the rows as a message (struct pm_head): through the pipeline's
+	 * thread (tally_hists__pipeline_start), or taken at once from msg. */
+	struct hists_pipe *pipe;
+	unsigned char *msg;
+	size_t msg_cap;
+	/* memo ids (the memo's payload) on the resolving side: the last one given, and
+	 * the memo's epoch it belongs to */
+	uint32_t memo_id;
+	uint32_t memo_epoch;
+	/* rows side: what the sample of each memo id added (by id - 1) */
+	struct memo_pay {
+		struct tally_hist_entry *self;	/* NULL: filtered out */
+		size_t log_at;			/* + 1; 0: no chain record */
+		size_t kids_at;			/* in pay_kids */
+		uint32_t nr_kids;
+	} *pays;
+	size_t nr_pays, cap_pays;
+	struct tally_hist_entry **pay_kids;
+	size_t nr_pay_kids, cap_pay_kids;
 	/* tally_hists__finish_start's thread replaying the log (replaying: not joined) */
 	pthread_t replay_tid;
 	bool replaying;
@@ -234,6 +265,7 @@ void tally_hists__delete(struct tally_hists *hs)
 {
 	if (!hs)
 		return;
+	tally_hists__pipeline_end(hs);
 	if (hs->replaying)	/* a replay under way ends first (none is started here) */
 		pthread_join(hs->replay_tid, NULL);
 	for (size_t i = 0; i < hs->nr; i++)
@@ -246,6 +278,9 @@ void tally_hists__delete(struct tally_hists *hs)
 	free(hs->frames.lines);
 	free(hs->seen);
 	free(hs->ccf);
+	free(hs->msg);
+	free(hs->pays);
+	free(hs->pay_kids);
 	tly_cc_log__exit(&hs->log);
 	free(hs->ents);
 	free(hs->dso_keys);
@@ -416,17 +451,6 @@ static inline const char *dso_key(struct tally_hists *hs, const struct tally_dso
 	return dso_key_slow(hs, d, long_name);
 }
 
-static void fill_entry(struct tally_hists *hs, struct tally_hist_entry *t,
-		       const struct tally_addr_loc *loc, bool self)
-{
-	t->dso = loc->dso;
-	t->dso_key = dso_key(hs, loc->dso, false);
-	t->dso_name = t->dso_key ? t->dso_key : "[unknown]";
-	t->sym = loc->inlined && loc->sym ? inline_sym(hs, loc) : loc->sym;
-	t->ip = self && loc->map ? loc->dso_addr : loc->addr;
-	t->level = tally_cpumode_level(loc->cpumode);
-}
-
 /* loc's source line as perf prints it (tally_dso_lines__text) into buf: its length, 0
  * when unknown. */
 static int find_line(struct tally_hists *hs, const struct tally_addr_loc *loc, char *buf,
@@ -449,17 +473,28 @@ static int find_line(struct tally_hists *hs, const struct tally_addr_loc *loc, c
 	return n;
 }
 
+/* A frame as the rows take it (row_of): what the side adding to the rows needs of a
+ * resolved location, made on the side resolving it (row_loc_of). */
+struct row_loc {
+	const struct tally_dso *dso;
+	const char *dso_key;		/* the dso's row key (its shown name) */
+	const struct tally_symbol *sym;	/* the row's (an inlined function's own) */
+	uint64_t ip;			/* the row's address */
+	uint8_t cpumode;
+	bool has_map, inlined;
+};
+
 /* The srcline and srcfile keys of a row at loc (see struct tally_hist_entry). */
-static void fill_src(struct tally_hists *hs, struct tally_hist_entry *t,
+static void fill_src(struct tally_hists *hs, const char **srcline, const char **srcfile,
 		     const struct tally_addr_loc *loc)
 {
 	char buf[4096];
 	size_t file_len;
 
 	if (find_line(hs, loc, buf, sizeof(buf), &file_len) > 0) {
-		t->srcline = tally_strpool__intern(hs->pool, buf);
+		*srcline = tally_strpool__intern(hs->pool, buf);
 		buf[file_len] = 0;
-		t->srcfile = tally_strpool__intern(hs->pool, buf);
+		*srcfile = tally_strpool__intern(hs->pool, buf);
 	} else {
 		if (loc->sym && loc->sym->name)
 			snprintf(buf, sizeof(buf), "%s+%" PRIu64, loc->sym->name,
@@ -469,11 +504,41 @@ static void fill_src(struct tally_hists *hs, struct tally_hist_entry *t,
 				 tally_dso__short_name(loc->dso), loc->dso_addr);
 		else
 			snprintf(buf, sizeof(buf), "??:0");
-		t->srcline = tally_strpool__intern(hs->pool, buf);
-		t->srcfile = tally_strpool__intern(hs->pool, "");
+		*srcline = tally_strpool__intern(hs->pool, buf);
+		*srcfile = tally_strpool__intern(hs->pool, "");
 	}
-	if (!t->srcline || !t->srcfile)
+	if (!*srcline || !*srcfile)
 		hs->err = -ENOMEM;
+}
+
+/* l as a row takes it (self: the sample's own address); with source keys, its line
+ * and file into src[0], src[1]. */
+static void row_loc_of(struct tally_hists *hs, const struct tally_addr_loc *l, bool self,
+		       struct row_loc *rl, const char **src)
+{
+	rl->dso = l->dso;
+	rl->dso_key = dso_key(hs, l->dso, false);
+	rl->sym = l->inlined && l->sym ? inline_sym(hs, l) : l->sym;
+	rl->ip = self && l->map ? l->dso_addr : l->addr;
+	rl->cpumode = l->cpumode;
+	rl->has_map = l->map != NULL;
+	rl->inlined = l->inlined != NULL;
+	if (src)
+		fill_src(hs, &src[0], &src[1], l);
+}
+
+static void fill_entry(struct tally_hist_entry *t, const struct row_loc *rl, const char **src)
+{
+	t->dso = rl->dso;
+	t->dso_key = rl->dso_key;
+	t->dso_name = t->dso_key ? t->dso_key : "[unknown]";
+	t->sym = rl->sym;
+	t->ip = rl->ip;
+	t->level = tally_cpumode_level(rl->cpumode);
+	if (src) {
+		t->srcline = src[0];
+		t->srcfile = src[1];
+	}
 }
 
 /* A cache of twice the slots, empty (it only remembers; a failed allocation keeps the
@@ -491,40 +556,38 @@ static void rows_grow(struct tally_hists *hs)
 	hs->row_bits++;
 }
 
-/* The row of h a sample's frame at loc goes to (self: the sample's own address), tmpl
- * holding the sample's fields. *level: in, the level of the frame before; out, this
- * frame's (perf keeps the one before for a frame outside any map). NULL: out of memory. */
+/* The row of h a sample's frame rl goes to (self: the sample's own address; src: its
+ * source keys, NULL without), tmpl holding the sample's fields. *level: in, the level
+ * of the frame before; out, this frame's (perf keeps the one before for a frame outside
+ * any map). NULL: out of memory. The rows side. */
 static inline struct tally_hist_entry *row_of(struct tally_hists *hs, struct tally_hist *h,
 					      struct tally_hist_entry *tmpl,
-					      const struct tally_addr_loc *loc, bool self,
-					      char *level)
+					      const struct row_loc *rl, const char **src,
+					      bool self, char *level)
 {
-	uint64_t ip = self && loc->map ? loc->dso_addr : loc->addr;
 	struct tally_hist_entry *e;
 	struct row_slot *rs = NULL;
 
-	if (hs->rows && !loc->inlined) {
-		uint64_t x = (uintptr_t)tmpl->comm ^ (uintptr_t)loc->dso * 0x9e3779b97f4a7c15ull ^
-			     (loc->sym ? (uintptr_t)loc->sym : ip) * 0xff51afd7ed558ccdull;
+	if (hs->rows && !rl->inlined) {
+		uint64_t x = (uintptr_t)tmpl->comm ^ (uintptr_t)rl->dso * 0x9e3779b97f4a7c15ull ^
+			     (rl->sym ? (uintptr_t)rl->sym : rl->ip) * 0xff51afd7ed558ccdull;
 
 		rs = &hs->rows[(x * 0xc4ceb9fe1a85ec53ull) >> (64 - hs->row_bits)];
-		if (rs->e && rs->h == h && rs->comm == tmpl->comm && rs->dso == loc->dso &&
-		    rs->sym == loc->sym && (loc->sym || rs->ip == ip)) {
-			if (!self && (loc->sym || loc->map))
-				*level = tally_cpumode_level(loc->cpumode);
+		if (rs->e && rs->h == h && rs->comm == tmpl->comm && rs->dso == rl->dso &&
+		    rs->sym == rl->sym && (rl->sym || rs->ip == rl->ip)) {
+			if (!self && (rl->sym || rl->has_map))
+				*level = tally_cpumode_level(rl->cpumode);
 			return rs->e;
 		}
 	}
-	fill_entry(hs, tmpl, loc, self);
-	if (hs->src_keys)
-		fill_src(hs, tmpl, loc);
+	fill_entry(tmpl, rl, src);
 	/* perf keeps the previous entry's level for a frame outside any map */
-	if (!self && !loc->sym && !loc->map)
+	if (!self && !rl->sym && !rl->has_map)
 		tmpl->level = *level;
 	*level = tmpl->level;
 	e = tly_hist__findnew(h, tmpl);
-	if (e && rs && !hs->err) {
-		*rs = (struct row_slot){ h, tmpl->comm, loc->dso, loc->sym, ip, e };
+	if (e && rs && !hs->cerr) {
+		*rs = (struct row_slot){ h, tmpl->comm, rl->dso, rl->sym, rl->ip, e };
 		if (++hs->row_fills > (size_t)2 << hs->row_bits && hs->row_bits < ROW_SLOTS_BITS)
 			rows_grow(hs);
 	}
@@ -651,7 +714,7 @@ nomem:
 	return l->sym;
 }
 
-/* the entry's id for the deferred log (given on first use) */
+/* the entry's id for the deferred log (given on first use; the rows side) */
 static inline uint32_t entry_id(struct tally_hists *hs, struct tally_hist_entry *e)
 {
 	if (!e->id) {
@@ -660,7 +723,7 @@ static inline uint32_t entry_id(struct tally_hists *hs, struct tally_hist_entry 
 			struct tally_hist_entry **v = tly_realloc_big(hs->ents, cap * sizeof(*v));
 
 			if (!v) {
-				hs->err = -ENOMEM;
+				hs->cerr = -ENOMEM;
 				return 0;
 			}
 			hs->ents = v;
@@ -672,10 +735,38 @@ static inline uint32_t entry_id(struct tally_hists *hs, struct tally_hist_entry 
 	return e->id;
 }
 
-/* Log one sample's chain (hs->ccf, n frames) for self; the children's ids are filled
- * in by the caller (NULL: out of memory). */
+static void display_frame(struct tally_hists *hs, size_t i, size_t n, struct tally_cc_frame *f);
+
+/* The log ids of the sample's n frames (hs->frames, in display order) into ids (the
+ * resolving side). */
+static int frame_ids(struct tally_hists *hs, size_t n, uint32_t *ids)
+{
+	for (size_t i = 0; i < n; i++) {
+		/* the frame's id rides along in its cache slot's note: most frames were seen
+		 * (and named: the first sight of each frame names it) */
+		size_t k = hs->o.caller ? n - 1 - i : i;
+		uint32_t *note = hs->notes ? hs->frames.notes[k] : NULL;
+		struct tally_cc_frame f;
+
+		if (note && *note) {
+			ids[i] = *note - 1;
+			continue;
+		}
+		display_frame(hs, i, n, &f);
+		if (hs->err)
+			return hs->err;
+		if (tly_cc_log__intern(&hs->log, &f, &ids[i]))
+			return hs->err = -ENOMEM;
+		if (note)
+			*note = ids[i] + 1;
+	}
+	return 0;
+}
+
+/* Log one sample's chain (n frames of log ids ids) for self; the children's ids are
+ * filled in by the caller (NULL: out of memory). */
 static uint32_t *log_chain(struct tally_hists *hs, struct tally_hist_entry *self, size_t n,
-			   uint64_t period)
+			   uint64_t period, const uint32_t *ids)
 {
 	uint32_t *w = tly_cc_log__append(&hs->log, 4 + 2 * n);
 
@@ -685,22 +776,9 @@ static uint32_t *log_chain(struct tally_hists *hs, struct tally_hist_entry *self
 	w[1] = entry_id(hs, self);
 	w[2] = (uint32_t)period;
 	w[3] = (uint32_t)(period >> 32);
-	for (size_t i = 0; i < n; i++) {
-		/* the frame's id rides along in its cache slot's note: most frames were seen */
-		size_t k = hs->o.caller ? n - 1 - i : i;
-		uint32_t *note = hs->notes ? hs->frames.notes[k] : NULL;
-
-		if (note && *note) {
-			w[4 + i] = *note - 1;
-			continue;
-		}
-		if (tly_cc_log__intern(&hs->log, &hs->ccf[i], &w[4 + i]))
-			return NULL;
-		if (note)
-			*note = w[4 + i] + 1;
-	}
+	memcpy(w + 4, ids, n * sizeof(*w));
 	memset(w + 4 + n, 0, n * sizeof(*w));
-	return hs->err ? NULL : w;
+	return hs->cerr ? NULL : w;
 }
 
 /* Replay the deferred log (tally_hists__finish). Equal samples share one record with
@@ -725,6 +803,8 @@ static void mark_heavy(struct tally_hists *hs, uint8_t *big)
 	}
 }
 
+static int chain_buf(struct tally_hists *hs, size_t n);
+
 static int replay_record(struct tally_hists *hs, const uint32_t *w, const uint8_t *big)
 {
 	size_t n = w[0];
@@ -736,6 +816,8 @@ static int replay_record(struct tally_hists *hs, const uint32_t *w, const uint8_
 		any = big[ents[i]];
 	if (!any)
 		return 0;
+	if (chain_buf(hs, n))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		hs->ccf[i] = hs->log.frames[ids[i]];
 	if (big[w[1]] &&
@@ -792,8 +874,12 @@ static void *replay_fn(void *arg)
 
 int tally_hists__finish_start(struct tally_hists *hs)
 {
+	int err;
+
 	if (!hs)
 		return -EINVAL;
+	if ((err = tally_hists__pipeline_end(hs)))
+		return err;
 	if (hs->replaying)
 		return 0;
 	if (hs->log.nr < REPLAY_THREAD_MIN_WORDS || tally_cpumap__nr_usable() < 2 ||
@@ -805,8 +891,12 @@ int tally_hists__finish_start(struct tally_hists *hs)
 
 int tally_hists__finish(struct tally_hists *hs)
 {
+	int err;
+
 	if (!hs)
 		return -EINVAL;
+	if ((err = tally_hists__pipeline_end(hs)))
+		return err;
 	if (hs->replaying) {
 		pthread_join(hs->replay_tid, NULL);
 		hs->replaying = false;
@@ -815,11 +905,10 @@ int tally_hists__finish(struct tally_hists *hs)
 	return replay_log(hs);
 }
 
-/* What the slow path of one sample did, for the memo: it was filtered out, or it added
- * to self, to the entries in hs->seen[1 .. nr_kids] (children) and to the deferred chain
- * record at log_at - 1 (0: none). */
+/* What one sample added to the rows, for the memo: self, the entries in
+ * hs->seen[1 .. nr_kids] (children) and the deferred chain record at log_at - 1 (0:
+ * none). */
 struct added {
-	bool filtered;
 	struct tally_hist_entry *self;
 	size_t nr_kids;
 	size_t log_at;
@@ -829,15 +918,10 @@ static int chain_buf(struct tally_hists *hs, size_t n)
 {
 	if (n > hs->ccf_cap) {
 		struct tally_cc_frame *f = realloc(hs->ccf, n * sizeof(*f));
-		struct tally_hist_entry **s;
 
 		if (!f)
 			return hs->err = -ENOMEM;
 		hs->ccf = f;
-		s = realloc(hs->seen, n * sizeof(*s) + sizeof(*s));
-		if (!s)
-			return hs->err = -ENOMEM;
-		hs->seen = s;
 		hs->ccf_cap = n;
 	}
 	return 0;
@@ -895,23 +979,29 @@ bool tally_hist_filter__keeps_loc(const struct tally_hist_filter *f,
 }
 
 /* The frames of hs->frames in display order into hs->ccf. */
+/* Frame i of the n of hs->frames, in display order, as the trees take it. */
+static void display_frame(struct tally_hists *hs, size_t i, size_t n, struct tally_cc_frame *f)
+{
+	const struct tally_addr_loc *l = &hs->frames.v[hs->o.caller ? n - 1 - i : i];
+
+	f->dso = l->dso;
+	f->dso_key = dso_key(hs, l->dso, true);
+	if (hs->o.cc_key != TALLY_CC_KEY_FUNCTION)
+		f->sym = cc_sym(hs, l, f->dso_key);
+	else
+		f->sym = l->inlined && l->sym ? inline_sym(hs, l) : l->sym;
+	f->ip = l->addr;
+}
+
+/* The frames of hs->frames in display order into hs->ccf. */
 static int display_frames(struct tally_hists *hs)
 {
 	size_t n = hs->frames.nr;
 
 	if (chain_buf(hs, n + 1))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct tally_addr_loc *l = &hs->frames.v[hs->o.caller ? n - 1 - i : i];
-
-		hs->ccf[i].dso = l->dso;
-		hs->ccf[i].dso_key = dso_key(hs, l->dso, true);
-		if (hs->o.cc_key != TALLY_CC_KEY_FUNCTION)
-			hs->ccf[i].sym = cc_sym(hs, l, hs->ccf[i].dso_key);
-		else
-			hs->ccf[i].sym = l->inlined && l->sym ? inline_sym(hs, l) : l->sym;
-		hs->ccf[i].ip = l->addr;
-	}
+	for (size_t i = 0; i < n; i++)
+		display_frame(hs, i, n, &hs->ccf[i]);
 	return hs->err;
 }
 
@@ -929,16 +1019,26 @@ static bool seen_before(struct tally_hists *hs, const struct tally_hist_entry *e
 
 /* Children mode: every function on the chain (once per sample, even in recursion) gets
  * the period in its period_acc and the chain from it down in its tree (or the log
- * record logw). Returns how many entries besides self it reached, or -ENOMEM. */
+ * record logw). rl: the n frames in display order (src: their source keys, two each,
+ * or NULL). Returns how many entries besides self it reached, or -ENOMEM. */
 static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
 			    struct tally_hist_entry *tmpl, struct tally_hist_entry *self,
+			    const struct row_loc *rl, const char **src, size_t n,
 			    uint32_t *logw, uint64_t period)
 {
-	size_t n = hs->frames.nr, nseen = 0;
+	size_t nseen = 0;
 	char level = self->level;
 	/* a long chain (recursion) would make the look for rows seen before quadratic */
 	bool by_set = !hs->time_key && n >= 8 && n < (1u << (SEEN_BITS - 1));
 
+	if (n + 1 > hs->seen_cap) {
+		struct tally_hist_entry **v = realloc(hs->seen, (n + 1) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		hs->seen = v;
+		hs->seen_cap = n + 1;
+	}
 	if (by_set) {
 		if (++hs->seen_stamp == 0) {
 			memset(hs->seen_set, 0, sizeof(hs->seen_set));
@@ -948,11 +1048,10 @@ static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
 	}
 	hs->seen[nseen++] = self;
 	for (size_t i = 0; i < n; i++) {
-		const struct tally_addr_loc *l = &hs->frames.v[hs->o.caller ? n - 1 - i : i];
 		struct tally_hist_entry *e;
 		bool dup = false;
 
-		e = row_of(hs, h, tmpl, l, false, &level);
+		e = row_of(hs, h, tmpl, &rl[i], src ? src + 2 * i : NULL, false, &level);
 		if (!e)
 			return -ENOMEM;
 		/* perf 6.1 with the time key: its check for a frame seen before compares the
@@ -969,8 +1068,8 @@ static ssize_t add_children(struct tally_hists *hs, struct tally_hist *h,
 		e->nr_samples_acc++;
 		if (logw) {
 			logw[4 + n + i] = entry_id(hs, e);
-			if (hs->err)
-				return hs->err;
+			if (hs->cerr)
+				return hs->cerr;
 		} else if (h->trees && tly_cc_append(&e->chain, h->arena_trees ? &hs->arena : NULL,
 						     hs->ccf + i, n - i, period)) {
 			return -ENOMEM;
@@ -1066,32 +1165,223 @@ static void ignore_callees(struct tally_hists *hs, struct tally_addr_loc *loc)
 	hs->frames.nr = keep;
 }
 
-/* The sample's chain (in hs->frames, chain_frames): into self's tree (or the log), and
- * the children's. */
+/* ---- the message of one sample, resolving side to rows side ---- */
+
+enum pm_type {
+	PM_HIT = 1,	/* the memo knows the sample (id): add to what its first one did */
+	PM_MISS,	/* resolved (struct pm_miss) */
+	PM_FILTERED,	/* filtered out after the totals (by its thread or location) */
+	PM_RESET,	/* the memo started over: ids from 1 again */
+};
+
+struct pm_head {
+	uint8_t type;
+	uint8_t cpumode;	/* the sample's */
+	uint16_t unused;
+	uint32_t evidx;
+	uint32_t size;		/* bytes, this head included (a multiple of 8) */
+	uint32_t nr;		/* PM_MISS: frames of the chain */
+	uint64_t period;
+	uint32_t id;		/* the memo's id of the sample (0: none) */
+	uint32_t unused2;
+};
+
+/* A resolved sample: its fields, its self frame, then nr frames (struct row_loc, in
+ * display order), with source keys 2 + 2 nr names (self's, then each frame's line and
+ * file), and with deferred trees nr log ids of the frames. */
+struct pm_miss {
+	struct pm_head h;
+	const char *comm, *parent, *trace;
+	struct tally_thread *thread;
+	uint64_t time;
+	int32_t pid, tid, cpu;
+	bool defer;
+	struct row_loc self;
+};
+
+static inline struct row_loc *pm_frames(const struct pm_miss *m)
+{
+	return (struct row_loc *)(m + 1);
+}
+
+static inline const char **pm_src(const struct tally_hists *hs, const struct pm_miss *m)
+{
+	return hs->src_keys ? (const char **)(pm_frames(m) + m->h.nr) : NULL;
+}
+
+static inline uint32_t *pm_ids(const struct tally_hists *hs, const struct pm_miss *m)
+{
+	return (uint32_t *)((char *)(pm_frames(m) + m->h.nr) +
+			    (hs->src_keys ? (2 + 2 * (size_t)m->h.nr) * sizeof(char *) : 0));
+}
+
+static size_t pm_miss_size(const struct tally_hists *hs, size_t n, bool defer)
+{
+	size_t size = sizeof(struct pm_miss) + n * sizeof(struct row_loc) +
+		      (hs->src_keys ? (2 + 2 * n) * sizeof(char *) : 0) +
+		      (defer ? n * sizeof(uint32_t) : 0);
+
+	return (size + 7) & ~(size_t)7;
+}
+
+/* The pipeline (tally_hists__pipeline_start): messages in blocks, full ones queued to
+ * the rows side's thread, which gives them back to be filled again. */
+#define PIPE_BLOCK (64u << 10)
+#define PIPE_BLOCKS 16	/* in flight at most (of PIPE_BLOCK; a bigger message gets its own) */
+
+struct pipe_block {
+	struct pipe_block *next;
+	size_t used, cap;
+	uint64_t data[];
+};
+
+struct hists_pipe {
+	pthread_t tid;
+	pthread_mutex_t mu;
+	pthread_cond_t more, room;
+	struct pipe_block *head, *tail;	/* full blocks, oldest first */
+	struct pipe_block *free;
+	struct pipe_block *cur;		/* the one being filled */
+	unsigned nr_blocks;		/* of PIPE_BLOCK made */
+	bool done;			/* no more blocks will come */
+	atomic_int err;			/* the rows side's first error */
+};
+
+/* The block being filled to the end of the queue, woken (p->mu held). */
+static void pipe_queue_cur(struct hists_pipe *p)
+{
+	p->cur->next = NULL;
+	if (p->tail)
+		p->tail->next = p->cur;
+	else
+		p->head = p->cur;
+	p->tail = p->cur;
+	p->cur = NULL;
+	pthread_cond_signal(&p->more);
+}
+
+/* The block after p->cur, with room for size bytes (the current one is queued). */
+static int pipe_next(struct hists_pipe *p, size_t size)
+{
+	struct pipe_block *b = NULL;
+	size_t cap = size > PIPE_BLOCK ? size : PIPE_BLOCK;
+	bool made = false;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->cur)
+		pipe_queue_cur(p);
+	if (cap == PIPE_BLOCK) {
+		while (!p->free && p->nr_blocks >= PIPE_BLOCKS)
+			pthread_cond_wait(&p->room, &p->mu);
+		if (p->free) {
+			b = p->free;
+			p->free = b->next;
+		} else {
+			p->nr_blocks++;
+			made = true;
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (!b) {
+		b = malloc(sizeof(*b) + cap);
+		if (!b) {
+			if (made) {
+				pthread_mutex_lock(&p->mu);
+				p->nr_blocks--;
+				pthread_mutex_unlock(&p->mu);
+			}
+			return -ENOMEM;
+		}
+		b->cap = cap;
+	}
+	b->used = 0;
+	p->cur = b;
+	return 0;
+}
+
+/* Room for a message of size bytes (a multiple of 8), NULL: out of memory. */
+static void *pm_get(struct tally_hists *hs, size_t size)
+{
+	struct hists_pipe *p = hs->pipe;
+
+	if (!p) {
+		if (size > hs->msg_cap) {
+			size_t cap = hs->msg_cap ? hs->msg_cap : 4096;
+			void *v;
+
+			while (cap < size)
+				cap *= 2;
+			v = realloc(hs->msg, cap);
+			if (!v)
+				return NULL;
+			hs->msg = v;
+			hs->msg_cap = cap;
+		}
+		return hs->msg;
+	}
+	if (!p->cur || p->cur->cap - p->cur->used < size) {
+		if (pipe_next(p, size))
+			return NULL;
+	}
+	return (char *)p->cur->data + p->cur->used;
+}
+
+static int take(struct tally_hists *hs, const struct pm_head *m);
+
+/* The message is written: taken now, or queued to the rows side's thread. */
+static int pm_put(struct tally_hists *hs, struct pm_head *m)
+{
+	if (!hs->pipe)
+		return take(hs, m);
+	hs->pipe->cur->used += m->size;
+	return 0;
+}
+
+/* A message without a resolved sample (type PM_HIT, PM_FILTERED or PM_RESET). */
+static int pm_short(struct tally_hists *hs, enum pm_type type, size_t evidx,
+		    const struct tally_sample *smp, uint64_t period, uint32_t id)
+{
+	struct pm_head *m = pm_get(hs, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	*m = (struct pm_head){
+		.type = (uint8_t)type,
+		.cpumode = smp ? smp->misc & PERF_RECORD_MISC_CPUMODE_MASK : 0,
+		.evidx = (uint32_t)evidx,
+		.size = sizeof(*m),
+		.period = period,
+		.id = id,
+	};
+	return pm_put(hs, m);
+}
+
+/* ---- the rows side ---- */
+
+/* The sample's chain (m's frames): into self's tree (or the log), and the children's. */
 static int add_chain(struct tally_hists *hs, struct tally_hist *h, struct tally_hist_entry *tmpl,
-		     uint64_t period, struct added *out)
+		     const struct pm_miss *m, struct added *out)
 {
 	struct tally_hist_entry *self = out->self;
+	uint64_t period = m->h.period;
 	uint32_t *logw = NULL;
-	size_t n = hs->frames.nr;
+	size_t n = m->h.nr;
 	int ret;
 
-	if (n == 0)
-		return 0;
-	if (display_frames(hs))
-		return -ENOMEM;
-	if (h->trees && hs->o.trees == TALLY_TREES_DEFER) {
-		logw = log_chain(hs, self, n, period);
+	if (m->defer) {
+		logw = log_chain(hs, self, n, period, pm_ids(hs, m));
 		if (!logw)
-			return hs->err ? hs->err : -ENOMEM;
+			return hs->cerr ? hs->cerr : -ENOMEM;
 	} else if (h->trees && tly_cc_append(&self->chain, h->arena_trees ? &hs->arena : NULL,
 					     hs->ccf, n, period)) {
-		return -ENOMEM;
+		return -ENOMEM;	/* (trees built per sample: never through the pipeline) */
 	}
 	if (n > self->max_depth)
 		self->max_depth = (uint32_t)n;
 	if (hs->o.children) {
-		ssize_t kids = add_children(hs, h, tmpl, self, logw, period);
+		const char **src = pm_src(hs, m);
+		ssize_t kids = add_children(hs, h, tmpl, self, pm_frames(m), src ? src + 2 : NULL,
+					    n, logw, period);
 
 		if (kids < 0)
 			return (int)kids;
@@ -1133,161 +1423,399 @@ static bool excluded(const struct tally_hists *hs, const char *parent)
 	return hs->o.exclude_other && !parent;
 }
 
-/* Resolve one sample and add it to h: filter, self entry, call chain, children. */
-static int add_resolved(struct tally_hists *hs, struct tally_hist *h,
-			const struct tally_sample *smp, uint64_t period, struct added *out)
+/* Remember what the sample of memo id did (a: NULL, filtered out). */
+static int pay_store(struct tally_hists *hs, uint32_t id, const struct added *a)
 {
-	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	struct tally_hist_entry tmpl = { 0 }, *self;
-	struct tally_addr_loc loc;
+	struct memo_pay *p;
+
+	if (id > hs->cap_pays) {
+		size_t cap = hs->cap_pays ? hs->cap_pays * 2 : 4096;
+		struct memo_pay *v;
+
+		while (cap < id)
+			cap *= 2;
+		v = tly_realloc_big(hs->pays, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		hs->pays = v;
+		hs->cap_pays = cap;
+	}
+	while (hs->nr_pays < id)	/* ids the resolving side gave out and never sent */
+		hs->pays[hs->nr_pays++] = (struct memo_pay){ 0 };
+	p = &hs->pays[id - 1];
+	*p = (struct memo_pay){ 0 };
+	if (!a)
+		return 0;
+	if (hs->nr_pay_kids + a->nr_kids > hs->cap_pay_kids) {
+		size_t cap = hs->cap_pay_kids ? hs->cap_pay_kids * 2 : 8192;
+		struct tally_hist_entry **v;
+
+		while (cap < hs->nr_pay_kids + a->nr_kids)
+			cap *= 2;
+		v = tly_realloc_big(hs->pay_kids, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		hs->pay_kids = v;
+		hs->cap_pay_kids = cap;
+	}
+	p->self = a->self;
+	p->log_at = a->log_at;
+	p->kids_at = hs->nr_pay_kids;
+	p->nr_kids = (uint32_t)a->nr_kids;
+	if (a->nr_kids)
+		memcpy(hs->pay_kids + hs->nr_pay_kids, hs->seen + 1,
+		       a->nr_kids * sizeof(*hs->seen));
+	hs->nr_pay_kids += a->nr_kids;
+	return 0;
+}
+
+/* Add a sample the memo knows (id) where its first one went. */
+static int pay_apply(struct tally_hists *hs, struct tally_hist *h, const struct pm_head *m)
+{
+	const struct memo_pay *p;
+
+	if (!m->id || m->id > hs->nr_pays)
+		return -EINVAL;	/* never given: a broken message */
+	p = &hs->pays[m->id - 1];
+	if (!p->self)
+		return 0;	/* filtered out */
+	if (!excluded(hs, p->self->parent)) {
+		h->totals.filtered_period += m->period;
+		h->totals.nr_filtered++;
+	}
+	p->self->period += m->period;
+	p->self->nr_samples++;
+	p->self->period_acc += m->period;
+	p->self->nr_samples_acc++;
+	add_by_mode(p->self, m->cpumode, m->period);
+	for (size_t i = 0; i < p->nr_kids; i++) {
+		struct tally_hist_entry *e = hs->pay_kids[p->kids_at + i];
+
+		e->period_acc += m->period;
+		e->nr_samples_acc++;
+	}
+	if (p->log_at)
+		tly_cc_log__add_period(&hs->log, p->log_at - 1, m->period);
+	return 0;
+}
+
+/* A resolved sample into its rows: self entry, call chain, children. */
+static int take_miss(struct tally_hists *hs, struct tally_hist *h, const struct pm_miss *m)
+{
+	const char **src = pm_src(hs, m);
+	struct tally_hist_entry tmpl = {
+		.comm = m->comm,
+		.parent = m->parent,
+		.trace = m->trace,
+		.thread = m->thread,
+		.pid = m->pid,
+		.tid = m->tid,
+		.cpu = m->cpu,
+		.time = m->time,
+	};
+	struct added added = { 0 };
+	struct tally_hist_entry *self;
 	char level = 0;
-	struct tally_thread *th;
-	const char *comm;
-	bool chain;
 	int ret;
 
-	out->filtered = true;
+	if (!excluded(hs, tmpl.parent)) {
+		h->totals.filtered_period += m->h.period;
+		h->totals.nr_filtered++;
+	}
+	self = row_of(hs, h, &tmpl, &m->self, src, true, &level);
+	if (!self)
+		return -ENOMEM;
+	if (hs->cerr)
+		return hs->cerr;
+	added.self = self;
+	self->period += m->h.period;
+	self->nr_samples++;
+	self->period_acc += m->h.period;
+	self->nr_samples_acc++;
+	add_by_mode(self, m->h.cpumode, m->h.period);
+	if (m->h.nr && (ret = add_chain(hs, h, &tmpl, m, &added)))
+		return ret;
+	return m->h.id ? pay_store(hs, m->h.id, &added) : 0;
+}
+
+static int take(struct tally_hists *hs, const struct pm_head *m)
+{
+	struct tally_hist *h;
+
+	if (m->type == PM_RESET) {
+		hs->nr_pays = 0;
+		hs->nr_pay_kids = 0;
+		return 0;
+	}
+	if (m->evidx >= hs->nr)
+		return -EINVAL;
+	h = &hs->h[m->evidx];
+	h->totals.period += m->period;
+	h->totals.nr_samples++;
+	switch (m->type) {
+	case PM_HIT:
+		return pay_apply(hs, h, m);
+	case PM_FILTERED:
+		return m->id ? pay_store(hs, m->id, NULL) : 0;
+	case PM_MISS:
+		return take_miss(hs, h, (const struct pm_miss *)m);
+	default:
+		return -EINVAL;
+	}
+}
+
+static void *pipe_fn(void *arg)
+{
+	struct tally_hists *hs = arg;
+	struct hists_pipe *p = hs->pipe;
+
+	for (;;) {
+		struct pipe_block *b;
+
+		pthread_mutex_lock(&p->mu);
+		while (!p->head && !p->done)
+			pthread_cond_wait(&p->more, &p->mu);
+		b = p->head;
+		if (b) {
+			p->head = b->next;
+			if (!p->head)
+				p->tail = NULL;
+		}
+		pthread_mutex_unlock(&p->mu);
+		if (!b)
+			break;
+		/* after an error, blocks only go back (the resolving side stops at its next
+		 * sample) */
+		for (size_t off = 0; off < b->used && !atomic_load_explicit(&p->err,
+									   memory_order_relaxed);) {
+			const struct pm_head *m = (const void *)((const char *)b->data + off);
+			int err = take(hs, m);
+
+			if (err)
+				atomic_store(&p->err, err);
+			off += m->size;
+		}
+		pthread_mutex_lock(&p->mu);
+		if (b->cap > PIPE_BLOCK) {
+			free(b);
+		} else {
+			b->next = p->free;
+			p->free = b;
+			pthread_cond_signal(&p->room);
+		}
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+static void pipe_free(struct hists_pipe *p)
+{
+	for (struct pipe_block *b = p->free, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(p->cur);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->more);
+	pthread_cond_destroy(&p->room);
+	free(p);
+}
+
+int tally_hists__pipeline_start(struct tally_hists *hs)
+{
+	struct hists_pipe *p;
+
+	if (!hs)
+		return -EINVAL;
+	if (hs->pipe)
+		return 1;
+	/* trees built per sample take the resolving side's frames; decaying rows move */
+	if (hs->o.decay || (hs->o.callchains && hs->o.trees == TALLY_TREES_BUILD) ||
+	    tally_cpumap__nr_usable() < 2)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	if (pthread_mutex_init(&p->mu, NULL)) {
+		free(p);
+		return -ENOMEM;
+	}
+	pthread_cond_init(&p->more, NULL);
+	pthread_cond_init(&p->room, NULL);
+	atomic_init(&p->err, 0);
+	hs->pipe = p;
+	if (pthread_create(&p->tid, NULL, pipe_fn, hs)) {
+		hs->pipe = NULL;
+		pipe_free(p);
+		return 0;	/* samples are added here */
+	}
+	return 1;
+}
+
+int tally_hists__pipeline_end(struct tally_hists *hs)
+{
+	struct hists_pipe *p;
+	int err;
+
+	if (!hs)
+		return -EINVAL;
+	p = hs->pipe;
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	if (p->cur && p->cur->used)
+		pipe_queue_cur(p);
+	p->done = true;
+	pthread_cond_signal(&p->more);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->tid, NULL);
+	err = atomic_load(&p->err);
+	hs->pipe = NULL;
+	pipe_free(p);
+	return err;
+}
+
+/* ---- the resolving side ---- */
+
+/* The memo's id for key k's sample (0: the memo keeps none); a message tells the rows
+ * side when the memo started over. */
+static int memo_id(struct tally_hists *hs, const struct tally_sample_key *k, uint64_t hash,
+		   uint32_t *id)
+{
+	uint64_t *w = tally_sample_memo__add(hs->memo, hs->session, k, hash, 1);
+
+	*id = 0;
+	if (hs->memo->epoch != hs->memo_epoch) {
+		hs->memo_epoch = hs->memo->epoch;
+		hs->memo_id = 0;
+		if (pm_short(hs, PM_RESET, 0, NULL, 0, 0))
+			return -ENOMEM;
+	}
+	if (w && hs->memo_id < UINT32_MAX) {
+		*id = ++hs->memo_id;
+		*w = *id;
+	}
+	return 0;
+}
+
+/* Resolve one sample (filters, thread, self frame, chain) and send it to the rows
+ * side with memo id id (0: none). */
+static int resolve(struct tally_hists *hs, size_t evidx, const struct tally_sample *smp,
+		   uint64_t period, uint32_t id)
+{
+	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	const struct tally_hist *h = &hs->h[evidx];
+	const char *parent = NULL, *trace = NULL, *comm;
+	struct tally_addr_loc loc;
+	struct tally_thread *th;
+	struct pm_miss *m;
+	const char **src;
+	bool chain, defer;
+	size_t n = 0;
+	int ret;
+
 	th = tally_session__thread(hs->session, (pid_t)smp->pid, (pid_t)smp->tid);
 	comm = th ? tally_thread__comm(th) : NULL;
 	if (!comm)
 		comm = "[unknown]";
 	if (!tally_hist_filter__keeps_thread(hs->o.filter, smp, comm))
-		return 0;
+		return pm_short(hs, PM_FILTERED, evidx, smp, period, id);
 	tly_session__resolve_noted(hs->session, (pid_t)smp->pid, (pid_t)smp->tid, cpumode, smp->ip,
 				   &loc, NULL);
 	if (!tally_hist_filter__keeps_loc(hs->o.filter, &loc))
-		return 0;
+		return pm_short(hs, PM_FILTERED, evidx, smp, period, id);
 	chain = hs->o.callchains && (smp->type & PERF_SAMPLE_CALLCHAIN);
 	if (chain && (ret = chain_frames(hs, smp)))
 		return ret;
 	if (hs->parent_key && chain) {
-		tmpl.parent = find_parent(hs);
+		parent = find_parent(hs);
 		if (hs->err)
 			return hs->err;
 	}
 	if (hs->ignore_callees && chain)
 		ignore_callees(hs, &loc);
-	out->filtered = false;
 	if (loc.dso)
 		tally_dso__set_hit(loc.dso);
-	if (!excluded(hs, tmpl.parent)) {
-		h->totals.filtered_period += period;
-		h->totals.nr_filtered++;
-	}
 
 	/* samples come in runs of one program's */
-	if (hs->last_comm && !strcmp(comm, hs->last_comm)) {
-		tmpl.comm = hs->last_comm;
-	} else {
-		tmpl.comm = tally_strpool__intern(hs->pool, comm);
-		if (!tmpl.comm)
+	if (!hs->last_comm || strcmp(comm, hs->last_comm)) {
+		hs->last_comm = tally_strpool__intern(hs->pool, comm);
+		if (!hs->last_comm)
 			return -ENOMEM;
-		hs->last_comm = tmpl.comm;
 	}
-	tmpl.thread = th;
-	tmpl.pid = (int32_t)smp->pid;
-	tmpl.tid = (int32_t)smp->tid;
-	tmpl.cpu = smp->type & PERF_SAMPLE_CPU ? (int32_t)smp->cpu : -1;
+	if (hs->trace_key && hs->o.trace_text) {
+		char *t = hs->o.trace_text(hs->o.trace_arg, evidx, smp);
+
+		trace = t ? tally_strpool__intern(hs->pool, t) : NULL;
+		free(t);
+		if (t && !trace)
+			return -ENOMEM;
+	}
+	if (chain)
+		n = hs->frames.nr;
+	defer = n && h->trees && hs->o.trees == TALLY_TREES_DEFER;
+	/* trees built per sample take every frame as the trees name it (deferred ones
+	 * take ids, frame_ids) */
+	if (n && h->trees && !defer && display_frames(hs))
+		return -ENOMEM;
+	m = pm_get(hs, pm_miss_size(hs, n, defer));
+	if (!m)
+		return -ENOMEM;
+	m->h = (struct pm_head){
+		.type = PM_MISS,
+		.cpumode = cpumode,
+		.evidx = (uint32_t)evidx,
+		.size = (uint32_t)pm_miss_size(hs, n, defer),
+		.nr = (uint32_t)n,
+		.period = period,
+		.id = id,
+	};
+	m->comm = hs->last_comm;
+	m->parent = parent;
+	m->trace = trace;
+	m->thread = th;
+	m->pid = (int32_t)smp->pid;
+	m->tid = (int32_t)smp->tid;
+	m->cpu = smp->type & PERF_SAMPLE_CPU ? (int32_t)smp->cpu : -1;
+	m->time = 0;
 	if (hs->time_key && (smp->type & PERF_SAMPLE_TIME)) {
 		uint64_t q = hs->o.time_quantum ? hs->o.time_quantum : 100000000ull;
 
-		tmpl.time = smp->time / q * q;
+		m->time = smp->time / q * q;
 	}
-	if (hs->trace_key && hs->o.trace_text) {
-		char *t = hs->o.trace_text(hs->o.trace_arg, (size_t)(h - hs->h), smp);
-
-		tmpl.trace = t ? tally_strpool__intern(hs->pool, t) : NULL;
-		free(t);
-		if (t && !tmpl.trace)
-			return -ENOMEM;
-	}
-	self = row_of(hs, h, &tmpl, &loc, true, &level);
-	if (!self)
+	m->defer = defer;
+	src = pm_src(hs, m);
+	row_loc_of(hs, &loc, true, &m->self, src);
+	for (size_t i = 0; i < n; i++)
+		row_loc_of(hs, &hs->frames.v[hs->o.caller ? n - 1 - i : i], false,
+			   &pm_frames(m)[i], src ? src + 2 + 2 * i : NULL);
+	if (defer && frame_ids(hs, n, pm_ids(hs, m)))
 		return -ENOMEM;
-	out->self = self;
-	self->period += period;
-	self->nr_samples++;
-	self->period_acc += period;
-	self->nr_samples_acc++;
-	add_by_mode(self, cpumode, period);
 	if (hs->err)
 		return hs->err;
-	return chain ? add_chain(hs, h, &tmpl, period, out) : 0;
-}
-
-/* What the memo keeps of a sample that was not filtered out (a filtered one has no
- * payload). */
-struct memo_added {
-	struct tally_hist_entry *self;
-	uint64_t log_at;		/* + 1; 0: no chain record */
-	struct tally_hist_entry *kids[];	/* nr_words - 2 */
-};
-
-/* Remember what add_resolved did for the sample of key k. */
-static void memo_add(struct tally_hists *hs, const struct tally_sample_key *k, uint64_t hash,
-		     const struct added *a)
-{
-	size_t words = a->filtered ? 0 : 2 + a->nr_kids;
-	struct memo_added *m = tally_sample_memo__add(hs->memo, hs->session, k, hash, words);
-
-	if (!m || a->filtered)
-		return;
-	m->self = a->self;
-	m->log_at = a->log_at;
-	memcpy(m->kids, hs->seen + 1, a->nr_kids * sizeof(*hs->seen));
-}
-
-/* Add a sample the memo knows. */
-static void memo_apply(struct tally_hists *hs, struct tally_hist *h, struct memo_added *m,
-		       size_t nr_words, uint64_t period, uint8_t cpumode)
-{
-	if (!nr_words)
-		return;		/* filtered out */
-	if (!excluded(hs, m->self->parent)) {
-		h->totals.filtered_period += period;
-		h->totals.nr_filtered++;
-	}
-	m->self->period += period;
-	m->self->nr_samples++;
-	m->self->period_acc += period;
-	m->self->nr_samples_acc++;
-	add_by_mode(m->self, cpumode, period);
-	for (size_t i = 0; i + 2 < nr_words; i++) {
-		m->kids[i]->period_acc += period;
-		m->kids[i]->nr_samples_acc++;
-	}
-	if (m->log_at)
-		tly_cc_log__add_period(&hs->log, m->log_at - 1, period);
+	return pm_put(hs, &m->h);
 }
 
 int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 			    const struct tally_sample *smp, uint64_t period)
 {
 	const struct tally_hist_filter *f = hs->o.filter;
-	struct tally_hist *h;
-	struct tally_sample_key key;
-	struct added added = { 0 };
-	uint64_t hash = 0;
-	bool chain;
+	uint32_t id = 0;
 	int ret;
 
 	if (evidx >= hs->nr)
 		return -EINVAL;
-	h = &hs->h[evidx];
+	if (hs->pipe && (ret = atomic_load_explicit(&hs->pipe->err, memory_order_relaxed)))
+		return ret;
 	/* perf drops samples of other cpus before counting them (unlike the other filters) */
 	if (!tally_hist_filter__keeps_cpu(f, smp) || !tally_hist_filter__keeps_time(f, smp) ||
 	    !tally_hist_filter__keeps_resolved(f, hs->session, smp))
 		return 0;
-	h->totals.period += period;
-	h->totals.nr_samples++;
 	/* the memo knows a sample by its recorded chain, which a dwarf sample's user
 	 * frames are not in */
 	if (hs->memo && !(hs->o.callchains && tally_sample__has_user_stack(smp))) {
-		size_t nr_words;
-		void *m;
-
-		chain = hs->o.callchains && (smp->type & PERF_SAMPLE_CALLCHAIN);
-		key = (struct tally_sample_key){
+		bool chain = hs->o.callchains && (smp->type & PERF_SAMPLE_CALLCHAIN);
+		struct tally_sample_key key = {
 			.pid = (int32_t)smp->pid, .tid = (int32_t)smp->tid,
 			.cpu = hs->memo_cpu && (smp->type & PERF_SAMPLE_CPU) ? (int32_t)smp->cpu
 									       : -1,
@@ -1297,19 +1825,17 @@ int tally_hists__add_sample(struct tally_hists *hs, size_t evidx,
 			.chain = chain ? smp->callchain : NULL,
 			.nr_chain = chain ? (size_t)smp->callchain_nr : 0,
 		};
-		m = tally_sample_memo__find(hs->memo, hs->session, &key, &hash, &nr_words);
-		if (m) {
-			memo_apply(hs, h, m, nr_words, period,
-				   smp->misc & PERF_RECORD_MISC_CPUMODE_MASK);
-			return 0;
-		}
+		uint64_t hash;
+		size_t nr_words;
+		const uint64_t *w = tally_sample_memo__find(hs->memo, hs->session, &key, &hash,
+							    &nr_words);
+
+		if (w && nr_words == 1 && hs->memo->epoch == hs->memo_epoch)
+			return pm_short(hs, PM_HIT, evidx, smp, period, (uint32_t)*w);
+		if ((ret = memo_id(hs, &key, hash, &id)))
+			return ret;
 	}
-	ret = add_resolved(hs, h, smp, period, &added);
-	if (ret)
-		return ret;
-	if (hs->memo && !(hs->o.callchains && tally_sample__has_user_stack(smp)))
-		memo_add(hs, &key, hash, &added);
-	return 0;
+	return resolve(hs, evidx, smp, period, id);
 }
 
 int tally_hists__decay(struct tally_hists *hs, bool zero)

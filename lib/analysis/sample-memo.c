@@ -39,6 +39,7 @@ static void release(struct tally_sample_memo *m)
 	m->slots = NULL;
 	m->nr = m->cap = 0;
 	m->nr_slots = m->cap_slots = 0;
+	m->epoch++;
 }
 
 void tally_sample_memo__delete(struct tally_sample_memo *m)
@@ -129,6 +130,7 @@ static void reset(struct tally_sample_memo *m)
 {
 	m->nr = 0;
 	m->nr_slots = 0;
+	m->epoch++;
 	if (m->slots)
 		memset(m->slots, 0, m->cap_slots * sizeof(*m->slots));
 }

@@ -181,6 +181,7 @@ struct tally_sample_memo {
 	size_t max_words;		/* budget */
 	unsigned min_hit_pct;		/* hits it must have in each trial */
 	bool off;			/* turned off: samples rarely repeat */
+	uint32_t epoch;			/* + 1 each time every entry is forgotten */
 };
 
 #endif

@@ -338,6 +338,125 @@ static void same_rows(struct tally_hists *x, struct tally_hists *y)
 	}
 }
 
+/* Run on the first CPU of the affinity mask only (the mask before into *saved). */
+static void pin_to_one_cpu(cpu_set_t *saved)
+{
+	cpu_set_t cpu;
+	int first = -1;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(*saved), saved), 0);
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, saved))
+			first = c;
+	CPU_ZERO(&cpu);
+	CPU_SET(first, &cpu);
+	assert_int_equal(sched_setaffinity(0, sizeof(cpu), &cpu), 0);
+}
+
+/* n samples of 30-frame chains in /fake/liba.so (pids 10 and 20: pid 20's are filtered
+ * out by tid), two in three a repeat of an earlier one (the memo's hits), with
+ * children and deferred trees, added with the pipeline (tally_hists__pipeline_start)
+ * or without. */
+static struct tally_hists *piped(struct tally_session *s, struct tally_strpool *pool,
+				 bool pipe, size_t n)
+{
+	static const pid_t tids[] = { 10 };
+	struct tally_hist_filter f = { .tids = tids, .nr_tids = 1 };
+	struct tally_hists_opts o = { .callchains = true, .children = true,
+				      .trees = TALLY_TREES_DEFER, .tree_min_percent = 10,
+				      .pool = pool, .filter = &f };
+	struct tally_hists *hs;
+	uint64_t chain[30];
+
+	assert_int_equal(tally_hists__new(&hs, s, 1, &o), 0);
+	if (pipe)
+		assert_int_equal(tally_hists__pipeline_start(hs), 1);
+	for (uint64_t i = 0; i < n; i++) {
+		/* two samples in three repeat an earlier one (the memo's hits) */
+		uint64_t seed = i % 3 ? 3 * (i / 6) : i;
+		struct tally_sample a;
+
+		for (size_t j = 0; j < 30; j++) {
+			uint64_t z = (seed * 31 + j) * 0x9e3779b97f4a7c15ull;
+
+			z ^= z >> 29;
+			/* the first frames' few addresses are the rows heavy enough for trees */
+			chain[j] = 0x10000 + (z * 0xbf58476d1ce4e5b9ull >> 40) % (j < 3 ? 4 : 0x400);
+		}
+		a = sample(seed % 5 == 4 ? 20 : 10, 0, 1 + i % 7, chain, 30);
+		if (a.pid == 20)	/* pid 20 maps libb.so */
+			for (size_t j = 0; j + 1 < a.callchain_nr; j++)
+				((uint64_t *)a.callchain)[j + 1] += 0x10000;
+		a.ip = a.callchain[1];
+		assert_int_equal(tally_hists__add_sample(hs, 0, &a, 1 + i % 7), 0);
+	}
+	assert_int_equal(tally_hists__pipeline_end(hs), 0);
+	assert_int_equal(tally_hists__pipeline_end(hs), 0);	/* ended: nothing to do */
+	assert_int_equal(tally_hists__finish(hs), 0);
+	return hs;
+}
+
+/* tally_hists__pipeline_start: samples resolved here and added to the rows on a thread
+ * give the rows, totals, children and trees of samples added here, through memo hits,
+ * filtered samples and the memo starting over (its budget, TALLY_SAMPLE_MEMO_MAX_WORDS,
+ * is reached by about 115,000 distinct 30-frame samples); with one CPU usable there is no
+ * thread. */
+static void pipeline(void **state)
+{
+	struct tally_session *s = session();
+	struct tally_strpool *pool = tally_strpool__new();
+	size_t n = 360000;
+	struct tally_hists *here = piped(s, pool, false, n), *there = piped(s, pool, true, n);
+	const struct tally_hist_totals *a = tally_hist__totals(tally_hists__hist(here, 0));
+	const struct tally_hist_totals *b = tally_hist__totals(tally_hists__hist(there, 0));
+	struct tally_hist_entry *const *x, *const *y;
+	cpu_set_t saved;
+	struct tally_hists *one;
+	size_t nx, ny;
+	(void)state;
+
+	assert_int_equal(a->nr_samples, n);
+	assert_int_equal(a->nr_samples, b->nr_samples);
+	assert_int_equal(a->period, b->period);
+	assert_int_equal(a->nr_filtered, b->nr_filtered);
+	assert_true(a->nr_filtered < a->nr_samples);
+	assert_int_equal(a->filtered_period, b->filtered_period);
+	x = sorted(tally_hists__hist(here, 0), true, &nx);
+	y = sorted(tally_hists__hist(there, 0), true, &ny);
+	assert_int_equal(nx, ny);
+	assert_true(nx > 1000);
+	assert_true(x[0]->chain.nr_kids > 0);	/* a heavy row: its tree */
+	for (size_t i = 0; i < nx; i++) {
+		assert_ptr_equal(x[i]->sym, y[i]->sym);
+		assert_int_equal(x[i]->ip, y[i]->ip);
+		assert_int_equal(x[i]->period, y[i]->period);
+		assert_int_equal(x[i]->nr_samples, y[i]->nr_samples);
+		assert_int_equal(x[i]->period_acc, y[i]->period_acc);
+		assert_int_equal(x[i]->nr_samples_acc, y[i]->nr_samples_acc);
+		same_tree(&x[i]->chain, &y[i]->chain);
+	}
+	tally_hists__delete(here);
+	tally_hists__delete(there);
+	/* one CPU: no thread, samples added here */
+	pin_to_one_cpu(&saved);
+	assert_int_equal(tally_hists__new(&one, s, 1, NULL), 0);
+	assert_int_equal(tally_hists__pipeline_start(one), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	add(one, 0, 10, 0, 5, 0x10010);
+	assert_int_equal(tally_hist__totals(tally_hists__hist(one, 0))->period, 5);
+	tally_hists__delete(one);
+	/* deleted with the thread running */
+	assert_int_equal(tally_hists__new(&one, s, 1, NULL), 0);
+	assert_int_equal(tally_hists__pipeline_start(one), 1);
+	assert_int_equal(tally_hists__pipeline_start(one), 1);
+	add(one, 0, 10, 0, 5, 0x10010);
+	tally_hists__delete(one);
+	assert_int_equal(tally_hists__pipeline_start(NULL), -EINVAL);
+	assert_int_equal(tally_hists__pipeline_end(NULL), -EINVAL);
+	tally_strpool__delete(pool);
+	tally_session__delete(s);
+}
+
 /* tally_hists__finish_start: the trees its thread builds while the rows are sorted are
  * those built sample by sample, and so are those it builds at once on one CPU; finish
  * waits for it, and a second finish does nothing. */
@@ -348,8 +467,7 @@ static void finish_on_a_thread(void **state)
 	struct tally_hists *built = long_log(s, TALLY_TREES_BUILD, pool);
 	struct tally_hists *two = long_log(s, TALLY_TREES_DEFER, pool);
 	struct tally_hists *one = long_log(s, TALLY_TREES_DEFER, pool);
-	cpu_set_t saved, cpu;
-	int first = -1;
+	cpu_set_t saved;
 	(void)state;
 
 	assert_int_equal(tally_hists__finish(built), 0);
@@ -359,13 +477,7 @@ static void finish_on_a_thread(void **state)
 	assert_int_equal(tally_hists__finish(two), 0);
 	assert_int_equal(tally_hists__finish(two), 0);
 	same_rows(built, two);
-	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
-	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-		if (CPU_ISSET(c, &saved))
-			first = c;
-	CPU_ZERO(&cpu);
-	CPU_SET(first, &cpu);
-	assert_int_equal(sched_setaffinity(0, sizeof(cpu), &cpu), 0);
+	pin_to_one_cpu(&saved);
 	assert_int_equal(tally_hists__finish_start(one), 0);
 	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
 	assert_int_equal(tally_hist__sort(tally_hists__hist(one, 0), false), 0);
@@ -656,6 +768,7 @@ int main(void)
 		cmocka_unit_test(decay),
 		cmocka_unit_test(shared_pool),
 		cmocka_unit_test(finish_on_a_thread),
+		cmocka_unit_test(pipeline),
 	};
 
 	/* the functions the samples land in exist (and are not folded away) */
