@@ -57,30 +57,20 @@ struct dso_slot {
 	const char *key, *long_key;
 };
 
+/* The fields each side writes start a cache line of their own (the pipeline's two
+ * threads write them at once; tally_hists__new aligns the object). */
+#define SIDE_ALIGN 64
+
 struct tally_hists {
+	/* set up once, read by both sides */
 	struct tally_session *session;
 	struct tally_hists_opts o;
 	enum tally_hist_col keys[TALLY_HIST_NR_COLS];
 	struct tally_hist *h;
 	size_t nr;
 	struct tally_strpool own_pool, *pool;
-	struct tly_cc_arena arena;	/* every tree node (unless o.decay) */
-	struct tally_frames frames;
 	bool notes;		/* this object owns the session's cache notes (frame ids) */
-	/* per sample: its frames in display order (resolving side), the entries it
-	 * reached (rows side) */
-	struct tally_cc_frame *ccf;
-	size_t ccf_cap;
-	struct tally_hist_entry **seen;
-	size_t seen_cap;
-	/* deferred trees: record = n, self entry id, period (2 words), n frame ids, n
-	 * children entry ids (0: none) */
-	struct tly_cc_log log;
-	struct tally_hist_entry **ents;	/* by id - 1 */
-	uint32_t nr_ents, cap_ents;
-	struct dso_slot *dso_keys;
-	size_t dso_cap, nr_dso_keys;
-	struct tally_sample_memo *memo;	/* NULL: every sample resolved */
+	bool trees;		/* the hists keep call-chain trees (tally_hist__has_trees) */
 	bool memo_cpu;		/* the cpu is a key: part of the memo's key */
 	bool trace_key;		/* TALLY_HIST_TRACE is a key */
 	bool time_key;		/* TALLY_HIST_TIME is a key */
@@ -89,6 +79,24 @@ struct tally_hists {
 	regex_t parent_re;
 	bool ignore_callees;	/* o.ignore_callees given: ignore_re is compiled */
 	regex_t ignore_re;
+	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
+	/* A sample goes from the side resolving it (the caller's thread) to the side
+	 * adding it to the rows as a message (struct pm_head): through the pipeline's
+	 * thread (tally_hists__pipeline_start), or taken at once from msg. */
+	struct hists_pipe *pipe;
+	/* tally_hists__finish_start's thread replaying the log (replaying: not joined) */
+	pthread_t replay_tid;
+	bool replaying;
+	int replay_err;
+
+	/* ---- the resolving side ---- */
+	_Alignas(SIDE_ALIGN) struct tally_frames frames;
+	/* the sample's frames in display order */
+	struct tally_cc_frame *ccf;
+	size_t ccf_cap;
+	struct dso_slot *dso_keys;
+	size_t dso_cap, nr_dso_keys;
+	struct tally_sample_memo *memo;	/* NULL: every sample resolved */
 	struct tally_dso_lines *lines;	/* source lines (opened on first use) */
 	/* address/srcline call-graph frames: a symbol of their own per (dso, key) */
 	struct cc_sym *cc_syms;
@@ -101,35 +109,36 @@ struct tally_hists {
 		struct tally_symbol *sym;
 	} *inl_syms;
 	size_t nr_inl_syms, cap_inl_syms;
-	/* rows by what decides them (row_of): NULL where the keys take more */
-	struct row_slot *rows;
-	unsigned row_bits;	/* 2^row_bits slots, more as rows come (ROW_SLOTS_BITS at most) */
-	size_t row_fills;	/* slots written since the last growth */
-	/* the rows one sample reached (add_children), a set stamped with the sample's
-	 * number: no clearing between samples */
-	struct seen_slot {
-		const struct tally_hist_entry *e;
-		uint32_t stamp;
-	} seen_set[1u << SEEN_BITS];
-	uint32_t seen_stamp;
 	/* the last dsos dso_key saw, and their keys */
 	struct dso_slot last_dso[2];
 	unsigned last_dso_at;
 	const char *last_comm;	/* the last comm interned */
-	unsigned max_stack;	/* o.max_stack, UINT_MAX for all */
-	int err;		/* sticky: out of memory somewhere in a sample (resolving) */
-	int cerr;		/* the same on the rows side */
-	/* A sample goes from the side resolving it (the caller's thread) to the side
-	 * adding it to the rows as a message (struct pm_head): through the pipeline's
-	 * thread (tally_hists__pipeline_start), or taken at once from msg. */
-	struct hists_pipe *pipe;
-	unsigned char *msg;
+	int err;		/* sticky: out of memory somewhere in a sample */
+	unsigned char *msg;	/* the message, without the pipeline */
 	size_t msg_cap;
-	/* memo ids (the memo's payload) on the resolving side: the last one given, and
-	 * the memo's epoch it belongs to */
+	/* memo ids (the memo's payload): the last one given, and the memo's epoch it
+	 * belongs to */
 	uint32_t memo_id;
 	uint32_t memo_epoch;
-	/* rows side: what the sample of each memo id added (by id - 1) */
+
+	/* deferred trees: record = n, self entry id, period (2 words), n frame ids, n
+	 * children entry ids (0: none); its frame table is the resolving side's, its
+	 * records the rows side's (each on lines of its own) */
+	struct tly_cc_log log;
+
+	/* ---- the rows side ---- */
+	_Alignas(SIDE_ALIGN) struct tly_cc_arena arena;	/* every tree node (unless o.decay) */
+	/* the entries the sample reached */
+	struct tally_hist_entry **seen;
+	size_t seen_cap;
+	struct tally_hist_entry **ents;	/* by id - 1 */
+	uint32_t nr_ents, cap_ents;
+	/* rows by what decides them (row_of): NULL where the keys take more */
+	struct row_slot *rows;
+	unsigned row_bits;	/* 2^row_bits slots, more as rows come (ROW_SLOTS_BITS at most) */
+	size_t row_fills;	/* slots written since the last growth */
+	int cerr;		/* sticky: out of memory somewhere in a sample */
+	/* what the sample of each memo id added (by id - 1) */
 	struct memo_pay {
 		struct tally_hist_entry *self;	/* NULL: filtered out */
 		size_t log_at;			/* + 1; 0: no chain record */
@@ -139,10 +148,13 @@ struct tally_hists {
 	size_t nr_pays, cap_pays;
 	struct tally_hist_entry **pay_kids;
 	size_t nr_pay_kids, cap_pay_kids;
-	/* tally_hists__finish_start's thread replaying the log (replaying: not joined) */
-	pthread_t replay_tid;
-	bool replaying;
-	int replay_err;
+	/* the rows one sample reached (add_children), a set stamped with the sample's
+	 * number: no clearing between samples */
+	uint32_t seen_stamp;
+	struct seen_slot {
+		const struct tally_hist_entry *e;
+		uint32_t stamp;
+	} seen_set[1u << SEEN_BITS];
 };
 
 /* A row as the comm, dso and sym keys (any of them) decide it: by the comm, the dso,
@@ -178,7 +190,7 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 		hs->nr = i + 1;
 		if (err)
 			return err;
-		hs->h[i].trees = o->callchains && o->trees != TALLY_TREES_NONE;
+		hs->h[i].trees = hs->trees = o->callchains && o->trees != TALLY_TREES_NONE;
 		hs->h[i].arena_trees = !o->decay;
 		hs->h[i].caller = o->caller;
 		hs->h[i].no_depth_ties = !hs->h[i].trees;
@@ -232,12 +244,14 @@ static int setup(struct tally_hists *hs, size_t nr_events)
 int tally_hists__new(struct tally_hists **out, struct tally_session *session,
 		     size_t nr_events, const struct tally_hists_opts *opts)
 {
-	struct tally_hists *hs = calloc(1, sizeof(*hs));
+	struct tally_hists *hs;
+	void *mem;
 	int err;
 
 	*out = NULL;
-	if (!hs)
+	if (posix_memalign(&mem, SIDE_ALIGN, sizeof(*hs)))
 		return -ENOMEM;
+	hs = memset(mem, 0, sizeof(*hs));
 	hs->session = session;
 	if (opts)
 		hs->o = *opts;
@@ -1241,10 +1255,11 @@ struct hists_pipe {
 	pthread_cond_t more, room;
 	struct pipe_block *head, *tail;	/* full blocks, oldest first */
 	struct pipe_block *free;
-	struct pipe_block *cur;		/* the one being filled */
 	unsigned nr_blocks;		/* of PIPE_BLOCK made */
 	bool done;			/* no more blocks will come */
-	atomic_int err;			/* the rows side's first error */
+	/* read by the resolving side at each sample: lines of their own */
+	_Alignas(SIDE_ALIGN) atomic_int err;	/* the rows side's first error */
+	_Alignas(SIDE_ALIGN) struct pipe_block *cur;	/* the one being filled */
 };
 
 /* The block being filled to the end of the queue, woken (p->mu held). */
@@ -1633,9 +1648,9 @@ int tally_hists__pipeline_start(struct tally_hists *hs)
 	if (hs->o.decay || (hs->o.callchains && hs->o.trees == TALLY_TREES_BUILD) ||
 	    tally_cpumap__nr_usable() < 2)
 		return 0;
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (posix_memalign((void **)&p, SIDE_ALIGN, sizeof(*p)))
 		return -ENOMEM;
+	memset(p, 0, sizeof(*p));
 	if (pthread_mutex_init(&p->mu, NULL)) {
 		free(p);
 		return -ENOMEM;
@@ -1704,7 +1719,6 @@ static int resolve(struct tally_hists *hs, size_t evidx, const struct tally_samp
 		   uint64_t period, uint32_t id)
 {
 	uint8_t cpumode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	const struct tally_hist *h = &hs->h[evidx];
 	const char *parent = NULL, *trace = NULL, *comm;
 	struct tally_addr_loc loc;
 	struct tally_thread *th;
@@ -1734,7 +1748,7 @@ static int resolve(struct tally_hists *hs, size_t evidx, const struct tally_samp
 	}
 	if (hs->ignore_callees && chain)
 		ignore_callees(hs, &loc);
-	if (loc.dso)
+	if (loc.dso && !tally_dso__hit(loc.dso))
 		tally_dso__set_hit(loc.dso);
 
 	/* samples come in runs of one program's */
@@ -1753,10 +1767,10 @@ static int resolve(struct tally_hists *hs, size_t evidx, const struct tally_samp
 	}
 	if (chain)
 		n = hs->frames.nr;
-	defer = n && h->trees && hs->o.trees == TALLY_TREES_DEFER;
+	defer = n && hs->trees && hs->o.trees == TALLY_TREES_DEFER;
 	/* trees built per sample take every frame as the trees name it (deferred ones
 	 * take ids, frame_ids) */
-	if (n && h->trees && !defer && display_frames(hs))
+	if (n && hs->trees && !defer && display_frames(hs))
 		return -ENOMEM;
 	m = pm_get(hs, pm_miss_size(hs, n, defer));
 	if (!m)

@@ -39,16 +39,18 @@ void tly_cc_decay(struct tally_cc_node *n, bool zero);
  * ids; records are 32-bit words in one growing mapping.
  */
 struct tly_cc_log {
+	/* the records (the rows side of a pipelined hists: tally_hists__pipeline_start) */
 	uint32_t *w;
 	size_t nr, cap;			/* words */
-	struct tally_cc_frame *frames;	/* by id */
-	uint32_t nr_frames, cap_frames;
-	uint32_t *slots;		/* id + 1 by frame hash; 2 x cap_frames */
 	struct tly_cc_log_rec {
 		uint32_t off1;		/* word offset + 1 of a record (0: empty) */
 		uint32_t hash;
 	} *recs;			/* records by content, power of two */
 	uint32_t recs_cap, nr_recs;
+	/* the frames (the resolving side): a cache line of their own */
+	_Alignas(64) struct tally_cc_frame *frames;	/* by id */
+	uint32_t nr_frames, cap_frames;
+	uint32_t *slots;		/* id + 1 by frame hash; 2 x cap_frames */
 };
 
 /* The id of a frame (equal in all four fields: equal id); -ENOMEM or 0. */
