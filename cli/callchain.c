@@ -57,17 +57,22 @@ static bool tie_after(const struct tally_cc_node *a, const struct tally_cc_node 
 	    (tally_symbol__is_inlined(a->f.sym) || tally_symbol__is_inlined(b->f.sym)) &&
 	    (c = tally_symbol__name_cmp(a->f.sym, b->f.sym)))
 		return c < 0;
-	/* -g srcline: perf compares source lines first, and a frame outside any map has
-	 * none, which sorts before any frame in a map (its "file:line" or "??:0") */
-	if (by_line && !a->f.dso_key != !b->f.dso_key)
-		return a->f.dso_key != NULL;
+	/* -g srcline: perf compares source lines first: a frame without one (outside any
+	 * map, a kernel frame without debug info) before any frame with one, lines by their
+	 * text (below); frames without a line by function, as the other keys */
+	if (by_line) {
+		la = frame_line(a);
+		lb = frame_line(b);
+		if (!la != !lb)
+			return la != NULL;
+		if (la && (c = strcmp(la, lb)))
+			return c < 0;
+	}
 	if (a->f.dso_key != b->f.dso_key) {
 		if (!a->f.dso_key || !b->f.dso_key)
 			return !a->f.dso_key;
 		return tally_dso__index(a->f.dso) < tally_dso__index(b->f.dso);
 	}
-	if (by_line && (la = frame_line(a)) && (lb = frame_line(b)))
-		return strcmp(la, lb) < 0;
 	x = a->f.sym ? a->f.sym->start : a->f.ip;
 	y = b->f.sym ? b->f.sym->start : b->f.ip;
 	return x < y;
