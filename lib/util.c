@@ -329,3 +329,20 @@ void *tly_realloc_big(void *p, size_t n)
 	tly_huge_hint(q, n);
 	return q;
 }
+
+int tly_grow_big(void **v, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap : first, bytes;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		if (tly_mul_size(ncap, 2, &ncap))
+			return -ENOMEM;
+	if (tly_mul_size(ncap, elem, &bytes) || !(p = tly_realloc_big(*v, bytes)))
+		return -ENOMEM;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}

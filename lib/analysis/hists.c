@@ -992,7 +992,6 @@ bool tally_hist_filter__keeps_loc(const struct tally_hist_filter *f,
 	return !f->syms || (loc->sym && loc->sym->name && in_list(f->syms, loc->sym->name));
 }
 
-/* The frames of hs->frames in display order into hs->ccf. */
 /* Frame i of the n of hs->frames, in display order, as the trees take it. */
 static void display_frame(struct tally_hists *hs, size_t i, size_t n, struct tally_cc_frame *f)
 {
@@ -1438,41 +1437,38 @@ static bool excluded(const struct tally_hists *hs, const char *parent)
 	return hs->o.exclude_other && !parent;
 }
 
+/* A sample kept by the filter (parent: the parent it counts by) into self, its row, and
+ * into h's filtered totals. */
+static void add_self(struct tally_hists *hs, struct tally_hist *h, struct tally_hist_entry *self,
+		     const char *parent, uint64_t period, uint8_t cpumode)
+{
+	if (!excluded(hs, parent)) {
+		h->totals.filtered_period += period;
+		h->totals.nr_filtered++;
+	}
+	self->period += period;
+	self->nr_samples++;
+	self->period_acc += period;
+	self->nr_samples_acc++;
+	add_by_mode(self, cpumode, period);
+}
+
 /* Remember what the sample of memo id did (a: NULL, filtered out). */
 static int pay_store(struct tally_hists *hs, uint32_t id, const struct added *a)
 {
 	struct memo_pay *p;
 
-	if (id > hs->cap_pays) {
-		size_t cap = hs->cap_pays ? hs->cap_pays * 2 : 4096;
-		struct memo_pay *v;
-
-		while (cap < id)
-			cap *= 2;
-		v = tly_realloc_big(hs->pays, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		hs->pays = v;
-		hs->cap_pays = cap;
-	}
+	if (tly_grow_big((void **)&hs->pays, &hs->cap_pays, id, sizeof(*hs->pays), 4096))
+		return -ENOMEM;
 	while (hs->nr_pays < id)	/* ids the resolving side gave out and never sent */
 		hs->pays[hs->nr_pays++] = (struct memo_pay){ 0 };
 	p = &hs->pays[id - 1];
 	*p = (struct memo_pay){ 0 };
 	if (!a)
 		return 0;
-	if (hs->nr_pay_kids + a->nr_kids > hs->cap_pay_kids) {
-		size_t cap = hs->cap_pay_kids ? hs->cap_pay_kids * 2 : 8192;
-		struct tally_hist_entry **v;
-
-		while (cap < hs->nr_pay_kids + a->nr_kids)
-			cap *= 2;
-		v = tly_realloc_big(hs->pay_kids, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		hs->pay_kids = v;
-		hs->cap_pay_kids = cap;
-	}
+	if (tly_grow_big((void **)&hs->pay_kids, &hs->cap_pay_kids, hs->nr_pay_kids + a->nr_kids,
+			 sizeof(*hs->pay_kids), 8192))
+		return -ENOMEM;
 	p->self = a->self;
 	p->log_at = a->log_at;
 	p->kids_at = hs->nr_pay_kids;
@@ -1494,15 +1490,7 @@ static int pay_apply(struct tally_hists *hs, struct tally_hist *h, const struct 
 	p = &hs->pays[m->id - 1];
 	if (!p->self)
 		return 0;	/* filtered out */
-	if (!excluded(hs, p->self->parent)) {
-		h->totals.filtered_period += m->period;
-		h->totals.nr_filtered++;
-	}
-	p->self->period += m->period;
-	p->self->nr_samples++;
-	p->self->period_acc += m->period;
-	p->self->nr_samples_acc++;
-	add_by_mode(p->self, m->cpumode, m->period);
+	add_self(hs, h, p->self, p->self->parent, m->period, m->cpumode);
 	for (size_t i = 0; i < p->nr_kids; i++) {
 		struct tally_hist_entry *e = hs->pay_kids[p->kids_at + i];
 
@@ -1533,21 +1521,13 @@ static int take_miss(struct tally_hists *hs, struct tally_hist *h, const struct 
 	char level = 0;
 	int ret;
 
-	if (!excluded(hs, tmpl.parent)) {
-		h->totals.filtered_period += m->h.period;
-		h->totals.nr_filtered++;
-	}
 	self = row_of(hs, h, &tmpl, &m->self, src, true, &level);
 	if (!self)
 		return -ENOMEM;
 	if (hs->cerr)
 		return hs->cerr;
 	added.self = self;
-	self->period += m->h.period;
-	self->nr_samples++;
-	self->period_acc += m->h.period;
-	self->nr_samples_acc++;
-	add_by_mode(self, m->h.cpumode, m->h.period);
+	add_self(hs, h, self, tmpl.parent, m->h.period, m->h.cpumode);
 	if (m->h.nr && (ret = add_chain(hs, h, &tmpl, m, &added)))
 		return ret;
 	return m->h.id ? pay_store(hs, m->h.id, &added) : 0;
@@ -1725,7 +1705,7 @@ static int resolve(struct tally_hists *hs, size_t evidx, const struct tally_samp
 	struct pm_miss *m;
 	const char **src;
 	bool chain, defer;
-	size_t n = 0;
+	size_t n = 0, size;
 	int ret;
 
 	th = tally_session__thread(hs->session, (pid_t)smp->pid, (pid_t)smp->tid);
@@ -1772,14 +1752,15 @@ static int resolve(struct tally_hists *hs, size_t evidx, const struct tally_samp
 	 * take ids, frame_ids) */
 	if (n && hs->trees && !defer && display_frames(hs))
 		return -ENOMEM;
-	m = pm_get(hs, pm_miss_size(hs, n, defer));
+	size = pm_miss_size(hs, n, defer);
+	m = pm_get(hs, size);
 	if (!m)
 		return -ENOMEM;
 	m->h = (struct pm_head){
 		.type = PM_MISS,
 		.cpumode = cpumode,
 		.evidx = (uint32_t)evidx,
-		.size = (uint32_t)pm_miss_size(hs, n, defer),
+		.size = (uint32_t)size,
 		.nr = (uint32_t)n,
 		.period = period,
 		.id = id,

@@ -192,23 +192,11 @@ static int grow_slots(struct tally_sample_memo *m)
 
 static int reserve(struct tally_sample_memo *m, size_t words)
 {
-	size_t cap = m->cap ? m->cap * 2 : 8192;
-	uint64_t *w;
-
 	if (m->nr + words > m->max_words)
 		reset(m);	/* full: start over with what comes next */
 	if ((m->nr_slots + 1) * 2 > m->cap_slots && grow_slots(m))
 		return -ENOMEM;
-	if (m->nr + words <= m->cap)
-		return 0;
-	while (cap < m->nr + words)
-		cap *= 2;
-	w = tly_realloc_big(m->w, cap * sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	m->w = w;
-	m->cap = cap;
-	return 0;
+	return tly_grow_big((void **)&m->w, &m->cap, m->nr + words, sizeof(*m->w), 8192);
 }
 
 /* Does the key hold kernel addresses: its own cpumode, or a chain marker that

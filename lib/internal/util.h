@@ -50,6 +50,10 @@ void tly_huge_hint(void *p, size_t n);
 void *tly_malloc_big(size_t n);
 void *tly_calloc_big(size_t nmemb, size_t size);
 void *tly_realloc_big(void *p, size_t n);
+/* *v, an array of *cap elements of elem bytes, made room for need of them (the
+ * capacity doubled from *cap, or from first for an empty one) by tly_realloc_big.
+ * 0 or -ENOMEM (*v and *cap as they were). */
+int tly_grow_big(void **v, size_t *cap, size_t need, size_t elem, size_t first);
 
 /* Overflow-checked size arithmetic: 0 on success, -EOVERFLOW otherwise. */
 static inline int tly_mul_size(size_t a, size_t b, size_t *out)
